@@ -1,0 +1,51 @@
+//===- TesselDialect.h - The tessel dialect ---------------------*- C++ -*-===//
+//
+// Public header of the tessel dialect: the dialect, its types, attributes and
+// operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_TESSELDIALECT_H
+#define TESSEL_TESSELDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tessel/TesselOpsDialect.h.inc"
+
+#include "tessel/TesselEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tessel/TesselAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tessel/TesselOpsTypes.h.inc"
+
+namespace mlir::tessel {
+/// A pointer, or a tile of pointers.
+bool isPtrLike(Type type);
+/// i1, or a tile of i1.
+bool isMaskLike(Type type);
+/// The shape of a tile; empty for a scalar.
+ArrayRef<int64_t> getShapeOrEmpty(Type type);
+/// For a pointer, its pointee; for a tile of pointers, the tile of pointees.
+Type getPointeeLikeType(Type ptrLike);
+/// i1 with the shape (and encoding) of `type`.
+Type getMaskLikeType(Type type);
+} // namespace mlir::tessel
+
+#define GET_OP_CLASSES
+#include "tessel/TesselOps.h.inc"
+
+#endif // TESSEL_TESSELDIALECT_H

@@ -1,0 +1,48 @@
+//===- TesselDialect.td - The tessel dialect ---------------*- tablegen -*-===//
+
+#ifndef TESSEL_DIALECT
+#define TESSEL_DIALECT
+
+include "mlir/IR/OpBase.td"
+
+def Tessel_Dialect : Dialect {
+  let name = "tessel";
+  let cppNamespace = "::mlir::tessel";
+  let summary = "Tile-level kernels with online reductions and stream-K scheduling";
+  let description = [{
+    Values are statically shaped tiles (`!tessel.tile<64x128xf16>`), pointers
+    and tiles of pointers into global memory, and the states of the online
+    reductions (online softmax, coupled two-distribution KL). Scalars use the
+    upstream `arith` and `math` dialects; tiles use tessel's own elementwise
+    ops because a tile type carries an optional layout encoding that upstream
+    ops do not know about. Kernels are `func.func` ops marked `tessel.kernel`.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect"
+  ];
+  let extraClassDeclaration = [{
+    /// Unit attribute on a func.func: the function is a kernel entry point.
+    static constexpr llvm::StringLiteral getKernelAttrName() {
+      return llvm::StringLiteral("tessel.kernel");
+    }
+    /// i32 attribute on a kernel: warps per CTA.
+    static constexpr llvm::StringLiteral getNumWarpsAttrName() {
+      return llvm::StringLiteral("tessel.num_warps");
+    }
+  private:
+    void registerTypes();
+    void registerAttributes();
+  public:
+  }];
+}
+
+class Tessel_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tessel_Dialect, mnemonic, traits>;
+
+#endif // TESSEL_DIALECT

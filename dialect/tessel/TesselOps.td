@@ -1,0 +1,394 @@
+//===- TesselOps.td - tessel operations --------------------*- tablegen -*-===//
+
+#ifndef TESSEL_OPS
+#define TESSEL_OPS
+
+include "tessel/TesselDialect.td"
+include "tessel/TesselTypes.td"
+include "tessel/TesselAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Program identity
+//===----------------------------------------------------------------------===//
+
+class Tessel_GridQueryOp<string mnemonic> : Tessel_Op<mnemonic, [Pure]> {
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Tessel_ProgramIdOp : Tessel_GridQueryOp<"program_id"> {
+  let summary = "Index of this program (CTA) along a grid axis";
+}
+
+def Tessel_NumProgramsOp : Tessel_GridQueryOp<"num_programs"> {
+  let summary = "Number of programs (CTAs) along a grid axis";
+}
+
+//===----------------------------------------------------------------------===//
+// Tile construction and shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Tessel_ArangeOp : Tessel_Op<"arange", [Pure]> {
+  let summary = "Tile of consecutive i32 values [start, end)";
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs Tessel_IntTile:$result);
+  let assemblyFormat = "$start `,` $end attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_SplatOp : Tessel_Op<"splat", [Pure]> {
+  let summary = "Tile with every element equal to a scalar";
+  let arguments = (ins AnyType:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_BroadcastOp : Tessel_Op<"broadcast", [Pure]> {
+  let summary = "Expand dimensions of size 1 to a larger size";
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ExpandDimsOp : Tessel_Op<"expand_dims", [Pure]> {
+  let summary = "Insert a dimension of size 1 at `axis`";
+  let arguments = (ins Tessel_Tile:$src, I32Attr:$axis);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ReshapeOp : Tessel_Op<"reshape", [Pure]> {
+  let summary = "Reinterpret a tile with another shape of the same size (row-major)";
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {
+  let summary = "Permute the dimensions of a tile";
+  let description = [{
+    Result dimension i is source dimension `order[i]`.
+  }];
+  let arguments = (ins Tessel_Tile:$src, DenseI32ArrayAttr:$order);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src $order attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ExtractSliceOp : Tessel_Op<"extract_slice", [Pure]> {
+  let summary = "Static sub-tile starting at constant offsets";
+  let description = [{
+    Used for overlapping (halo) tiles: the result's shape is the slice size
+    and `offsets` its origin inside the source.
+  }];
+  let arguments = (ins Tessel_Tile:$src, DenseI64ArrayAttr:$offsets);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src $offsets attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ConvertLayoutOp : Tessel_Op<"convert_layout", [Pure]> {
+  let summary = "Change the layout encoding of a tile, keeping its values";
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def Tessel_BinaryOp : Tessel_Op<"binary", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise binary arithmetic on tiles";
+  let description = [{
+    Integer or float according to the element type. Integer `div` and `rem`
+    truncate toward zero; `and`, `or`, `xor` are integer-only.
+  }];
+  let arguments = (ins Tessel_BinaryKindAttr:$kind, Tessel_Tile:$lhs, Tessel_Tile:$rhs);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$kind $lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_UnaryOp : Tessel_Op<"unary", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise unary math on tiles";
+  let description = [{
+    `neg` and `abs` accept any element type, `not` integers, the rest floats.
+  }];
+  let arguments = (ins Tessel_UnaryKindAttr:$kind, Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_CmpOp : Tessel_Op<"cmp", [Pure, SameTypeOperands]> {
+  let summary = "Elementwise comparison producing a tile of i1";
+  let arguments = (ins Tessel_CmpPredicateAttr:$predicate, Tessel_Tile:$lhs,
+                       Tessel_Tile:$rhs);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_SelectOp : Tessel_Op<"select", [Pure, AllTypesMatch<["trueValue", "falseValue", "result"]>]> {
+  let summary = "Elementwise choice between two tiles by an i1 tile";
+  let arguments = (ins Tessel_Tile:$condition, Tessel_Tile:$trueValue,
+                       Tessel_Tile:$falseValue);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = [{
+    $condition `,` $trueValue `,` $falseValue attr-dict `:` type($condition) `,` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_CastOp : Tessel_Op<"cast", [Pure]> {
+  let summary = "Elementwise conversion between scalar element types";
+  let description = [{
+    Float to float rounds to nearest even; float to integer truncates toward
+    zero; integers are sign-extended or truncated; i1 converts to 0 or 1.
+  }];
+  let arguments = (ins Tessel_Tile:$src);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tessel_AddPtrOp : Tessel_Op<"addptr", [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Advance pointers by element offsets";
+  let arguments = (ins Tessel_PtrLike:$ptr, Tessel_IntLike:$offset);
+  let results = (outs Tessel_PtrLike:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)";
+  let hasVerifier = 1;
+}
+
+def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result holds the pointees", "ptr", "result",
+                   "::mlir::tessel::getPointeeLikeType($_self)">,
+    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
+                   "::mlir::tessel::getMaskLikeType($_self)",
+                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">,
+    TypesMatchWith<"other has the result's type", "ptr", "other",
+                   "::mlir::tessel::getPointeeLikeType($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Load from global memory, with an optional mask";
+  let description = [{
+    Lanes where `mask` is false are not accessed and yield `other` (zero when
+    `other` is absent). `other` needs a mask.
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, Optional<Tessel_MaskLike>:$mask,
+                       Optional<AnyType>:$other);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $ptr (`mask` $mask^)? (`other` $other^)? attr-dict `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_StoreOp : Tessel_Op<"store", [
+    MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"value holds the pointees", "ptr", "value",
+                   "::mlir::tessel::getPointeeLikeType($_self)">,
+    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
+                   "::mlir::tessel::getMaskLikeType($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Store to global memory, with an optional mask";
+  let arguments = (ins Tessel_PtrLike:$ptr, AnyType:$value,
+                       Optional<Tessel_MaskLike>:$mask);
+  let assemblyFormat = "$ptr `,` $value (`mask` $mask^)? attr-dict `:` type($ptr)";
+}
+
+def Tessel_AtomicAddOp : Tessel_Op<"atomic_add", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"value holds the pointees", "ptr", "value",
+                   "::mlir::tessel::getPointeeLikeType($_self)">,
+    TypesMatchWith<"result holds the pointees", "ptr", "result",
+                   "::mlir::tessel::getPointeeLikeType($_self)">,
+    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
+                   "::mlir::tessel::getMaskLikeType($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Atomically add to global memory; returns the old values";
+  let arguments = (ins Tessel_PtrLike:$ptr, AnyType:$value,
+                       Optional<Tessel_MaskLike>:$mask);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$ptr `,` $value (`mask` $mask^)? attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix product and reductions
+//===----------------------------------------------------------------------===//
+
+def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Matrix product with f32 accumulation: result = a·b + acc";
+  let arguments = (ins Tessel_Tile:$a, Tessel_Tile:$b, Tessel_Tile:$acc);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure]> {
+  let summary = "Reduce a tile along one axis";
+  let description = [{
+    The result drops dimension `axis`; reducing a 1-D tile gives a scalar.
+    `max` of an all −∞ row is −∞; `sum` of an empty row is 0.
+  }];
+  let arguments = (ins Tessel_ReduceKindAttr:$kind, Tessel_Tile:$src, I32Attr:$axis);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Online reductions
+//===----------------------------------------------------------------------===//
+
+def Tessel_SoftmaxInitOp : Tessel_Op<"softmax_init", [Pure]> {
+  let summary = "Empty online-softmax state: m = −∞, l = 0, acc = 0";
+  let results = (outs Tessel_SoftmaxState:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_OnlineSoftmaxOp : Tessel_Op<"online_softmax", [Pure, AllTypesMatch<["state", "result"]>]> {
+  let summary = "Fold a block of scores and values into an online-softmax state";
+  let description = [{
+    With scores S (rows × n, f32, −∞ where masked) and values V (n × cols):
+    m′ = max(m, rowmax S), l′ = l·e^(m−m′) + Σ e^(S−m′),
+    acc′ = acc·e^(m−m′) + e^(S−m′)·V. Rows whose scores are all −∞ so far
+    keep l = 0 and acc = 0 (never NaN).
+  }];
+  let arguments = (ins Tessel_SoftmaxState:$state, Tessel_Tile:$scores,
+                       Tessel_Tile:$values);
+  let results = (outs Tessel_SoftmaxState:$result);
+  let assemblyFormat = [{
+    $state `,` $scores `,` $values attr-dict `:` type($state) `,` type($scores) `,` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_SoftmaxMergeOp : Tessel_Op<"softmax_merge", [Pure, SameOperandsAndResultType]> {
+  let summary = "Merge two online-softmax states (associative)";
+  let arguments = (ins Tessel_SoftmaxState:$lhs, Tessel_SoftmaxState:$rhs);
+  let results = (outs Tessel_SoftmaxState:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Tessel_SoftmaxFinalizeOp : Tessel_Op<"softmax_finalize", [Pure]> {
+  let summary = "Normalised output acc/l (rows × cols) and log-sum-exp m + log l (rows)";
+  let description = [{
+    Rows that saw no unmasked score give o = 0 and lse = −∞.
+  }];
+  let arguments = (ins Tessel_SoftmaxState:$state);
+  let results = (outs Tessel_Tile:$output, Tessel_Tile:$lse);
+  let assemblyFormat = "$state attr-dict `:` type($state) `->` type($output) `,` type($lse)";
+  let hasVerifier = 1;
+}
+
+def Tessel_KLInitOp : Tessel_Op<"kl_init", [Pure]> {
+  let summary = "Empty coupled-KL state: mₛ = mₜ = −∞, lₛ = lₜ = A = 0";
+  let results = (outs Tessel_KLState:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_OnlineKLOp : Tessel_Op<"online_kl", [Pure, AllTypesMatch<["state", "result"]>]> {
+  let summary = "Fold a block of teacher and student scores into a coupled-KL state";
+  let description = [{
+    With teacher scores s and student scores t (rows × n, f32, −∞ where
+    masked in both): mₛ′ = max(mₛ, rowmax s), A′ = A·e^(mₛ−mₛ′) +
+    Σ e^(s−mₛ′)(s − t), lₛ′ = lₛ·e^(mₛ−mₛ′) + Σ e^(s−mₛ′), and lₜ likewise
+    with t. Masked entries contribute nothing.
+  }];
+  let arguments = (ins Tessel_KLState:$state, Tessel_Tile:$teacher,
+                       Tessel_Tile:$student);
+  let results = (outs Tessel_KLState:$result);
+  let assemblyFormat = [{
+    $state `,` $teacher `,` $student attr-dict `:` type($state) `,` type($teacher) `,` type($student)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_KLMergeOp : Tessel_Op<"kl_merge", [Pure, SameOperandsAndResultType]> {
+  let summary = "Merge two coupled-KL states (associative)";
+  let arguments = (ins Tessel_KLState:$lhs, Tessel_KLState:$rhs);
+  let results = (outs Tessel_KLState:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Tessel_KLFinalizeOp : Tessel_Op<"kl_finalize", [Pure]> {
+  let summary = "KL(P‖Q) = A/lₛ − LSE(s) + LSE(t), and both LSEs, per row";
+  let description = [{
+    Rows that saw no unmasked score give kl = 0 and both LSEs −∞.
+  }];
+  let arguments = (ins Tessel_KLState:$state);
+  let results = (outs Tessel_Tile:$kl, Tessel_Tile:$lseTeacher,
+                      Tessel_Tile:$lseStudent);
+  let assemblyFormat = [{
+    $state attr-dict `:` type($state) `->` type($kl) `,` type($lseTeacher) `,` type($lseStudent)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Stream-K scheduling
+//===----------------------------------------------------------------------===//
+
+def Tessel_StreamKOp : Tessel_Op<"stream_k", [
+    RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Units of iterations split evenly over a persistent grid";
+  let description = [{
+    `units` independent work units of `iters` iterations each. Conceptually
+    the units × iters iterations are linearised and split evenly over the
+    programs of a persistent grid; a program's range may cover parts of
+    several units.
+
+    - `body(%unit, %begin, %end)` computes the partial state of iterations
+      [begin, end) of one unit and yields it (one or more values).
+    - `merge(%a..., %b...)` combines the states of two adjacent ranges, `a`
+      the earlier; it must be associative.
+    - `epilogue(%unit, %state...)` consumes the merged state of a whole unit
+      once.
+
+    The op is executed by the whole grid; `tessel-lower-stream-k` turns it
+    into the persistent loop with a partial-state workspace and arrival
+    flags, or into split-K with a combine kernel.
+  }];
+  let arguments = (ins I32:$units, I32:$iters);
+  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$merge,
+                        SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    `units` `(` $units `)` `iters` `(` $iters `)` attr-dict-with-keyword
+    `body` $body `merge` $merge `epilogue` $epilogue
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Types of the partial state yielded by the body.
+    ::mlir::TypeRange getStateTypes();
+  }];
+}
+
+def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["StreamKOp"]>]> {
+  let summary = "Yield values from a tessel region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // TESSEL_OPS

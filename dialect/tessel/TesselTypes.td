@@ -1,0 +1,110 @@
+//===- TesselTypes.td - tessel types -----------------------*- tablegen -*-===//
+
+#ifndef TESSEL_TYPES
+#define TESSEL_TYPES
+
+include "tessel/TesselDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+class Tessel_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Tessel_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Tessel_PtrType : Tessel_Type<"Ptr", "ptr"> {
+  let summary = "Pointer to global memory";
+  let description = [{
+    `!tessel.ptr<f16>` points at elements of a scalar type in global memory.
+  }];
+  let parameters = (ins "Type":$pointeeType);
+  let assemblyFormat = "`<` $pointeeType `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tessel_TileType : Tessel_Type<"Tile", "tile", [ShapedTypeInterface]> {
+  let summary = "Statically shaped tile of scalars or pointers";
+  let description = [{
+    `!tessel.tile<64x128xf16>` is a value of 64×128 elements held collectively
+    by the threads of one CTA. The optional encoding attribute
+    (`!tessel.tile<64x128xf16, #tessel.blocked<...>>`) says how the elements
+    are distributed; the front end leaves it empty and
+    `tessel-assign-layouts` fills it in.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t">:$shape,
+    "Type":$elementType,
+    OptionalParameter<"Attribute">:$encoding
+  );
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "ArrayRef<int64_t>":$shape,
+                                        "Type":$elementType,
+                                        CArg<"Attribute", "{}">:$encoding), [{
+      return $_get(elementType.getContext(), shape, elementType, encoding);
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let skipDefaultBuilders = 1;
+  let extraClassDeclaration = [{
+    using ShapedType::Trait<TileType>::clone;
+    using ShapedType::Trait<TileType>::getRank;
+    using ShapedType::Trait<TileType>::getNumElements;
+    bool hasRank() const { return true; }
+    TileType cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                       Type elementType) const;
+    /// The same shape and encoding with another element type.
+    TileType withElementType(Type elementType) const;
+  }];
+}
+
+def Tessel_SoftmaxStateType : Tessel_Type<"SoftmaxState", "softmax_state"> {
+  let summary = "State of an online softmax over `rows` rows";
+  let description = [{
+    The running row maximum m (rows), running sum l = Σ exp(s − m) (rows)
+    and the f32 accumulator Σ exp(s − m)·v (rows × cols) of an online softmax
+    followed by a product with V. Written `!tessel.softmax_state<64x128>`.
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Tessel_KLStateType : Tessel_Type<"KLState", "kl_state"> {
+  let summary = "State of the coupled online KL reduction over `rows` rows";
+  let description = [{
+    Per row: (mₛ, lₛ, mₜ, lₜ, A) with lₛ = Σ exp(sⱼ − mₛ), lₜ = Σ exp(tⱼ − mₜ)
+    and A = Σ exp(sⱼ − mₛ)(sⱼ − tⱼ), all f32. Written `!tessel.kl_state<64>`.
+  }];
+  let parameters = (ins "int64_t":$rows);
+  let assemblyFormat = "`<` $rows `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tessel_Float : AnyTypeOf<[F16, BF16, F32]>;
+def Tessel_Int : AnyTypeOf<[I1, I32, I64]>;
+def Tessel_Scalar : AnyTypeOf<[Tessel_Float, Tessel_Int]>;
+// Constraints keep the generic C++ type so that the printed IR always spells
+// out `!tessel.tile<...>` (ODS elides the dialect prefix otherwise).
+def Tessel_Tile : Type<CPred<"::llvm::isa<::mlir::tessel::TileType>($_self)">,
+                       "tile">;
+def Tessel_PtrLike : Type<CPred<"::mlir::tessel::isPtrLike($_self)">,
+                          "pointer or tile of pointers">;
+def Tessel_IntTile : Type<And<[Tessel_Tile.predicate,
+    CPred<"::llvm::cast<::mlir::tessel::TileType>($_self).getElementType().isSignlessInteger()">]>,
+    "tile of integers">;
+def Tessel_IntLike : AnyTypeOf<[Tessel_Int, Tessel_IntTile]>;
+def Tessel_MaskLike : Type<CPred<"::mlir::tessel::isMaskLike($_self)">,
+                           "i1 or tile of i1">;
+def Tessel_SoftmaxState : Type<
+    CPred<"::llvm::isa<::mlir::tessel::SoftmaxStateType>($_self)">,
+    "online-softmax state">;
+def Tessel_KLState : Type<
+    CPred<"::llvm::isa<::mlir::tessel::KLStateType>($_self)">,
+    "coupled-KL state">;
+
+#endif // TESSEL_TYPES

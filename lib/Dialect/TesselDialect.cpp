@@ -1,0 +1,50 @@
+//===- TesselDialect.cpp - tessel dialect registration --------------------===//
+
+#include "tessel/TesselDialect.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+#include "tessel/TesselOpsDialect.cpp.inc"
+
+void TesselDialect::initialize() {
+  registerTypes();
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "tessel/TesselOps.cpp.inc"
+      >();
+}
+
+/// Kernels are func.func ops carrying `tessel.kernel`; they return nothing
+/// because results leave through pointers.
+LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name == getKernelAttrName()) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitError() << "'" << name << "' expects a func.func, got '"
+                             << op->getName() << "'";
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    if (func.getFunctionType().getNumResults() != 0)
+      return op->emitError() << "kernel '" << func.getSymName()
+                             << "' must not return values, found "
+                             << func.getFunctionType().getNumResults();
+    return success();
+  }
+  if (name == getNumWarpsAttrName()) {
+    auto warps = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!warps || !warps.getType().isSignlessInteger(32))
+      return op->emitError() << "'" << name << "' must be an i32 attribute";
+    int64_t n = warps.getInt();
+    if (n < 1 || n > 32 || (n & (n - 1)) != 0)
+      return op->emitError()
+             << "'" << name << "' must be a power of two in [1, 32], got " << n;
+    if (!op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << name << "' is only valid on a kernel";
+    return success();
+  }
+  return op->emitError() << "unknown tessel attribute '" << name << "'";
+}

@@ -1,0 +1,417 @@
+//===- TesselOps.cpp - tessel op verifiers
+//---------------------------------===//
+//
+// Every rule says what was expected and what was found, so a malformed IR
+// produced by a pass or written by hand points at its own fix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+static bool isFloatElement(Type type) {
+  Type elt = getElementTypeOrSelf(type);
+  return elt.isF16() || elt.isBF16() || elt.isF32();
+}
+
+static bool isIntElement(Type type) {
+  return getElementTypeOrSelf(type).isSignlessInteger();
+}
+
+static LogicalResult checkSameElementType(Operation *op, Type expected,
+                                          Type found, StringRef what) {
+  if (getElementTypeOrSelf(expected) == getElementTypeOrSelf(found))
+    return success();
+  return op->emitOpError() << "expects " << what << " element type "
+                           << getElementTypeOrSelf(expected) << ", got "
+                           << getElementTypeOrSelf(found);
+}
+
+static LogicalResult checkShape(Operation *op, ArrayRef<int64_t> expected,
+                                Type found, StringRef what) {
+  if (getShapeOrEmpty(found) == expected)
+    return success();
+  auto diag = op->emitOpError() << "expects " << what << " of shape [";
+  llvm::interleaveComma(expected, diag);
+  return diag << "], got " << found;
+}
+
+/// A tile of `shape` with f32 elements, for the online ops' messages.
+static LogicalResult checkF32Tile(Operation *op, ArrayRef<int64_t> shape,
+                                  Type found, StringRef what) {
+  auto tile = dyn_cast<TileType>(found);
+  if (tile && tile.getShape() == shape && tile.getElementType().isF32())
+    return success();
+  auto diag = op->emitOpError() << "expects " << what << " to be a tile<";
+  for (int64_t dim : shape)
+    diag << dim << "x";
+  return diag << "f32>, got " << found;
+}
+
+//===----------------------------------------------------------------------===//
+// Construction and shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ArangeOp::verify() {
+  int64_t start = getStart(), end = getEnd();
+  if (end <= start)
+    return emitOpError() << "expects end > start, got [" << start << ", " << end
+                         << ")";
+  auto type = cast<TileType>(getResult().getType());
+  if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
+    return emitOpError() << "expects a 1-D tile of i32, got " << type;
+  return checkShape(*this, {end - start}, type, "result");
+}
+
+LogicalResult SplatOp::verify() {
+  return checkSameElementType(*this, getResult().getType(), getSrc().getType(),
+                              "source");
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  if (failed(checkSameElementType(*this, src, dst, "result")))
+    return failure();
+  if (src.getRank() != dst.getRank())
+    return emitOpError() << "expects result rank " << src.getRank() << ", got "
+                         << dst.getRank();
+  for (auto [i, from, to] : llvm::enumerate(src.getShape(), dst.getShape()))
+    if (from != to && from != 1)
+      return emitOpError() << "can only broadcast dimensions of size 1, but "
+                              "dimension "
+                           << i << " goes from " << from << " to " << to;
+  return success();
+}
+
+LogicalResult ExpandDimsOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError() << "expects axis in [0, " << src.getRank() << "], got "
+                         << axis;
+  SmallVector<int64_t> shape(src.getShape());
+  shape.insert(shape.begin() + axis, 1);
+  if (failed(checkSameElementType(*this, src, getResult().getType(), "result")))
+    return failure();
+  return checkShape(*this, shape, getResult().getType(), "result");
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  if (failed(checkSameElementType(*this, src, dst, "result")))
+    return failure();
+  if (src.getNumElements() != dst.getNumElements())
+    return emitOpError() << "expects " << src.getNumElements()
+                         << " elements in the result, got "
+                         << dst.getNumElements();
+  return success();
+}
+
+LogicalResult TransOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  ArrayRef<int32_t> order = getOrder();
+  if (static_cast<int64_t>(order.size()) != src.getRank())
+    return emitOpError() << "expects an order of " << src.getRank()
+                         << " dimensions, got " << order.size();
+  SmallVector<bool> seen(order.size(), false);
+  SmallVector<int64_t> shape;
+  for (int32_t dim : order) {
+    if (dim < 0 || dim >= src.getRank() || seen[dim])
+      return emitOpError() << "expects order to be a permutation of [0, "
+                           << src.getRank() << ")";
+    seen[dim] = true;
+    shape.push_back(src.getDimSize(dim));
+  }
+  if (failed(checkSameElementType(*this, src, getResult().getType(), "result")))
+    return failure();
+  return checkShape(*this, shape, getResult().getType(), "result");
+}
+
+LogicalResult ExtractSliceOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  ArrayRef<int64_t> offsets = getOffsets();
+  if (failed(checkSameElementType(*this, src, dst, "result")))
+    return failure();
+  if (static_cast<int64_t>(offsets.size()) != src.getRank() ||
+      dst.getRank() != src.getRank())
+    return emitOpError() << "expects " << src.getRank()
+                         << " offsets and a result of the same rank, got "
+                         << offsets.size() << " offsets and rank "
+                         << dst.getRank();
+  for (int64_t i = 0; i < src.getRank(); ++i)
+    if (offsets[i] < 0 || offsets[i] + dst.getDimSize(i) > src.getDimSize(i))
+      return emitOpError() << "slice [" << offsets[i] << ", "
+                           << offsets[i] + dst.getDimSize(i)
+                           << ") of dimension " << i
+                           << " is out of bounds for size "
+                           << src.getDimSize(i);
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  if (failed(checkSameElementType(*this, src, dst, "result")))
+    return failure();
+  return checkShape(*this, src.getShape(), dst, "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkArithmeticElement(Operation *op, Type type) {
+  if (isPtrLike(type))
+    return op->emitOpError()
+           << "expects integer or float elements, got pointers in " << type
+           << " (use tessel.addptr for pointer arithmetic)";
+  return success();
+}
+
+LogicalResult BinaryOp::verify() {
+  Type type = getResult().getType();
+  if (failed(checkArithmeticElement(*this, type)))
+    return failure();
+  BinaryKind kind = getKind();
+  bool bitwise = kind == BinaryKind::and_ || kind == BinaryKind::or_ ||
+                 kind == BinaryKind::xor_;
+  if (bitwise && !isIntElement(type))
+    return emitOpError() << "'" << stringifyBinaryKind(kind)
+                         << "' expects integer elements, got "
+                         << getElementTypeOrSelf(type);
+  return success();
+}
+
+LogicalResult UnaryOp::verify() {
+  Type type = getResult().getType();
+  if (failed(checkArithmeticElement(*this, type)))
+    return failure();
+  UnaryKind kind = getKind();
+  if (kind == UnaryKind::neg || kind == UnaryKind::abs)
+    return success();
+  if (kind == UnaryKind::not_) {
+    if (!isIntElement(type))
+      return emitOpError() << "'not' expects integer elements, got "
+                           << getElementTypeOrSelf(type);
+    return success();
+  }
+  if (!isFloatElement(type))
+    return emitOpError() << "'" << stringifyUnaryKind(kind)
+                         << "' expects float elements, got "
+                         << getElementTypeOrSelf(type);
+  return success();
+}
+
+LogicalResult CmpOp::verify() {
+  if (failed(checkArithmeticElement(*this, getLhs().getType())))
+    return failure();
+  auto result = cast<TileType>(getResult().getType());
+  if (!result.getElementType().isSignlessInteger(1))
+    return emitOpError() << "expects an i1 result, got "
+                         << result.getElementType();
+  return checkShape(*this, getShapeOrEmpty(getLhs().getType()), result,
+                    "result");
+}
+
+LogicalResult SelectOp::verify() {
+  auto cond = cast<TileType>(getCondition().getType());
+  if (!cond.getElementType().isSignlessInteger(1))
+    return emitOpError() << "expects an i1 condition, got "
+                         << cond.getElementType();
+  return checkShape(*this, getShapeOrEmpty(getResult().getType()), cond,
+                    "condition");
+}
+
+LogicalResult CastOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  if (failed(checkArithmeticElement(*this, src)) ||
+      failed(checkArithmeticElement(*this, dst)))
+    return failure();
+  return checkShape(*this, src.getShape(), dst, "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddPtrOp::verify() {
+  return checkShape(*this, getShapeOrEmpty(getPtr().getType()),
+                    getOffset().getType(), "offset");
+}
+
+LogicalResult LoadOp::verify() {
+  if (getOther() && !getMask())
+    return emitOpError() << "expects a mask when 'other' is given";
+  return success();
+}
+
+LogicalResult AtomicAddOp::verify() {
+  Type pointee = getElementTypeOrSelf(getValue().getType());
+  if (!pointee.isF32() && !pointee.isSignlessInteger(32))
+    return emitOpError() << "expects f32 or i32 pointees, got " << pointee;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dot and reduce
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::verify() {
+  auto a = cast<TileType>(getA().getType());
+  auto b = cast<TileType>(getB().getType());
+  auto acc = cast<TileType>(getAcc().getType());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOpError() << "expects 2-D operands, got " << a << " and " << b;
+  if (a.getElementType() != b.getElementType() || !isFloatElement(a))
+    return emitOpError() << "expects operands of one type among f16, bf16, "
+                            "f32, got "
+                         << a.getElementType() << " and " << b.getElementType();
+  if (a.getDimSize(1) != b.getDimSize(0))
+    return emitOpError() << "expects a: MxK and b: KxN, got K = "
+                         << a.getDimSize(1) << " for a and " << b.getDimSize(0)
+                         << " for b";
+  return checkF32Tile(*this, {a.getDimSize(0), b.getDimSize(1)}, acc,
+                      "the accumulator");
+}
+
+LogicalResult ReduceOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  int64_t axis = getAxis();
+  if (failed(checkArithmeticElement(*this, src)))
+    return failure();
+  if (axis < 0 || axis >= src.getRank())
+    return emitOpError() << "expects axis in [0, " << src.getRank() << "), got "
+                         << axis;
+  Type result = getResult().getType();
+  if (failed(checkSameElementType(*this, src, result, "result")))
+    return failure();
+  if (src.getRank() == 1) {
+    if (isa<TileType>(result))
+      return emitOpError() << "reducing a 1-D tile gives a scalar, got "
+                           << result;
+    return success();
+  }
+  SmallVector<int64_t> shape(src.getShape());
+  shape.erase(shape.begin() + axis);
+  return checkShape(*this, shape, result, "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Online reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  auto state = cast<SoftmaxStateType>(getState().getType());
+  auto scores = dyn_cast<TileType>(getScores().getType());
+  if (!scores || scores.getRank() != 2)
+    return emitOpError() << "expects 2-D scores, got " << getScores().getType();
+  int64_t n = scores.getDimSize(1);
+  if (failed(checkF32Tile(*this, {state.getRows(), n}, scores, "scores")))
+    return failure();
+  auto values = cast<TileType>(getValues().getType());
+  if (!isFloatElement(values))
+    return emitOpError() << "expects float values, got "
+                         << values.getElementType();
+  return checkShape(*this, {n, state.getCols()}, values, "values");
+}
+
+LogicalResult SoftmaxFinalizeOp::verify() {
+  auto state = cast<SoftmaxStateType>(getState().getType());
+  if (failed(checkF32Tile(*this, {state.getRows(), state.getCols()},
+                          getOutput().getType(), "the output")))
+    return failure();
+  return checkF32Tile(*this, {state.getRows()}, getLse().getType(),
+                      "the log-sum-exp");
+}
+
+LogicalResult OnlineKLOp::verify() {
+  auto state = cast<KLStateType>(getState().getType());
+  auto teacher = dyn_cast<TileType>(getTeacher().getType());
+  if (!teacher || teacher.getRank() != 2)
+    return emitOpError() << "expects 2-D teacher scores, got "
+                         << getTeacher().getType();
+  SmallVector<int64_t> shape = {state.getRows(), teacher.getDimSize(1)};
+  if (failed(checkF32Tile(*this, shape, teacher, "teacher scores")))
+    return failure();
+  return checkF32Tile(*this, shape, getStudent().getType(), "student scores");
+}
+
+LogicalResult KLFinalizeOp::verify() {
+  int64_t rows = cast<KLStateType>(getState().getType()).getRows();
+  if (failed(checkF32Tile(*this, {rows}, getKl().getType(), "the KL")) ||
+      failed(checkF32Tile(*this, {rows}, getLseTeacher().getType(),
+                          "the teacher log-sum-exp")))
+    return failure();
+  return checkF32Tile(*this, {rows}, getLseStudent().getType(),
+                      "the student log-sum-exp");
+}
+
+//===----------------------------------------------------------------------===//
+// StreamKOp
+//===----------------------------------------------------------------------===//
+
+TypeRange StreamKOp::getStateTypes() {
+  return cast<YieldOp>(getBody().front().getTerminator())
+      .getValues()
+      .getTypes();
+}
+
+static LogicalResult checkRegionArgs(Operation *op, Region &region,
+                                     StringRef name, TypeRange expected) {
+  TypeRange found = region.getArgumentTypes();
+  if (found == expected)
+    return success();
+  auto diag = op->emitOpError()
+              << "expects the " << name << " region to take (";
+  llvm::interleaveComma(expected, diag);
+  diag << "), got (";
+  llvm::interleaveComma(found, diag);
+  return diag << ")";
+}
+
+static LogicalResult checkYield(Operation *op, Region &region, StringRef name,
+                                TypeRange expected) {
+  TypeRange found =
+      cast<YieldOp>(region.front().getTerminator()).getValues().getTypes();
+  if (found == expected)
+    return success();
+  auto diag = op->emitOpError()
+              << "expects the " << name << " region to yield (";
+  llvm::interleaveComma(expected, diag);
+  diag << "), got (";
+  llvm::interleaveComma(found, diag);
+  return diag << ")";
+}
+
+LogicalResult StreamKOp::verifyRegions() {
+  Type i32 = IntegerType::get(getContext(), 32);
+  if (failed(checkRegionArgs(*this, getBody(), "body", {i32, i32, i32})))
+    return failure();
+  TypeRange state = getStateTypes();
+  if (state.empty())
+    return emitOpError() << "expects the body region to yield a partial "
+                            "state, got nothing";
+  SmallVector<Type> twoStates(state.begin(), state.end());
+  twoStates.append(state.begin(), state.end());
+  if (failed(checkRegionArgs(*this, getMerge(), "merge", twoStates)) ||
+      failed(checkYield(*this, getMerge(), "merge", state)))
+    return failure();
+  SmallVector<Type> epilogueArgs = {i32};
+  epilogueArgs.append(state.begin(), state.end());
+  if (failed(checkRegionArgs(*this, getEpilogue(), "epilogue", epilogueArgs)))
+    return failure();
+  return checkYield(*this, getEpilogue(), "epilogue", {});
+}
+
+#define GET_OP_CLASSES
+#include "tessel/TesselOps.cpp.inc"

@@ -1,0 +1,214 @@
+//===- TesselTypes.cpp - tessel types and attributes ----------------------===//
+
+#include "tessel/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+#define GET_TYPEDEF_CLASSES
+#include "tessel/TesselOpsTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tessel/TesselAttrs.cpp.inc"
+
+#include "tessel/TesselEnums.cpp.inc"
+
+static bool isScalarElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() ||
+         type.isSignlessInteger(1) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64);
+}
+
+//===----------------------------------------------------------------------===//
+// PtrType
+//===----------------------------------------------------------------------===//
+
+LogicalResult PtrType::verify(function_ref<InFlightDiagnostic()> emitError,
+                              Type pointeeType) {
+  if (!isScalarElementType(pointeeType))
+    return emitError() << "pointee must be one of i1, i32, i64, f16, bf16, "
+                          "f32, got "
+                       << pointeeType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TileType
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType,
+                               Attribute encoding) {
+  if (shape.empty())
+    return emitError() << "tile must have rank at least 1";
+  for (int64_t dim : shape)
+    if (dim <= 0)
+      return emitError() << "tile dimensions must be positive, got " << dim;
+  if (!isScalarElementType(elementType) && !isa<PtrType>(elementType))
+    return emitError() << "tile element type must be a scalar or a pointer, "
+                          "got "
+                       << elementType;
+  if (auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding))
+    if (blocked.getOrder().size() != shape.size())
+      return emitError() << "blocked encoding of rank "
+                         << blocked.getOrder().size()
+                         << " does not fit a tile of rank " << shape.size();
+  return success();
+}
+
+Type TileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute encoding;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) && parser.parseAttribute(encoding))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<TileType>(parser.getContext(), shape, elementType,
+                                     encoding);
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType();
+  if (getEncoding())
+    printer << ", " << getEncoding();
+  printer << ">";
+}
+
+TileType TileType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                             Type elementType) const {
+  return TileType::get(shape ? *shape : getShape(), elementType, getEncoding());
+}
+
+TileType TileType::withElementType(Type elementType) const {
+  return TileType::get(getShape(), elementType, getEncoding());
+}
+
+//===----------------------------------------------------------------------===//
+// State types
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SoftmaxStateType::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return emitError() << "softmax state needs positive rows and cols, got "
+                       << rows << "x" << cols;
+  return success();
+}
+
+Type SoftmaxStateType::parse(AsmParser &parser) {
+  SmallVector<int64_t, 2> dims;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                /*withTrailingX=*/false) ||
+      parser.parseGreater())
+    return {};
+  if (dims.size() != 2) {
+    parser.emitError(parser.getNameLoc(),
+                     "softmax state expects <ROWSxCOLS>, got ")
+        << dims.size() << " dimension(s)";
+    return {};
+  }
+  return parser.getChecked<SoftmaxStateType>(parser.getContext(), dims[0],
+                                             dims[1]);
+}
+
+void SoftmaxStateType::print(AsmPrinter &printer) const {
+  printer << "<" << getRows() << "x" << getCols() << ">";
+}
+
+LogicalResult KLStateType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t rows) {
+  if (rows <= 0)
+    return emitError() << "kl state needs positive rows, got " << rows;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BlockedEncodingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockedEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError,
+    ArrayRef<unsigned> sizePerThread, ArrayRef<unsigned> threadsPerWarp,
+    ArrayRef<unsigned> warpsPerCTA, ArrayRef<unsigned> order) {
+  size_t rank = order.size();
+  if (sizePerThread.size() != rank || threadsPerWarp.size() != rank ||
+      warpsPerCTA.size() != rank)
+    return emitError() << "blocked encoding parameters must all have rank "
+                       << rank;
+  unsigned threads = 1;
+  for (unsigned t : threadsPerWarp)
+    threads *= t;
+  if (threads != 32)
+    return emitError() << "threadsPerWarp must multiply to 32, got " << threads;
+  SmallVector<bool> seen(rank, false);
+  for (unsigned dim : order) {
+    if (dim >= rank || seen[dim])
+      return emitError() << "order must be a permutation of [0, " << rank
+                         << ")";
+    seen[dim] = true;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace mlir::tessel {
+bool isPtrLike(Type type) { return isa<PtrType>(getElementTypeOrSelf(type)); }
+
+bool isMaskLike(Type type) {
+  return getElementTypeOrSelf(type).isSignlessInteger(1);
+}
+
+ArrayRef<int64_t> getShapeOrEmpty(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.getShape();
+  return {};
+}
+
+Type getPointeeLikeType(Type ptrLike) {
+  auto ptr = dyn_cast<PtrType>(getElementTypeOrSelf(ptrLike));
+  if (!ptr)
+    return {};
+  if (auto tile = dyn_cast<TileType>(ptrLike))
+    return tile.withElementType(ptr.getPointeeType());
+  return ptr.getPointeeType();
+}
+
+Type getMaskLikeType(Type type) {
+  Type i1 = IntegerType::get(type.getContext(), 1);
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.withElementType(i1);
+  return i1;
+}
+} // namespace mlir::tessel
+
+void TesselDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tessel/TesselOpsTypes.cpp.inc"
+      >();
+}
+
+void TesselDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tessel/TesselAttrs.cpp.inc"
+      >();
+}

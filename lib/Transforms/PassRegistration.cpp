@@ -1,0 +1,3 @@
+//===- PassRegistration.cpp - anchor for the tessel pass library ----------===//
+
+#include "tessel/Passes.h"

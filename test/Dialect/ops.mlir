@@ -1,0 +1,202 @@
+// RUN: tessel-opt %s | tessel-opt | FileCheck %s
+// RUN: tessel-opt %s -mlir-print-op-generic | tessel-opt | FileCheck %s
+// RUN: tessel-opt %s -mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// Every tessel type and op, printed and parsed back in the custom and the
+// generic form.
+
+// CHECK-LABEL: func.func private @types
+// CHECK-SAME: !tessel.ptr<f16>
+// CHECK-SAME: !tessel.ptr<bf16>
+// CHECK-SAME: !tessel.tile<16x32xf32>
+// CHECK-SAME: !tessel.tile<8x!tessel.ptr<f32>>
+// CHECK-SAME: !tessel.tile<64x128xf16, #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+// CHECK-SAME: !tessel.softmax_state<16x64>
+// CHECK-SAME: !tessel.kl_state<32>
+func.func private @types(!tessel.ptr<f16>, !tessel.ptr<bf16>, !tessel.tile<16x32xf32>,
+    !tessel.tile<8x!tessel.ptr<f32>>,
+    !tessel.tile<64x128xf16, #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>,
+    !tessel.softmax_state<16x64>, !tessel.kl_state<32>)
+
+// CHECK-LABEL: func.func @kernel_attrs
+// CHECK-SAME: attributes {tessel.kernel, tessel.num_warps = 8 : i32}
+func.func @kernel_attrs() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  return
+}
+
+// CHECK-LABEL: func.func @grid
+func.func @grid() -> (i32, i32) {
+  // CHECK: tessel.program_id 1 : i32
+  %0 = tessel.program_id 1 : i32
+  // CHECK: tessel.num_programs 2 : i32
+  %1 = tessel.num_programs 2 : i32
+  // GENERIC: "tessel.program_id"() <{axis = 1 : i32}> : () -> i32
+  return %0, %1 : i32, i32
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%s: f32, %t: !tessel.tile<1x64xf32>, %u: !tessel.tile<4x8xf16>) {
+  // CHECK: tessel.arange 16, 48 : !tessel.tile<32xi32>
+  %0 = tessel.arange 16, 48 : !tessel.tile<32xi32>
+  // CHECK: tessel.splat %{{.*}} : f32 -> !tessel.tile<8x64xf32>
+  %1 = tessel.splat %s : f32 -> !tessel.tile<8x64xf32>
+  // CHECK: tessel.broadcast %{{.*}} : !tessel.tile<1x64xf32> -> !tessel.tile<8x64xf32>
+  %2 = tessel.broadcast %t : !tessel.tile<1x64xf32> -> !tessel.tile<8x64xf32>
+  // CHECK: tessel.expand_dims %{{.*}} {axis = 1 : i32} : !tessel.tile<32xi32> -> !tessel.tile<32x1xi32>
+  %3 = tessel.expand_dims %0 {axis = 1 : i32} : !tessel.tile<32xi32> -> !tessel.tile<32x1xi32>
+  // CHECK: tessel.reshape %{{.*}} : !tessel.tile<4x8xf16> -> !tessel.tile<32xf16>
+  %4 = tessel.reshape %u : !tessel.tile<4x8xf16> -> !tessel.tile<32xf16>
+  // CHECK: tessel.trans %{{.*}} [1, 0] : !tessel.tile<4x8xf16> -> !tessel.tile<8x4xf16>
+  %5 = tessel.trans %u [1, 0] : !tessel.tile<4x8xf16> -> !tessel.tile<8x4xf16>
+  // CHECK: tessel.extract_slice %{{.*}} [1, 2] : !tessel.tile<4x8xf16> -> !tessel.tile<2x6xf16>
+  %6 = tessel.extract_slice %u [1, 2] : !tessel.tile<4x8xf16> -> !tessel.tile<2x6xf16>
+  // CHECK: tessel.convert_layout %{{.*}} : !tessel.tile<4x8xf16> -> !tessel.tile<4x8xf16, #tessel.blocked
+  %7 = tessel.convert_layout %u : !tessel.tile<4x8xf16> -> !tessel.tile<4x8xf16, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>
+  return
+}
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf32>, %i: !tessel.tile<16xi32>) {
+  // CHECK: tessel.binary add
+  %0 = tessel.binary add %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary sub
+  %1 = tessel.binary sub %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary mul
+  %2 = tessel.binary mul %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary div
+  %3 = tessel.binary div %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary rem
+  %4 = tessel.binary rem %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.binary max
+  %5 = tessel.binary max %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary min
+  %6 = tessel.binary min %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.binary and
+  %7 = tessel.binary and %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.binary or
+  %8 = tessel.binary or %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.binary xor
+  %9 = tessel.binary xor %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.unary neg
+  %10 = tessel.unary neg %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary exp
+  %11 = tessel.unary exp %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary exp2
+  %12 = tessel.unary exp2 %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary log
+  %13 = tessel.unary log %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary log2
+  %14 = tessel.unary log2 %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary sqrt
+  %15 = tessel.unary sqrt %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary rsqrt
+  %16 = tessel.unary rsqrt %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary abs
+  %17 = tessel.unary abs %i : !tessel.tile<16xi32>
+  // CHECK: tessel.unary not
+  %18 = tessel.unary not %i : !tessel.tile<16xi32>
+  // CHECK: tessel.cmp lt {{.*}} : !tessel.tile<16xf32> -> !tessel.tile<16xi1>
+  %19 = tessel.cmp lt %a, %b : !tessel.tile<16xf32> -> !tessel.tile<16xi1>
+  // CHECK: tessel.cmp ne
+  %20 = tessel.cmp ne %i, %i : !tessel.tile<16xi32> -> !tessel.tile<16xi1>
+  // CHECK: tessel.select {{.*}} : !tessel.tile<16xi1>, !tessel.tile<16xf32>
+  %21 = tessel.select %19, %a, %b : !tessel.tile<16xi1>, !tessel.tile<16xf32>
+  // CHECK: tessel.cast {{.*}} : !tessel.tile<16xf32> -> !tessel.tile<16xbf16>
+  %22 = tessel.cast %a : !tessel.tile<16xf32> -> !tessel.tile<16xbf16>
+  // GENERIC: "tessel.binary"(%{{.*}}, %{{.*}}) <{kind = 9 : i32}>
+  return
+}
+
+// CHECK-LABEL: func.func @memory
+func.func @memory(%p: !tessel.ptr<f32>, %off: !tessel.tile<64xi32>, %m: !tessel.tile<64xi1>,
+                  %o: !tessel.tile<64xf32>, %c: !tessel.ptr<i32>, %n: i32) {
+  // CHECK: tessel.addptr %{{.*}}, %{{.*}} : !tessel.ptr<i32>, i32
+  %0 = tessel.addptr %c, %n : !tessel.ptr<i32>, i32
+  // CHECK: tessel.load %{{.*}} : !tessel.ptr<i32>
+  %1 = tessel.load %0 : !tessel.ptr<i32>
+  %ps = tessel.splat %p : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.addptr %{{.*}}, %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>, !tessel.tile<64xi32>
+  %2 = tessel.addptr %ps, %off : !tessel.tile<64x!tessel.ptr<f32>>, !tessel.tile<64xi32>
+  // CHECK: tessel.load %{{.*}} mask %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+  %3 = tessel.load %2 mask %m : !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.load %{{.*}} mask %{{.*}} other %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+  %4 = tessel.load %2 mask %m other %o : !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+  tessel.store %2, %3 : !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.store %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+  tessel.store %2, %4 mask %m : !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.atomic_add %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+  %5 = tessel.atomic_add %2, %4 mask %m : !tessel.tile<64x!tessel.ptr<f32>>
+  // CHECK: tessel.atomic_add %{{.*}}, %{{.*}} : !tessel.ptr<i32>
+  %6 = tessel.atomic_add %0, %n : !tessel.ptr<i32>
+  // GENERIC: "tessel.load"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1>}>
+  return
+}
+
+// CHECK-LABEL: func.func @dot_reduce
+func.func @dot_reduce(%a: !tessel.tile<16x32xbf16>, %b: !tessel.tile<32x8xbf16>, %acc: !tessel.tile<16x8xf32>) {
+  // CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<16x32xbf16>, !tessel.tile<32x8xbf16> -> !tessel.tile<16x8xf32>
+  %0 = tessel.dot %a, %b, %acc : !tessel.tile<16x32xbf16>, !tessel.tile<32x8xbf16> -> !tessel.tile<16x8xf32>
+  // CHECK: tessel.reduce max %{{.*}} {axis = 1 : i32} : !tessel.tile<16x8xf32> -> !tessel.tile<16xf32>
+  %1 = tessel.reduce max %0 {axis = 1 : i32} : !tessel.tile<16x8xf32> -> !tessel.tile<16xf32>
+  // CHECK: tessel.reduce sum %{{.*}} {axis = 0 : i32} : !tessel.tile<16xf32> -> f32
+  %2 = tessel.reduce sum %1 {axis = 0 : i32} : !tessel.tile<16xf32> -> f32
+  // CHECK: tessel.reduce min %{{.*}} {axis = 0 : i32} : !tessel.tile<16x8xf32> -> !tessel.tile<8xf32>
+  %3 = tessel.reduce min %0 {axis = 0 : i32} : !tessel.tile<16x8xf32> -> !tessel.tile<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @online_softmax
+func.func @online_softmax(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>) -> (!tessel.tile<16x64xf32>, !tessel.tile<16xf32>) {
+  // CHECK: tessel.softmax_init : !tessel.softmax_state<16x64>
+  %0 = tessel.softmax_init : !tessel.softmax_state<16x64>
+  // CHECK: tessel.online_softmax %{{.*}}, %{{.*}}, %{{.*}} : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  %1 = tessel.online_softmax %0, %s, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  // CHECK: tessel.softmax_merge %{{.*}}, %{{.*}} : !tessel.softmax_state<16x64>
+  %2 = tessel.softmax_merge %0, %1 : !tessel.softmax_state<16x64>
+  // CHECK: tessel.softmax_finalize %{{.*}} : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  %o, %lse = tessel.softmax_finalize %2 : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  return %o, %lse : !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+}
+
+// CHECK-LABEL: func.func @online_kl
+func.func @online_kl(%s: !tessel.tile<16x32xf32>, %t: !tessel.tile<16x32xf32>) {
+  // CHECK: tessel.kl_init : !tessel.kl_state<16>
+  %0 = tessel.kl_init : !tessel.kl_state<16>
+  // CHECK: tessel.online_kl %{{.*}}, %{{.*}}, %{{.*}} : !tessel.kl_state<16>, !tessel.tile<16x32xf32>, !tessel.tile<16x32xf32>
+  %1 = tessel.online_kl %0, %s, %t : !tessel.kl_state<16>, !tessel.tile<16x32xf32>, !tessel.tile<16x32xf32>
+  // CHECK: tessel.kl_merge %{{.*}}, %{{.*}} : !tessel.kl_state<16>
+  %2 = tessel.kl_merge %0, %1 : !tessel.kl_state<16>
+  // CHECK: tessel.kl_finalize %{{.*}} : !tessel.kl_state<16> -> !tessel.tile<16xf32>, !tessel.tile<16xf32>, !tessel.tile<16xf32>
+  %kl, %ls, %lt = tessel.kl_finalize %2 : !tessel.kl_state<16> -> !tessel.tile<16xf32>, !tessel.tile<16xf32>, !tessel.tile<16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @stream_k
+func.func @stream_k(%units: i32, %iters: i32, %out: !tessel.ptr<f32>) {
+  // CHECK: tessel.stream_k units(%{{.*}}) iters(%{{.*}}) body {
+  // CHECK-NEXT: ^bb0(%{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32):
+  // CHECK: tessel.yield %{{.*}}, %{{.*}} : !tessel.kl_state<8>, f32
+  // CHECK: } merge {
+  // CHECK: tessel.kl_merge
+  // CHECK: } epilogue {
+  // CHECK: tessel.kl_finalize
+  tessel.stream_k units(%units) iters(%iters) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %st = tessel.kl_init : !tessel.kl_state<8>
+    %z = arith.constant 0.0 : f32
+    tessel.yield %st, %z : !tessel.kl_state<8>, f32
+  } merge {
+  ^bb0(%a: !tessel.kl_state<8>, %x: f32, %b: !tessel.kl_state<8>, %y: f32):
+    %m = tessel.kl_merge %a, %b : !tessel.kl_state<8>
+    %s = arith.addf %x, %y : f32
+    tessel.yield %m, %s : !tessel.kl_state<8>, f32
+  } epilogue {
+  ^bb0(%unit: i32, %st: !tessel.kl_state<8>, %x: f32):
+    %kl, %ls, %lt = tessel.kl_finalize %st : !tessel.kl_state<8> -> !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+    %p = tessel.addptr %out, %unit : !tessel.ptr<f32>, i32
+    tessel.store %p, %x : !tessel.ptr<f32>
+    tessel.yield
+  }
+  return
+}
