@@ -35,6 +35,11 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getNumWarpsAttrName() {
       return llvm::StringLiteral("tessel.num_warps");
     }
+    /// Dictionary attribute on a kernel: the constexpr values it was
+    /// specialised with.
+    static constexpr llvm::StringLiteral getConstantsAttrName() {
+      return llvm::StringLiteral("tessel.constants");
+    }
   private:
     void registerTypes();
     void registerAttributes();

@@ -27,7 +27,9 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' expects a func.func, got '"
                              << op->getName() << "'";
     if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << name << "' must be a unit attribute";
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute, got "
+             << attr.getValue();
     if (func.getFunctionType().getNumResults() != 0)
       return op->emitError() << "kernel '" << func.getSymName()
                              << "' must not return values, found "
@@ -37,11 +39,21 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   if (name == getNumWarpsAttrName()) {
     auto warps = dyn_cast<IntegerAttr>(attr.getValue());
     if (!warps || !warps.getType().isSignlessInteger(32))
-      return op->emitError() << "'" << name << "' must be an i32 attribute";
+      return op->emitError()
+             << "'" << name << "' must be an i32 attribute, got "
+             << attr.getValue();
     int64_t n = warps.getInt();
     if (n < 1 || n > 32 || (n & (n - 1)) != 0)
       return op->emitError()
              << "'" << name << "' must be a power of two in [1, 32], got " << n;
+    if (!op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << name << "' is only valid on a kernel";
+    return success();
+  }
+  if (name == getConstantsAttrName()) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a dictionary, got "
+                             << attr.getValue();
     if (!op->hasAttr(getKernelAttrName()))
       return op->emitError() << "'" << name << "' is only valid on a kernel";
     return success();

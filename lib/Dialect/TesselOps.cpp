@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -22,6 +23,11 @@ static bool isFloatElement(Type type) {
 
 static bool isIntElement(Type type) {
   return getElementTypeOrSelf(type).isSignlessInteger();
+}
+
+/// A type a tile may hold: a scalar or a pointer.
+static bool isScalarOrPtr(Type type) {
+  return isa<PtrType>(type) || isa<FloatType>(type) || isa<IntegerType>(type);
 }
 
 static LogicalResult checkSameElementType(Operation *op, Type expected,
@@ -37,6 +43,9 @@ static LogicalResult checkShape(Operation *op, ArrayRef<int64_t> expected,
                                 Type found, StringRef what) {
   if (getShapeOrEmpty(found) == expected)
     return success();
+  if (expected.empty())
+    return op->emitOpError()
+           << "expects a scalar " << what << ", got " << found;
   auto diag = op->emitOpError() << "expects " << what << " of shape [";
   llvm::interleaveComma(expected, diag);
   return diag << "], got " << found;
@@ -70,8 +79,10 @@ LogicalResult ArangeOp::verify() {
 }
 
 LogicalResult SplatOp::verify() {
-  return checkSameElementType(*this, getResult().getType(), getSrc().getType(),
-                              "source");
+  Type src = getSrc().getType();
+  if (!isScalarOrPtr(src))
+    return emitOpError() << "expects a scalar or pointer source, got " << src;
+  return checkSameElementType(*this, getResult().getType(), src, "source");
 }
 
 LogicalResult BroadcastOp::verify() {
@@ -124,9 +135,12 @@ LogicalResult TransOp::verify() {
   SmallVector<bool> seen(order.size(), false);
   SmallVector<int64_t> shape;
   for (int32_t dim : order) {
-    if (dim < 0 || dim >= src.getRank() || seen[dim])
-      return emitOpError() << "expects order to be a permutation of [0, "
-                           << src.getRank() << ")";
+    if (dim < 0 || dim >= src.getRank() || seen[dim]) {
+      auto diag = emitOpError() << "expects order to be a permutation of [0, "
+                                << src.getRank() << "), got [";
+      llvm::interleaveComma(order, diag);
+      return diag << "]";
+    }
     seen[dim] = true;
     shape.push_back(src.getDimSize(dim));
   }
@@ -147,13 +161,19 @@ LogicalResult ExtractSliceOp::verify() {
                          << " offsets and a result of the same rank, got "
                          << offsets.size() << " offsets and rank "
                          << dst.getRank();
-  for (int64_t i = 0; i < src.getRank(); ++i)
-    if (offsets[i] < 0 || offsets[i] + dst.getDimSize(i) > src.getDimSize(i))
-      return emitOpError() << "slice [" << offsets[i] << ", "
-                           << offsets[i] + dst.getDimSize(i)
-                           << ") of dimension " << i
-                           << " is out of bounds for size "
-                           << src.getDimSize(i);
+  for (int64_t i = 0; i < src.getRank(); ++i) {
+    int64_t size = dst.getDimSize(i), end;
+    bool overflow = llvm::AddOverflow(offsets[i], size, end);
+    if (offsets[i] >= 0 && !overflow && end <= src.getDimSize(i))
+      continue;
+    auto diag = emitOpError() << "slice [" << offsets[i] << ", ";
+    if (overflow)
+      diag << offsets[i] << " + " << size;
+    else
+      diag << end;
+    return diag << ") of dimension " << i << " is out of bounds for size "
+                << src.getDimSize(i);
+  }
   return success();
 }
 

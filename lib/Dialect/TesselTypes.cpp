@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -45,18 +46,33 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                Attribute encoding) {
   if (shape.empty())
     return emitError() << "tile must have rank at least 1";
-  for (int64_t dim : shape)
+  int64_t numElements = 1;
+  for (int64_t dim : shape) {
     if (dim <= 0)
       return emitError() << "tile dimensions must be positive, got " << dim;
+    if (llvm::MulOverflow(numElements, dim, numElements)) {
+      auto diag = emitError()
+                  << "tile must have fewer than 2^63 elements, got shape ";
+      llvm::interleave(shape, diag, "x");
+      return diag;
+    }
+  }
   if (!isScalarElementType(elementType) && !isa<PtrType>(elementType))
     return emitError() << "tile element type must be a scalar or a pointer, "
                           "got "
                        << elementType;
-  if (auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding))
-    if (blocked.getOrder().size() != shape.size())
-      return emitError() << "blocked encoding of rank "
-                         << blocked.getOrder().size()
-                         << " does not fit a tile of rank " << shape.size();
+  if (!encoding)
+    return success();
+  // Layout encodings are tessel attributes; list new ones here.
+  auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
+  if (!blocked)
+    return emitError() << "tile encoding must be a layout attribute "
+                          "(#tessel.blocked), got "
+                       << encoding;
+  if (blocked.getOrder().size() != shape.size())
+    return emitError() << "blocked encoding of rank "
+                       << blocked.getOrder().size()
+                       << " does not fit a tile of rank " << shape.size();
   return success();
 }
 
@@ -148,8 +164,18 @@ LogicalResult BlockedEncodingAttr::verify(
   size_t rank = order.size();
   if (sizePerThread.size() != rank || threadsPerWarp.size() != rank ||
       warpsPerCTA.size() != rank)
-    return emitError() << "blocked encoding parameters must all have rank "
-                       << rank;
+    return emitError()
+           << "blocked encoding expects sizePerThread, "
+              "threadsPerWarp and warpsPerCTA of the rank of order ("
+           << rank << "), got " << sizePerThread.size() << ", "
+           << threadsPerWarp.size() << " and " << warpsPerCTA.size();
+  for (auto [name, values] : {std::pair<StringRef, ArrayRef<unsigned>>{
+                                  "sizePerThread", sizePerThread},
+                              {"warpsPerCTA", warpsPerCTA}})
+    for (auto [dim, value] : llvm::enumerate(values))
+      if (value == 0)
+        return emitError() << name << " must be positive, got 0 in dimension "
+                           << dim;
   unsigned threads = 1;
   for (unsigned t : threadsPerWarp)
     threads *= t;
@@ -157,9 +183,12 @@ LogicalResult BlockedEncodingAttr::verify(
     return emitError() << "threadsPerWarp must multiply to 32, got " << threads;
   SmallVector<bool> seen(rank, false);
   for (unsigned dim : order) {
-    if (dim >= rank || seen[dim])
-      return emitError() << "order must be a permutation of [0, " << rank
-                         << ")";
+    if (dim >= rank || seen[dim]) {
+      auto diag = emitError() << "order must be a permutation of [0, " << rank
+                              << "), got [";
+      llvm::interleaveComma(order, diag);
+      return diag << "]";
+    }
     seen[dim] = true;
   }
   return success();

@@ -1,0 +1,115 @@
+//===- StreamK.cpp - The high-level semantics of tessel.stream_k ----------===//
+//
+// With G programs in the grid and T = units * iters iterations, program p
+// owns the linearised iterations streamKRange(p, G, T). The host of a unit
+// is the program owning the unit's first iteration. When the host executes
+// the op it, for each unit it hosts:
+//   1. runs `body(unit, begin, end)` for the slice of the unit owned by each
+//      program q, in increasing q (begin/end count from the unit's start,
+//      0 <= begin < end <= iters; programs with empty slices are skipped),
+//      with program_id reporting q, the program that computes that slice on
+//      the GPU;
+//   2. folds the partial states left to right with `merge` (earlier first);
+//   3. runs `epilogue(unit, state)`.
+// Programs that host no unit do nothing. This is the result the lowered
+// persistent kernel (partial states in a workspace, arrival flags, merge by
+// the host) must produce, up to the rounding of merges.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include "tessel/TesselDialect.h"
+
+#include <algorithm>
+
+using namespace mlir;
+namespace ts = mlir::tessel;
+
+namespace tessel {
+using namespace detail;
+
+/// p * T / G computed as p * (T / G) + p * (T % G) / G, which gives the same
+/// value without overflow while G < 2^31 (the lowering can use it as is).
+static int64_t streamKCut(int64_t p, int64_t programs, int64_t total) {
+  return p * (total / programs) + p * (total % programs) / programs;
+}
+
+IterRange streamKRange(int64_t program, int64_t programs,
+                               int64_t total) {
+  return {streamKCut(program, programs, total),
+          streamKCut(program + 1, programs, total)};
+}
+
+int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total) {
+  // The largest p with cut(p) <= iter; cut is nondecreasing in p.
+  int64_t lo = 0, hi = programs - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (streamKCut(mid, programs, total) <= iter)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
+                                       int64_t iters, int64_t total) {
+  auto streamK = cast<ts::StreamKOp>(op);
+  int64_t programs = grid[0] * grid[1] * grid[2];
+  int64_t first = unit * iters, last = first + iters;
+  std::array<int64_t, 3> host = pid;
+  std::vector<RtValue> state, partial;
+  for (int64_t begin = first; begin < last;) {
+    int64_t q = streamKOwner(begin, programs, total);
+    int64_t end = std::min(last, streamKRange(q, programs, total).end);
+    pid = {q % grid[0], (q / grid[0]) % grid[1], q / (grid[0] * grid[1])};
+    LogicalResult ran = runRegion(
+        streamK.getBody(),
+        {RtValue::intScalar(unit), RtValue::intScalar(begin - first),
+         RtValue::intScalar(end - first)},
+        partial);
+    pid = host;
+    if (failed(ran))
+      return failure();
+    if (state.empty()) {
+      state = std::move(partial);
+    } else {
+      std::vector<RtValue> args = std::move(state);
+      args.insert(args.end(), partial.begin(), partial.end());
+      if (failed(runRegion(streamK.getMerge(), args, state)))
+        return failure();
+    }
+    begin = end;
+  }
+  std::vector<RtValue> args = {RtValue::intScalar(unit)}, none;
+  args.insert(args.end(), state.begin(), state.end());
+  return runRegion(streamK.getEpilogue(), args, none);
+}
+
+Executor::OptResult Executor::execStreamK(Operation *op) {
+  auto streamK = dyn_cast<ts::StreamKOp>(op);
+  if (!streamK)
+    return std::nullopt;
+  int64_t units = get(streamK.getUnits()).ints[0];
+  int64_t iters = get(streamK.getIters()).ints[0];
+  if (units < 0)
+    return fail(op, "stream_k needs units >= 0, got " + Twine(units));
+  if (units > 0 && iters < 1)
+    return fail(op, "stream_k needs iters >= 1, got " + Twine(iters));
+  if (units == 0)
+    return success();
+  int64_t programs = grid[0] * grid[1] * grid[2];
+  int64_t self = pid[0] + grid[0] * (pid[1] + grid[1] * pid[2]);
+  int64_t total = units * iters;
+  IterRange mine = streamKRange(self, programs, total);
+  // Units whose first iteration u * iters lies in [mine.begin, mine.end).
+  for (int64_t unit = (mine.begin + iters - 1) / iters;
+       unit < units && unit * iters < mine.end; ++unit)
+    if (failed(runStreamKUnit(op, unit, iters, total)))
+      return failure();
+  return success();
+}
+
+} // namespace tessel

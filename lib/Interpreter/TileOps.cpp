@@ -1,0 +1,196 @@
+//===- TileOps.cpp - Grid queries, shapes, addptr, dot, reduce ------------===//
+//
+// dot: acc + a·b is accumulated in double (products of f16/bf16/f32 values
+// are exact there) and rounded to f32 once per element. The GPU accumulates
+// in f32 in an order of its own, so results agree to f32 accumulation error,
+// not bit for bit. f32 operands are used at full precision (no TF32).
+//
+// reduce: sums accumulate in double and round to the element type once;
+// max/min propagate NaN, and the max of an all -inf row is -inf. Integer
+// sums wrap to the width.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include "tessel/TesselDialect.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace ts = mlir::tessel;
+
+namespace tessel {
+using namespace detail;
+
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// Lanes of `shape` where lane `index` (a multi-index) is the source lane
+/// `srcFlat(index)`.
+static RtValue gather(const RtValue &src, ElemKind kind, ArrayRef<int64_t> shape,
+                      llvm::function_ref<int64_t(ArrayRef<int64_t>)> srcFlat) {
+  RtValue out = RtValue::lanes(kind, shape);
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
+    out.setLane(kind, i, src.lane(kind, srcFlat(index)));
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// The same lanes under the result's shape (reshape, expand_dims, layouts).
+static RtValue withShape(RtValue value, Type type) {
+  ArrayRef<int64_t> shape = shapeOf(type);
+  value.shape.assign(shape.begin(), shape.end());
+  return value;
+}
+
+static RtValue arange(int64_t start, int64_t end) {
+  RtValue out = RtValue::lanes(ElemKind::Int, {end - start});
+  for (int64_t i = start; i < end; ++i)
+    out.ints[i - start] = wrapInt(i, 32);
+  return out;
+}
+
+static RtValue dot(const RtValue &a, const RtValue &b, const RtValue &acc) {
+  int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  std::vector<double> sum(acc.floats);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      double aik = a.floats[i * k + kk];
+      const double *brow = &b.floats[kk * n];
+      double *srow = &sum[i * n];
+      for (int64_t j = 0; j < n; ++j)
+        srow[j] += aik * brow[j];
+    }
+  RtValue out = RtValue::lanes(ElemKind::Float, acc.shape);
+  for (size_t i = 0; i < sum.size(); ++i)
+    out.floats[i] = roundFloat(FloatFormat::F32, sum[i]);
+  return out;
+}
+
+static Lane reduceLanes(ts::ReduceKind kind, const ElemType &elem,
+                        const RtValue &src, int64_t first, int64_t count,
+                        int64_t stride) {
+  Lane out;
+  if (elem.kind == ElemKind::Float) {
+    double r = src.floats[first];
+    for (int64_t i = 1; i < count; ++i) {
+      double x = src.floats[first + i * stride];
+      r = kind == ts::ReduceKind::sum   ? r + x
+          : kind == ts::ReduceKind::max ? maximumF(r, x)
+                                        : minimumF(r, x);
+    }
+    out.f = roundFloat(elem.format, r);
+    return out;
+  }
+  int64_t r = asSigned(src.ints[first], elem.width);
+  for (int64_t i = 1; i < count; ++i) {
+    int64_t x = asSigned(src.ints[first + i * stride], elem.width);
+    r = kind == ts::ReduceKind::sum
+            ? static_cast<int64_t>(static_cast<uint64_t>(r) + x)
+        : kind == ts::ReduceKind::max ? std::max(r, x)
+                                      : std::min(r, x);
+  }
+  out.i = wrapInt(r, elem.width);
+  return out;
+}
+
+static RtValue reduce(ts::ReduceKind kind, const ElemType &elem,
+                      const RtValue &src, int64_t axis, Type resultType) {
+  ArrayRef<int64_t> shape = src.shape;
+  int64_t outer = numElements(shape.take_front(axis)), len = shape[axis];
+  int64_t inner = numElements(shape.drop_front(axis + 1));
+  RtValue out = RtValue::lanes(elem.kind, shapeOf(resultType));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      out.setLane(elem.kind, o * inner + i,
+                  reduceLanes(kind, elem, src, o * len * inner + i, len, inner));
+  return out;
+}
+
+Executor::OptResult Executor::execTileOp(Operation *op) {
+  auto elemOf = [](Value v) { return ElemType::get(v.getType())->kind; };
+  auto setResult = [&](RtValue value) -> OptResult {
+    set(op->getResult(0), std::move(value));
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, OptResult>(op)
+      .Case([&](ts::ProgramIdOp q) { return setResult(RtValue::intScalar(pid[q.getAxis()])); })
+      .Case([&](ts::NumProgramsOp q) {
+        return setResult(RtValue::intScalar(grid[q.getAxis()]));
+      })
+      .Case([&](ts::ArangeOp a) { return setResult(arange(a.getStart(), a.getEnd())); })
+      .Case([&](ts::SplatOp s) {
+        return setResult(gather(get(s.getSrc()), elemOf(s.getSrc()),
+                                shapeOf(s.getType()),
+                                [](ArrayRef<int64_t>) { return 0; }));
+      })
+      .Case([&](ts::BroadcastOp b) {
+        const RtValue &src = get(b.getSrc());
+        SmallVector<int64_t> strides = stridesOf(src.shape);
+        return setResult(gather(src, elemOf(b.getSrc()), shapeOf(b.getType()),
+                                [&](ArrayRef<int64_t> index) {
+                                  int64_t flat = 0;
+                                  for (size_t d = 0; d < index.size(); ++d)
+                                    if (src.shape[d] != 1)
+                                      flat += index[d] * strides[d];
+                                  return flat;
+                                }));
+      })
+      .Case([&](ts::TransOp t) {
+        const RtValue &src = get(t.getSrc());
+        SmallVector<int64_t> strides = stridesOf(src.shape);
+        ArrayRef<int32_t> order = t.getOrder();
+        return setResult(gather(src, elemOf(t.getSrc()), shapeOf(t.getType()),
+                                [&](ArrayRef<int64_t> index) {
+                                  int64_t flat = 0;
+                                  for (size_t d = 0; d < index.size(); ++d)
+                                    flat += index[d] * strides[order[d]];
+                                  return flat;
+                                }));
+      })
+      .Case([&](ts::ExtractSliceOp s) {
+        const RtValue &src = get(s.getSrc());
+        SmallVector<int64_t> strides = stridesOf(src.shape);
+        ArrayRef<int64_t> offsets = s.getOffsets();
+        return setResult(gather(src, elemOf(s.getSrc()), shapeOf(s.getType()),
+                                [&](ArrayRef<int64_t> index) {
+                                  int64_t flat = 0;
+                                  for (size_t d = 0; d < index.size(); ++d)
+                                    flat += (index[d] + offsets[d]) * strides[d];
+                                  return flat;
+                                }));
+      })
+      .Case<ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>([&](auto o) {
+        return setResult(withShape(get(o.getSrc()), o.getType()));
+      })
+      .Case([&](ts::AddPtrOp a) -> OptResult {
+        return mapLanes(op, [](ArrayRef<Lane> in, Lane &out, std::string &) {
+          out.p = {in[0].p.buffer,
+                   static_cast<int64_t>(static_cast<uint64_t>(in[0].p.offset) +
+                                        static_cast<uint64_t>(in[1].i))};
+          return true;
+        });
+      })
+      .Case([&](ts::DotOp d) {
+        return setResult(dot(get(d.getA()), get(d.getB()), get(d.getAcc())));
+      })
+      .Case([&](ts::ReduceOp r) {
+        ElemType elem = *ElemType::get(r.getSrc().getType());
+        return setResult(reduce(r.getKind(), elem, get(r.getSrc()), r.getAxis(),
+                                r.getType()));
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+} // namespace tessel

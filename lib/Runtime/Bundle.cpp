@@ -1,0 +1,423 @@
+//===- Bundle.cpp - The kernel bundle format ------------------------------===//
+
+#include "Runtime/Bundle.h"
+#include "Runtime/Json.h"
+#include "Runtime/Ptx.h"
+#include "Runtime/Support.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+
+using namespace tessel;
+
+using Type = JsonValue::Type;
+
+std::optional<Target> tessel::parseTarget(std::string_view text) {
+  if (text.substr(0, 3) != "sm_")
+    return std::nullopt;
+  text.remove_prefix(3);
+  Target target;
+  if (!text.empty() && text.back() == 'a') {
+    target.archSpecific = true;
+    text.remove_suffix(1);
+  }
+  if (text.size() < 2 || text.size() > 3)
+    return std::nullopt;
+  int number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    number = number * 10 + (c - '0');
+  }
+  target.major = number / 10;
+  target.minor = number % 10;
+  return target;
+}
+
+static bool isIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
+static std::optional<ArgKind> argKindFromName(std::string_view name) {
+  for (ArgKind kind : {ArgKind::Ptr, ArgKind::I32, ArgKind::I64, ArgKind::F16,
+                       ArgKind::BF16, ArgKind::F32})
+    if (name == argKindName(kind))
+      return kind;
+  return std::nullopt;
+}
+
+static bool isElementType(std::string_view name) {
+  for (std::string_view t :
+       {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"})
+    if (name == t)
+      return true;
+  return false;
+}
+
+static bool isIntegerKind(ArgKind kind) {
+  return kind == ArgKind::I32 || kind == ArgKind::I64;
+}
+
+/// The name of the grid size in workspace expressions.
+static constexpr std::string_view kNumCtas = "num_ctas";
+
+namespace {
+
+/// Checks the JSON tree against the bundle schema while building a Bundle.
+/// Errors point at the offending value and, inside a kernel, name it.
+class BundleReader {
+public:
+  BundleReader(std::string_view text, std::string_view name)
+      : text(text), name(name) {}
+  Result<Bundle> read(const JsonValue &root);
+
+private:
+  std::string_view text;
+  std::string_view name;
+  std::string context; // "kernel 'add': " while reading a kernel
+
+  Status errorAt(const JsonValue &at, const std::string &message) const;
+  Status checkMembers(const JsonValue &obj,
+                      std::initializer_list<std::string_view> allowed) const;
+  Status get(const JsonValue &obj, std::string_view key, Type type,
+             const JsonValue *&out, bool required = true) const;
+  Status getInt(const JsonValue &obj, std::string_view key, int64_t lo,
+                int64_t hi, int64_t &out,
+                std::optional<int64_t> fallback = std::nullopt) const;
+  Status getIdentifier(const JsonValue &obj, std::string_view key,
+                       std::string &out) const;
+
+  Status readKernel(const JsonValue &obj, const std::string &ptx,
+                    KernelInfo &k);
+  Status readParams(const JsonValue &list, KernelInfo &k) const;
+  Status readConstants(const JsonValue &obj, KernelInfo &k) const;
+  Status readLaunch(const JsonValue &obj, KernelInfo &k) const;
+  Status readExpr(const JsonValue &value, const KernelInfo &k,
+                  const std::string &what, bool allowNumCtas,
+                  std::optional<Expr> &out) const;
+  Status checkPtxSignature(const JsonValue &at, const KernelInfo &k,
+                           const std::string &ptx) const;
+};
+
+} // namespace
+
+Status BundleReader::errorAt(const JsonValue &at,
+                             const std::string &message) const {
+  auto [line, col] = lineAndColumn(text, at.offset);
+  return Status::error(std::string(name) + ":" + std::to_string(line) + ":" +
+                       std::to_string(col) + ": error: " + context + message);
+}
+
+// Unknown members are errors: a misspelt optional field would otherwise be
+// silently ignored.
+Status BundleReader::checkMembers(
+    const JsonValue &obj,
+    std::initializer_list<std::string_view> allowed) const {
+  for (const auto &[key, value] : obj.object) {
+    bool known = false;
+    for (std::string_view a : allowed)
+      known = known || key == a;
+    if (!known)
+      return errorAt(value, "unknown member '" + key + "'");
+  }
+  return Status();
+}
+
+Status BundleReader::get(const JsonValue &obj, std::string_view key, Type type,
+                         const JsonValue *&out, bool required) const {
+  out = obj.find(key);
+  if (!out)
+    return required ? errorAt(obj, "missing member '" + std::string(key) + "'")
+                    : Status();
+  if (out->type != type)
+    return errorAt(*out, "'" + std::string(key) + "' must be " +
+                             jsonTypeName(type) + ", got " +
+                             jsonTypeName(out->type));
+  return Status();
+}
+
+Status BundleReader::getInt(const JsonValue &obj, std::string_view key,
+                            int64_t lo, int64_t hi, int64_t &out,
+                            std::optional<int64_t> fallback) const {
+  const JsonValue *v;
+  TESSEL_TRY(get(obj, key, Type::Number, v, !fallback));
+  if (!v) {
+    out = *fallback;
+    return Status();
+  }
+  if (!v->integer || *v->integer < lo || *v->integer > hi)
+    return errorAt(*v, "'" + std::string(key) + "' must be an integer in [" +
+                           std::to_string(lo) + ", " + std::to_string(hi) +
+                           "]");
+  out = *v->integer;
+  return Status();
+}
+
+Status BundleReader::getIdentifier(const JsonValue &obj, std::string_view key,
+                                   std::string &out) const {
+  const JsonValue *v;
+  TESSEL_TRY(get(obj, key, Type::String, v));
+  if (!isIdentifier(v->string))
+    return errorAt(*v, "'" + std::string(key) +
+                           "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  out = v->string;
+  return Status();
+}
+
+Result<Bundle> BundleReader::read(const JsonValue &root) {
+  if (root.type != Type::Object)
+    return errorAt(root, "a bundle must be a JSON object");
+  TESSEL_TRY(checkMembers(
+      root, {"format", "version", "target", "producer", "kernels", "ptx"}));
+  const JsonValue *format, *target, *producer, *kernels, *ptx;
+  TESSEL_TRY(get(root, "format", Type::String, format));
+  if (format->string != "tessel-bundle")
+    return errorAt(*format, "'format' must be \"tessel-bundle\"");
+  int64_t version;
+  TESSEL_TRY(getInt(root, "version", 0, std::numeric_limits<int64_t>::max(),
+                    version));
+  if (version != 1)
+    return errorAt(*root.find("version"),
+                   "unsupported bundle version " + std::to_string(version) +
+                       " (this runtime reads version 1)");
+  TESSEL_TRY(get(root, "target", Type::String, target));
+  if (!parseTarget(target->string))
+    return errorAt(*target, "'target' must look like sm_90 or sm_90a");
+  TESSEL_TRY(get(root, "producer", Type::String, producer, false));
+  TESSEL_TRY(get(root, "ptx", Type::String, ptx));
+  TESSEL_TRY(get(root, "kernels", Type::Array, kernels));
+  if (kernels->array.empty())
+    return errorAt(*kernels, "'kernels' is empty");
+
+  Bundle bundle;
+  bundle.target = target->string;
+  bundle.producer = producer ? producer->string : "";
+  for (const JsonValue &v : kernels->array) {
+    KernelInfo k;
+    TESSEL_TRY(readKernel(v, ptx->string, k));
+    for (const KernelInfo &other : bundle.kernels)
+      if (other.name == k.name)
+        return errorAt(v, "duplicate kernel name");
+    bundle.kernels.push_back(std::move(k));
+    context.clear();
+  }
+  bundle.ptx = ptx->string;
+  return bundle;
+}
+
+Status BundleReader::readKernel(const JsonValue &obj, const std::string &ptx,
+                                KernelInfo &k) {
+  if (obj.type != Type::Object)
+    return errorAt(obj, "a kernel must be a JSON object");
+  TESSEL_TRY(getIdentifier(obj, "name", k.name));
+  context = "kernel '" + k.name + "': ";
+  TESSEL_TRY(checkMembers(obj, {"name", "ptx_entry", "num_warps",
+                                "shared_bytes", "params", "constants",
+                                "launch"}));
+  TESSEL_TRY(getIdentifier(obj, "ptx_entry", k.ptxEntry));
+  int64_t value;
+  TESSEL_TRY(getInt(obj, "num_warps", 1, 32, value));
+  k.numWarps = int(value);
+  TESSEL_TRY(getInt(obj, "shared_bytes", 0, std::numeric_limits<int32_t>::max(),
+                    value, 0));
+  k.sharedBytes = uint32_t(value);
+  const JsonValue *params, *constants, *launch;
+  TESSEL_TRY(get(obj, "params", Type::Array, params));
+  TESSEL_TRY(readParams(*params, k));
+  TESSEL_TRY(get(obj, "constants", Type::Object, constants, false));
+  if (constants)
+    TESSEL_TRY(readConstants(*constants, k));
+  TESSEL_TRY(get(obj, "launch", Type::Object, launch));
+  TESSEL_TRY(readLaunch(*launch, k));
+  return checkPtxSignature(obj, k, ptx);
+}
+
+Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
+  for (const JsonValue &p : list.array) {
+    if (p.type != Type::Object)
+      return errorAt(p, "a parameter must be a JSON object");
+    TESSEL_TRY(checkMembers(p, {"name", "kind", "elem"}));
+    ParamInfo info;
+    TESSEL_TRY(getIdentifier(p, "name", info.name));
+    if (info.name == kNumCtas)
+      return errorAt(p, "'num_ctas' is reserved");
+    for (const ParamInfo &other : k.params)
+      if (other.name == info.name)
+        return errorAt(p, "duplicate parameter '" + info.name + "'");
+    const JsonValue *kind, *elem;
+    TESSEL_TRY(get(p, "kind", Type::String, kind));
+    std::optional<ArgKind> argKind = argKindFromName(kind->string);
+    if (!argKind)
+      return errorAt(*kind, "parameter '" + info.name +
+                                "': unknown kind (expected ptr, i32, i64, "
+                                "f16, bf16 or f32)");
+    info.kind = *argKind;
+    bool isPtr = info.kind == ArgKind::Ptr;
+    TESSEL_TRY(get(p, "elem", Type::String, elem, isPtr));
+    if (elem && !isPtr)
+      return errorAt(*elem, "parameter '" + info.name +
+                                "': 'elem' applies to pointers only");
+    if (elem && !isElementType(elem->string))
+      return errorAt(*elem, "parameter '" + info.name +
+                                "': unknown element type '" + elem->string +
+                                "'");
+    info.elem = elem ? elem->string : "";
+    k.params.push_back(std::move(info));
+  }
+  return Status();
+}
+
+Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
+  for (const auto &[key, value] : obj.object) {
+    if (!isIdentifier(key) || key == kNumCtas)
+      return errorAt(value, "constant name '" + key +
+                                "' must be an identifier other than num_ctas");
+    for (const ParamInfo &p : k.params)
+      if (p.name == key)
+        return errorAt(value, "constant '" + key + "' shadows a parameter");
+    if (value.type != Type::Number || !value.integer)
+      return errorAt(value, "constant '" + key + "' must be an integer");
+    k.constants.emplace_back(key, *value.integer);
+  }
+  return Status();
+}
+
+Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
+  TESSEL_TRY(checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
+                                "workspace_bytes"}));
+  const JsonValue *kind, *grid;
+  TESSEL_TRY(get(obj, "kind", Type::String, kind));
+  LaunchRule &rule = k.launch;
+  if (kind->string == "grid") {
+    rule.kind = LaunchRule::Kind::Grid;
+    for (const char *key : {"max_ctas", "ctas_per_sm"})
+      if (const JsonValue *v = obj.find(key))
+        return errorAt(*v, "'" + std::string(key) +
+                               "' applies to persistent launches only");
+    TESSEL_TRY(get(obj, "grid", Type::Array, grid));
+    if (grid->array.empty() || grid->array.size() > 3)
+      return errorAt(*grid, "'grid' must have 1 to 3 entries");
+    for (size_t i = 0; i < grid->array.size(); ++i) {
+      std::optional<Expr> e;
+      TESSEL_TRY(readExpr(grid->array[i], k,
+                          "grid[" + std::to_string(i) + "]", false, e));
+      rule.grid.push_back(std::move(*e));
+    }
+  } else if (kind->string == "persistent") {
+    rule.kind = LaunchRule::Kind::Persistent;
+    if (const JsonValue *v = obj.find("grid"))
+      return errorAt(*v, "persistent launches size their grid from the "
+                         "device; use 'max_ctas' to bound it");
+    if (const JsonValue *v = obj.find("max_ctas"))
+      TESSEL_TRY(readExpr(*v, k, "max_ctas", false, rule.maxCtas));
+    int64_t ctasPerSM;
+    TESSEL_TRY(getInt(obj, "ctas_per_sm", 0, 64, ctasPerSM, 0));
+    rule.ctasPerSM = int(ctasPerSM);
+  } else {
+    return errorAt(*kind, "launch 'kind' must be \"grid\" or \"persistent\"");
+  }
+  if (const JsonValue *v = obj.find("workspace_bytes"))
+    TESSEL_TRY(readExpr(*v, k, "workspace_bytes", true, rule.workspaceBytes));
+  return Status();
+}
+
+Status BundleReader::readExpr(const JsonValue &value, const KernelInfo &k,
+                              const std::string &what, bool allowNumCtas,
+                              std::optional<Expr> &out) const {
+  std::string source;
+  if (value.type == Type::String)
+    source = value.string;
+  else if (value.type == Type::Number && value.integer)
+    source = std::to_string(*value.integer);
+  else
+    return errorAt(value, what + " must be an expression string or integer");
+
+  auto resolve = [&](std::string_view id) -> Result<Expr::Symbol> {
+    if (id == kNumCtas && allowNumCtas)
+      return Expr::Symbol{Expr::Symbol::Slot, int64_t(k.numCtasSlot())};
+    for (const auto &[constName, constValue] : k.constants)
+      if (constName == id)
+        return Expr::Symbol{Expr::Symbol::Constant, constValue};
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].name != id)
+        continue;
+      if (isIntegerKind(k.params[i].kind))
+        return Expr::Symbol{Expr::Symbol::Slot, int64_t(i)};
+      return Status::error("'" + std::string(id) + "' is a " +
+                           argKindName(k.params[i].kind) +
+                           " parameter; only integer parameters and "
+                           "constants can appear");
+    }
+    if (id == kNumCtas)
+      return Status::error("num_ctas can only appear in workspace_bytes");
+    return Status::error("unknown name '" + std::string(id) + "'");
+  };
+  Result<Expr> expr = Expr::parse(source, resolve);
+  if (!expr.ok())
+    return errorAt(value, what + ": " + expr.message());
+  out = std::move(*expr);
+  return Status();
+}
+
+Status BundleReader::checkPtxSignature(const JsonValue &at, const KernelInfo &k,
+                                       const std::string &ptx) const {
+  Result<std::vector<unsigned>> sizes = ptxEntryParamSizes(ptx, k.ptxEntry);
+  if (!sizes.ok())
+    return errorAt(at, sizes.message());
+  bool workspace = k.launch.workspaceBytes.has_value();
+  std::string entry = "PTX entry '" + k.ptxEntry + "'";
+  if (sizes->size() != k.params.size() + workspace)
+    return errorAt(at, "the bundle lists " + std::to_string(k.params.size()) +
+                           " parameters" +
+                           (workspace ? " plus the workspace pointer" : "") +
+                           " but " + entry + " has " +
+                           std::to_string(sizes->size()));
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const ParamInfo &p = k.params[i];
+    if ((*sizes)[i] != argKindSize(p.kind))
+      return errorAt(at, "parameter '" + p.name + "' is " +
+                             argKindName(p.kind) + " (" +
+                             std::to_string(argKindSize(p.kind)) +
+                             " bytes) but " + entry + " declares " +
+                             std::to_string((*sizes)[i]) + " bytes");
+  }
+  if (workspace && sizes->back() != 8)
+    return errorAt(at, "the workspace pointer (the last parameter of " +
+                           entry + ") must be 8 bytes");
+  return Status();
+}
+
+Result<Bundle> tessel::parseBundle(std::string_view text,
+                                   std::string_view name) {
+  Result<JsonValue> root = parseJson(text, name);
+  if (!root.ok())
+    return root.status();
+  return BundleReader(text, name).read(*root);
+}
+
+Result<Bundle> tessel::readBundleFile(const std::string &path) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return Status::error("cannot open bundle '" + path +
+                         "': " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    text.append(buffer, n);
+  int readError = std::ferror(file) ? errno : 0;
+  std::fclose(file);
+  if (readError)
+    return Status::error("cannot read bundle '" + path +
+                         "': " + std::strerror(readError));
+  return parseBundle(text, path);
+}

@@ -1,0 +1,151 @@
+//===- CudaDriver.h - The CUDA Driver API, opened at run time ---*- C++ -*-===//
+//
+// The runtime builds without the CUDA toolkit and runs on machines without a
+// driver, so it declares the few driver types it uses itself (values checked
+// against CUDA 13's cuda.h) and resolves the entry points from libcuda.so.1
+// with dlopen/dlsym.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_RUNTIME_CUDADRIVER_H
+#define TESSEL_RUNTIME_CUDADRIVER_H
+
+#include "tessel/Runtime.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tessel::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+
+enum : CUresult {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_NO_DEVICE = 100,
+};
+
+// CUjit_option: where cuModuleLoadDataEx writes its logs.
+enum : int {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+
+// CUdevice_attribute
+enum : int {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+};
+
+// CUfunction_attribute
+enum : int { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+
+/// Dynamic shared memory above this needs the attribute raised first.
+constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+
+/// The table of driver entry points. One per library path per process; it is
+/// never unloaded, because libcuda does not support being unloaded while
+/// contexts or its helper threads exist.
+class CudaDriver {
+  struct Symbol {
+    const char *name;
+    const char *fallback; // an older name, for drivers without `name`
+    void **address;
+  };
+  // Filled by the Entry constructors below, so it must come first.
+  std::vector<Symbol> symbols;
+
+public:
+  /// One entry point: calls it, and knows its name for error messages.
+  template <class... Params> class Entry {
+  public:
+    Entry(CudaDriver *driver, const char *name,
+          const char *fallback = nullptr)
+        : name(name) {
+      driver->symbols.push_back({name, fallback, &address});
+    }
+    Entry(const Entry &) = delete;
+    CUresult operator()(Params... params) const {
+      return reinterpret_cast<CUresult (*)(Params...)>(address)(params...);
+    }
+    const char *const name;
+
+  private:
+    void *address = nullptr;
+  };
+
+  /// Opens `library` and resolves every entry point, or explains why not:
+  /// "no CUDA driver found (libcuda.so.1: ...)".
+  static Result<const CudaDriver *> load(const std::string &library);
+
+  /// "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+  Status check(CUresult result, const char *call) const;
+  /// Calls an entry point and checks its result.
+  template <class... Params, class... Args>
+  Status call(const Entry<Params...> &entry, Args &&...args) const {
+    return check(entry(std::forward<Args>(args)...), entry.name);
+  }
+  /// "CUDA_ERROR_X (description)", or the number if the driver has no name.
+  std::string describe(CUresult result) const;
+
+  Entry<CUresult, const char **> cuGetErrorName{this, "cuGetErrorName"};
+  Entry<CUresult, const char **> cuGetErrorString{this, "cuGetErrorString"};
+  Entry<unsigned> cuInit{this, "cuInit"};
+  Entry<int *> cuDeviceGetCount{this, "cuDeviceGetCount"};
+  Entry<CUdevice *, int> cuDeviceGet{this, "cuDeviceGet"};
+  Entry<int *, int, CUdevice> cuDeviceGetAttribute{this,
+                                                   "cuDeviceGetAttribute"};
+  Entry<CUcontext *, CUdevice> cuDevicePrimaryCtxRetain{
+      this, "cuDevicePrimaryCtxRetain"};
+  Entry<CUdevice> cuDevicePrimaryCtxRelease{this,
+                                            "cuDevicePrimaryCtxRelease_v2"};
+  Entry<CUcontext> cuCtxPushCurrent{this, "cuCtxPushCurrent_v2"};
+  Entry<CUcontext *> cuCtxPopCurrent{this, "cuCtxPopCurrent_v2"};
+  Entry<> cuCtxSynchronize{this, "cuCtxSynchronize"};
+  Entry<CUmodule *, const void *, unsigned, int *, void **> cuModuleLoadDataEx{
+      this, "cuModuleLoadDataEx"};
+  Entry<CUmodule> cuModuleUnload{this, "cuModuleUnload"};
+  Entry<CUfunction *, CUmodule, const char *> cuModuleGetFunction{
+      this, "cuModuleGetFunction"};
+  Entry<CUfunction, int, int> cuFuncSetAttribute{this, "cuFuncSetAttribute"};
+  Entry<int *, CUfunction, int, size_t>
+      cuOccupancyMaxActiveBlocksPerMultiprocessor{
+          this, "cuOccupancyMaxActiveBlocksPerMultiprocessor"};
+  Entry<CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+        unsigned, CUstream, void **, void **>
+      cuLaunchKernel{this, "cuLaunchKernel"};
+  Entry<CUdeviceptr *, size_t> cuMemAlloc{this, "cuMemAlloc_v2"};
+  Entry<CUdeviceptr> cuMemFree{this, "cuMemFree_v2"};
+  Entry<CUdeviceptr, const void *, size_t> cuMemcpyHtoD{this,
+                                                        "cuMemcpyHtoD_v2"};
+  Entry<void *, CUdeviceptr, size_t> cuMemcpyDtoH{this, "cuMemcpyDtoH_v2"};
+  Entry<CUdeviceptr, unsigned char, size_t> cuMemsetD8{this, "cuMemsetD8_v2"};
+  Entry<CUdeviceptr, unsigned char, size_t, CUstream> cuMemsetD8Async{
+      this, "cuMemsetD8Async"};
+  Entry<CUstream> cuStreamSynchronize{this, "cuStreamSynchronize"};
+  Entry<CUevent *, unsigned> cuEventCreate{this, "cuEventCreate"};
+  Entry<CUevent, CUstream> cuEventRecord{this, "cuEventRecord"};
+  Entry<CUevent> cuEventSynchronize{this, "cuEventSynchronize"};
+  Entry<float *, CUevent, CUevent> cuEventElapsedTime{
+      this, "cuEventElapsedTime_v2", "cuEventElapsedTime"};
+  Entry<CUevent> cuEventDestroy{this, "cuEventDestroy_v2"};
+
+private:
+  CudaDriver() = default;
+  CudaDriver(const CudaDriver &) = delete;
+};
+
+} // namespace tessel::cuda
+
+#endif // TESSEL_RUNTIME_CUDADRIVER_H

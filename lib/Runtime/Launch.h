@@ -1,0 +1,39 @@
+//===- Launch.h - From a kernel's launch rule to launch dimensions -*- C++ -*-//
+//
+// Host-only, so argument checking and grid sizing are testable without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_RUNTIME_LAUNCH_H
+#define TESSEL_RUNTIME_LAUNCH_H
+
+#include "Runtime/Bundle.h"
+#include "tessel/Runtime.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel {
+
+struct LaunchPlan {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t blockThreads = 0;
+  uint32_t sharedBytes = 0;
+  uint64_t workspaceBytes = 0;
+
+  /// A zero dimension means there is nothing to do.
+  bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
+};
+
+/// Checks the number and kinds of `args` against the kernel's parameters.
+Status checkArgs(const KernelInfo &k, const std::vector<Arg> &args);
+
+/// Checks `args` and evaluates the launch rule. Persistent grids are capped
+/// at `numSMs` x `blocksPerSM` (the occupancy of this kernel), so every CTA
+/// is resident at once and CTAs that spin-wait on each other cannot deadlock.
+Result<LaunchPlan> planLaunch(const KernelInfo &k, const std::vector<Arg> &args,
+                              int numSMs, int blocksPerSM);
+
+} // namespace tessel
+
+#endif // TESSEL_RUNTIME_LAUNCH_H

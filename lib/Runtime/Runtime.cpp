@@ -1,0 +1,381 @@
+//===- Runtime.cpp - Load kernel bundles and launch them on a GPU ---------===//
+
+#include "tessel/Runtime.h"
+#include "Runtime/Bundle.h"
+#include "Runtime/CudaDriver.h"
+#include "Runtime/Launch.h"
+#include "Runtime/Support.h"
+
+#include <mutex>
+#include <unordered_map>
+
+using namespace tessel;
+using namespace tessel::cuda;
+
+namespace tessel::detail {
+
+struct KernelState {
+  RuntimeImpl *owner = nullptr;
+  KernelInfo info;
+  CUfunction function = nullptr;
+  /// Occupancy; computed for persistent kernels only, which need it.
+  int blocksPerSM = 0;
+  /// Grown on demand and kept: launches of one persistent kernel reuse it.
+  CUdeviceptr workspace = 0;
+  uint64_t workspaceSize = 0;
+};
+
+struct ModuleState {
+  std::string name;
+  std::vector<std::unique_ptr<KernelState>> kernels;
+};
+
+struct RuntimeImpl {
+  explicit RuntimeImpl(const CudaDriver &drv) : drv(drv) {}
+  ~RuntimeImpl();
+
+  const CudaDriver &drv;
+  CUdevice device = 0;
+  CUcontext context = nullptr; // the retained primary context
+  int numSMs = 0, maxSharedOptin = 0, ccMajor = 0, ccMinor = 0;
+
+  std::mutex mutex; // guards everything below and the kernels' workspaces
+  std::unordered_map<std::string, CUmodule> modules; // by PTX text
+  std::vector<std::unique_ptr<ModuleState>> bundles;
+
+  /// Runs `body` with the primary context current on this thread, restoring
+  /// the caller's context afterwards.
+  Status inContext(const std::function<Status()> &body);
+  Status queryDevice(int ordinal);
+  Result<Module> load(Result<Bundle> bundle, std::string_view name);
+  Status checkTarget(const Bundle &bundle, std::string_view name) const;
+  Result<CUmodule> loadModule(const Bundle &bundle, std::string_view name);
+  Status prepareKernel(CUmodule module, KernelState &k);
+  Status prepareWorkspace(KernelState &k, uint64_t bytes, CUstream stream);
+  Status enqueue(KernelState &k, const LaunchPlan &plan,
+                 const std::vector<Arg> &args, CUstream stream);
+};
+
+} // namespace tessel::detail
+
+using detail::KernelState;
+using detail::RuntimeImpl;
+
+static std::string kernelContext(const KernelInfo &k) {
+  return "kernel '" + k.name + "': ";
+}
+
+Status RuntimeImpl::inContext(const std::function<Status()> &body) {
+  TESSEL_TRY(drv.call(drv.cuCtxPushCurrent, context));
+  Status status = body();
+  CUcontext popped;
+  Status pop = drv.call(drv.cuCtxPopCurrent, &popped);
+  return status.ok() ? pop : status;
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  if (!context)
+    return;
+  // Nothing can be reported from a destructor, and at exit the driver may
+  // already be shutting down: errors are ignored.
+  (void)inContext([&] {
+    (void)drv.cuCtxSynchronize(); // kernels may still use what is freed
+    for (auto &bundle : bundles)
+      for (auto &k : bundle->kernels)
+        if (k->workspace)
+          (void)drv.cuMemFree(k->workspace);
+    for (auto &entry : modules)
+      (void)drv.cuModuleUnload(entry.second);
+    return Status();
+  });
+  (void)drv.cuDevicePrimaryCtxRelease(device);
+}
+
+Status RuntimeImpl::queryDevice(int ordinal) {
+  TESSEL_TRY(drv.call(drv.cuDeviceGet, &device, ordinal));
+  TESSEL_TRY(drv.call(drv.cuDevicePrimaryCtxRetain, &context, device));
+  const std::pair<int *, int> attributes[] = {
+      {&numSMs, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
+      {&maxSharedOptin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&ccMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR},
+      {&ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR}};
+  for (auto [value, attribute] : attributes)
+    TESSEL_TRY(drv.call(drv.cuDeviceGetAttribute, value, attribute, device));
+  return Status();
+}
+
+Status RuntimeImpl::checkTarget(const Bundle &bundle,
+                                std::string_view name) const {
+  Target target = *parseTarget(bundle.target); // checked by parseBundle
+  int want = target.major * 10 + target.minor, have = ccMajor * 10 + ccMinor;
+  // PTX for sm_XY JIT-compiles for any later GPU; sm_XYa only for sm_XY.
+  if (target.archSpecific ? want == have : want <= have)
+    return Status();
+  return Status::error(std::string(name) + ": the bundle targets " +
+                       bundle.target + " but the device is sm_" +
+                       std::to_string(have));
+}
+
+Result<CUmodule> RuntimeImpl::loadModule(const Bundle &bundle,
+                                         std::string_view name) {
+  auto cached = modules.find(bundle.ptx);
+  if (cached != modules.end())
+    return cached->second;
+  char infoLog[16384] = "", errorLog[16384] = "";
+  int options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {infoLog, reinterpret_cast<void *>(sizeof(infoLog)),
+                    errorLog, reinterpret_cast<void *>(sizeof(errorLog))};
+  CUmodule module = nullptr;
+  CUresult result = drv.cuModuleLoadDataEx(&module, bundle.ptx.c_str(), 4,
+                                           options, values);
+  if (result != CUDA_SUCCESS) {
+    infoLog[sizeof(infoLog) - 1] = errorLog[sizeof(errorLog) - 1] = '\0';
+    std::string log = errorLog[0] ? errorLog : infoLog;
+    std::string message = drv.check(result, drv.cuModuleLoadDataEx.name)
+                              .prepend(std::string(name) + ": ")
+                              .message();
+    return Status::error(message + (log.empty() ? "" : "\nJIT log:\n" + log));
+  }
+  modules.emplace(bundle.ptx, module);
+  return module;
+}
+
+Status RuntimeImpl::prepareKernel(CUmodule module, KernelState &k) {
+  const KernelInfo &info = k.info;
+  std::string where = kernelContext(info);
+  Status s = drv.call(drv.cuModuleGetFunction, &k.function, module,
+                      info.ptxEntry.c_str());
+  if (!s.ok())
+    return s.prepend(where);
+  if (info.sharedBytes > kDefaultSharedLimit) {
+    if (info.sharedBytes > unsigned(maxSharedOptin))
+      return Status::error(where + "needs " +
+                           std::to_string(info.sharedBytes) +
+                           " bytes of shared memory; the device allows " +
+                           std::to_string(maxSharedOptin) + " per block");
+    s = drv.call(drv.cuFuncSetAttribute, k.function,
+                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                 int(info.sharedBytes));
+    if (!s.ok())
+      return s.prepend(where);
+  }
+  if (info.launch.kind == LaunchRule::Kind::Persistent) {
+    s = drv.call(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                 &k.blocksPerSM, k.function, info.numWarps * 32,
+                 size_t(info.sharedBytes));
+    if (!s.ok())
+      return s.prepend(where);
+  }
+  return Status();
+}
+
+Result<Module> RuntimeImpl::load(Result<Bundle> parsed,
+                                 std::string_view name) {
+  if (!parsed.ok())
+    return parsed.status();
+  Bundle &bundle = *parsed;
+  TESSEL_TRY(checkTarget(bundle, name));
+  auto state = std::make_unique<detail::ModuleState>();
+  state->name = std::string(name);
+  std::lock_guard<std::mutex> lock(mutex);
+  TESSEL_TRY(inContext([&] {
+    Result<CUmodule> module = loadModule(bundle, name);
+    if (!module.ok())
+      return module.status();
+    for (KernelInfo &info : bundle.kernels) {
+      auto k = std::make_unique<KernelState>();
+      k->owner = this;
+      k->info = std::move(info);
+      TESSEL_TRY(prepareKernel(*module, *k));
+      state->kernels.push_back(std::move(k));
+    }
+    return Status();
+  }));
+  bundles.push_back(std::move(state));
+  return Module(bundles.back().get());
+}
+
+Status RuntimeImpl::prepareWorkspace(KernelState &k, uint64_t bytes,
+                                     CUstream stream) {
+  if (bytes > k.workspaceSize) {
+    if (k.workspace) {
+      // Launches still in flight may be using the old buffer.
+      TESSEL_TRY(drv.call(drv.cuCtxSynchronize));
+      TESSEL_TRY(drv.call(drv.cuMemFree, k.workspace));
+      k.workspace = 0;
+      k.workspaceSize = 0;
+    }
+    TESSEL_TRY(drv.call(drv.cuMemAlloc, &k.workspace, bytes));
+    k.workspaceSize = bytes;
+  }
+  // Arrival flags and counters must start at zero on every launch.
+  if (bytes == 0)
+    return Status();
+  return drv.call(drv.cuMemsetD8Async, k.workspace, 0, bytes, stream);
+}
+
+Status RuntimeImpl::enqueue(KernelState &k, const LaunchPlan &plan,
+                            const std::vector<Arg> &args, CUstream stream) {
+  std::vector<void *> params;
+  params.reserve(args.size() + 1);
+  for (const Arg &arg : args)
+    params.push_back(const_cast<void *>(arg.data())); // the driver only reads
+  if (k.info.launch.workspaceBytes) {
+    TESSEL_TRY(prepareWorkspace(k, plan.workspaceBytes, stream));
+    params.push_back(&k.workspace);
+  }
+  return drv.call(drv.cuLaunchKernel, k.function, plan.grid[0], plan.grid[1],
+                  plan.grid[2], plan.blockThreads, 1u, 1u, plan.sharedBytes,
+                  stream, params.data(), nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+const std::string &Kernel::name() const { return state->info.name; }
+const std::vector<ParamInfo> &Kernel::params() const {
+  return state->info.params;
+}
+int Kernel::numWarps() const { return state->info.numWarps; }
+uint32_t Kernel::sharedBytes() const { return state->info.sharedBytes; }
+bool Kernel::persistent() const {
+  return state->info.launch.kind == LaunchRule::Kind::Persistent;
+}
+
+Result<Kernel> Module::kernel(std::string_view name) const {
+  std::string known;
+  for (auto &k : state->kernels) {
+    if (k->info.name == name)
+      return Kernel(k.get());
+    known += (known.empty() ? "" : ", ") + k->info.name;
+  }
+  return Status::error("no kernel '" + std::string(name) + "' in " +
+                       state->name + " (it has " + known + ")");
+}
+
+std::vector<Kernel> Module::kernels() const {
+  std::vector<Kernel> result;
+  for (auto &k : state->kernels)
+    result.push_back(Kernel(k.get()));
+  return result;
+}
+
+Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+Result<std::unique_ptr<Runtime>>
+Runtime::create(const RuntimeOptions &options) {
+  Result<const CudaDriver *> loaded = CudaDriver::load(options.driverLibrary);
+  if (!loaded.ok())
+    return loaded.status();
+  const CudaDriver &drv = **loaded;
+  CUresult result = drv.cuInit(0);
+  if (result == CUDA_ERROR_NO_DEVICE)
+    return Status::error("no CUDA device (cuInit: " + drv.describe(result) +
+                         ")");
+  TESSEL_TRY(drv.check(result, drv.cuInit.name));
+  int count = 0;
+  TESSEL_TRY(drv.call(drv.cuDeviceGetCount, &count));
+  if (count == 0)
+    return Status::error("no CUDA device");
+  if (options.device < 0 || options.device >= count)
+    return Status::error("CUDA device " + std::to_string(options.device) +
+                         " requested but there are " + std::to_string(count));
+  auto impl = std::make_unique<RuntimeImpl>(drv);
+  TESSEL_TRY(impl->queryDevice(options.device));
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+Result<Module> Runtime::loadBundle(const std::string &path) {
+  return impl->load(readBundleFile(path), path);
+}
+
+Result<Module> Runtime::loadBundleFromString(std::string_view text,
+                                             std::string_view name) {
+  return impl->load(parseBundle(text, name), name);
+}
+
+Status Runtime::launch(const Kernel &kernel, const std::vector<Arg> &args,
+                       Stream stream) {
+  KernelState &k = *kernel.state;
+  if (k.owner != impl.get())
+    return Status::error(kernelContext(k.info) +
+                         "it was loaded by another Runtime");
+  Result<LaunchPlan> plan =
+      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM);
+  if (!plan.ok())
+    return plan.status();
+  if (plan->empty())
+    return Status();
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  Status s = impl->inContext([&] {
+    return impl->enqueue(k, *plan, args, static_cast<CUstream>(stream));
+  });
+  return s.prepend(kernelContext(k.info));
+}
+
+int Runtime::multiprocessorCount() const { return impl->numSMs; }
+
+Result<DevicePtr> Runtime::alloc(size_t bytes) {
+  CUdeviceptr ptr = 0;
+  TESSEL_TRY(impl->inContext(
+      [&] { return impl->drv.call(impl->drv.cuMemAlloc, &ptr, bytes); }));
+  return DevicePtr(ptr);
+}
+
+Status Runtime::free(DevicePtr ptr) {
+  return impl->inContext(
+      [&] { return impl->drv.call(impl->drv.cuMemFree, ptr); });
+}
+
+Status Runtime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {
+  return impl->inContext([&] {
+    return impl->drv.call(impl->drv.cuMemcpyHtoD, dst, src, bytes);
+  });
+}
+
+Status Runtime::copyToHost(void *dst, DevicePtr src, size_t bytes) {
+  return impl->inContext([&] {
+    return impl->drv.call(impl->drv.cuMemcpyDtoH, dst, src, bytes);
+  });
+}
+
+Status Runtime::fill(DevicePtr dst, uint8_t value, size_t bytes) {
+  return impl->inContext([&] {
+    return impl->drv.call(impl->drv.cuMemsetD8, dst, value, bytes);
+  });
+}
+
+Status Runtime::synchronize(Stream stream) {
+  return impl->inContext([&] {
+    return impl->drv.call(impl->drv.cuStreamSynchronize,
+                          static_cast<CUstream>(stream));
+  });
+}
+
+Result<float> Runtime::timeMs(const std::function<Status()> &work,
+                              Stream stream) {
+  const CudaDriver &drv = impl->drv;
+  CUstream s = static_cast<CUstream>(stream);
+  CUevent start = nullptr, stop = nullptr;
+  float ms = 0;
+  auto timed = [&] {
+    TESSEL_TRY(drv.call(drv.cuEventCreate, &start, 0u));
+    TESSEL_TRY(drv.call(drv.cuEventCreate, &stop, 0u));
+    TESSEL_TRY(drv.call(drv.cuEventRecord, start, s));
+    TESSEL_TRY(work());
+    TESSEL_TRY(drv.call(drv.cuEventRecord, stop, s));
+    TESSEL_TRY(drv.call(drv.cuEventSynchronize, stop));
+    return drv.call(drv.cuEventElapsedTime, &ms, start, stop);
+  };
+  TESSEL_TRY(impl->inContext([&] {
+    Status status = timed();
+    for (CUevent event : {start, stop})
+      if (event)
+        (void)drv.cuEventDestroy(event);
+    return status;
+  }));
+  return ms;
+}

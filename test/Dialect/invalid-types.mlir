@@ -1,0 +1,149 @@
+// RUN: tessel-opt %s -split-input-file -verify-diagnostics
+
+// Type and attribute verifiers: these fail while the type is parsed, and MLIR
+// reports them on the line of the type.
+
+//===----------------------------------------------------------------------===//
+// !tessel.ptr
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{pointee must be one of i1, i32, i64, f16, bf16, f32, got 'index'}}
+func.func private @ptr_index(!tessel.ptr<index>)
+
+// -----
+
+// expected-error @+1 {{pointee must be one of i1, i32, i64, f16, bf16, f32, got '!tessel.ptr<f32>'}}
+func.func private @ptr_to_ptr(!tessel.ptr<!tessel.ptr<f32>>)
+
+// -----
+
+// expected-error @+1 {{pointee must be one of i1, i32, i64, f16, bf16, f32, got 'f64'}}
+func.func private @ptr_f64(!tessel.ptr<f64>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tessel.tile
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{tile must have rank at least 1}}
+func.func private @tile_rank0(!tessel.tile<f32>)
+
+// -----
+
+// expected-error @+1 {{tile dimensions must be positive, got 0}}
+func.func private @tile_zero_dim(!tessel.tile<16x0xf32>)
+
+// -----
+
+// expected-error @+1 {{tile must have fewer than 2^63 elements, got shape 4611686018427387904x4}}
+func.func private @tile_too_large(!tessel.tile<4611686018427387904x4xf32>)
+
+// -----
+
+// expected-error @+1 {{expected static shape}}
+func.func private @tile_dynamic(!tessel.tile<16x?xf32>)
+
+// -----
+
+// expected-error @+1 {{tile element type must be a scalar or a pointer, got 'index'}}
+func.func private @tile_index(!tessel.tile<16xindex>)
+
+// -----
+
+// expected-error @+1 {{tile element type must be a scalar or a pointer, got '!tessel.kl_state<4>'}}
+func.func private @tile_of_state(!tessel.tile<16x!tessel.kl_state<4>>)
+
+// -----
+
+// expected-error @+1 {{tile element type must be a scalar or a pointer, got '!tessel.tile<4xf32>'}}
+func.func private @tile_of_tile(!tessel.tile<16x!tessel.tile<4xf32>>)
+
+// -----
+
+// expected-error @+1 {{tile encoding must be a layout attribute (#tessel.blocked), got "row_major"}}
+func.func private @tile_encoding_not_layout(!tessel.tile<16x16xf32, "row_major">)
+
+// -----
+
+// expected-error @+1 {{blocked encoding of rank 2 does not fit a tile of rank 1}}
+func.func private @tile_encoding_rank(!tessel.tile<64xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tessel.blocked
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{blocked encoding expects sizePerThread, threadsPerWarp and warpsPerCTA of the rank of order (2), got 1, 2 and 2}}
+func.func private @blocked_rank(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+// expected-error @+1 {{sizePerThread must be positive, got 0 in dimension 1}}
+func.func private @blocked_size_zero(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1, 0], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+// expected-error @+1 {{warpsPerCTA must be positive, got 0 in dimension 0}}
+func.func private @blocked_warps_zero(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [0, 4], order = [1, 0]>>)
+
+// -----
+
+// expected-error @+1 {{threadsPerWarp must multiply to 32, got 16}}
+func.func private @blocked_threads(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 4], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+// expected-error @+1 {{order must be a permutation of [0, 2), got [1, 1]}}
+func.func private @blocked_order_repeat(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 1]>>)
+
+// -----
+
+// expected-error @+1 {{order must be a permutation of [0, 2), got [2, 0]}}
+func.func private @blocked_order_range(!tessel.tile<4x8xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [2, 0]>>)
+
+// -----
+
+// The attribute is checked on its own too, not only inside a tile.
+// expected-error @+1 {{threadsPerWarp must multiply to 32, got 64}}
+func.func private @blocked_alone() attributes {layout = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerCTA = [4], order = [0]>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tessel.softmax_state and !tessel.kl_state
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{softmax state expects <ROWSxCOLS>, got 1 dimension(s)}}
+func.func private @softmax_state_1d(!tessel.softmax_state<16>)
+
+// -----
+
+// expected-error @+1 {{softmax state expects <ROWSxCOLS>, got 3 dimension(s)}}
+func.func private @softmax_state_3d(!tessel.softmax_state<16x64x2>)
+
+// -----
+
+// expected-error @+1 {{softmax state needs positive rows and cols, got 16x0}}
+func.func private @softmax_state_zero(!tessel.softmax_state<16x0>)
+
+// -----
+
+// expected-error @+1 {{expected static shape}}
+func.func private @softmax_state_dynamic(!tessel.softmax_state<?x64>)
+
+// -----
+
+// expected-error @+1 {{kl state needs positive rows, got 0}}
+func.func private @kl_state_zero(!tessel.kl_state<0>)
+
+// -----
+
+// expected-error @+1 {{kl state needs positive rows, got -4}}
+func.func private @kl_state_negative(!tessel.kl_state<-4>)
+
+// -----
+
+// expected-error @+1 {{expected '>'}}
+func.func private @kl_state_2d(!tessel.kl_state<16x64>)

@@ -1,0 +1,115 @@
+//===- tesselc.cpp - The Tessel DSL compiler driver -----------------------===//
+//
+//   tesselc FILE.tsl [--kernel NAME] [-D NAME=VALUE ...]
+//           [--emit=ast|tessel|llvm|ptx|bundle] [--target sm_80|sm_90] [-o OUT]
+//
+// One flag per stage, as in the Toy tutorial's driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Frontend/Lexer.h"
+#include "Frontend/MLIRGen.h"
+#include "Frontend/Parser.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <iostream>
+
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { AST, Tessel, LLVM, PTX, Bundle };
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .tsl file>"),
+                               cl::Required);
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"));
+cl::opt<std::string>
+    kernelName("kernel",
+               cl::desc("Compile only this kernel (default: every @kernel)"),
+               cl::value_desc("name"));
+cl::list<std::string>
+    defines("D", cl::Prefix,
+            cl::desc("Set a constexpr parameter: -D NAME=VALUE (an integer, "
+                     "float, True/False or a type name such as bf16)"),
+            cl::value_desc("NAME=VALUE"));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce"), cl::init(Emit::Tessel),
+    cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree, as text"),
+               clEnumValN(Emit::Tessel, "tessel",
+                          "tessel IR as emitted by the front end (verified)"),
+               clEnumValN(Emit::LLVM, "llvm", "LLVM IR for the NVPTX target"),
+               clEnumValN(Emit::PTX, "ptx", "PTX assembly"),
+               clEnumValN(Emit::Bundle, "bundle",
+                          "a kernel bundle: PTX with its launch metadata")));
+cl::opt<std::string> target("target",
+                            cl::desc("GPU architecture: sm_80 or sm_90"),
+                            cl::init("sm_90"));
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // --mlir-print-debuginfo prints each op's .tsl location.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
+
+  if (target != "sm_80" && target != "sm_90") {
+    llvm::errs() << "tesselc: error: unknown --target '" << target
+                 << "' (expected sm_80 or sm_90)\n";
+    return 1;
+  }
+  std::string readError;
+  auto source = tessel::SourceManager::fromFile(inputFile, readError);
+  if (!source) {
+    llvm::errs() << "tesselc: error: " << readError << "\n";
+    return 1;
+  }
+  tessel::GenOptions options;
+  options.kernel = kernelName;
+  for (const std::string &d : defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      llvm::errs() << "tesselc: error: -D expects NAME=VALUE, got '" << d
+                   << "'\n";
+      return 1;
+    }
+    options.defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  if (emit == Emit::LLVM || emit == Emit::PTX || emit == Emit::Bundle) {
+    llvm::errs() << "tesselc: error: this build has no GPU back end yet; "
+                    "--emit=tessel and --emit=ast are available\n";
+    return 1;
+  }
+
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "tesselc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  tessel::DiagnosticEngine diag(*source, std::cerr);
+  if (emit == Emit::AST) {
+    tessel::Lexer lexer(*source, diag);
+    tessel::Parser parser(lexer, diag);
+    auto module = parser.parseModule();
+    if (!module || diag.hasErrors())
+      return 1;
+    output->os() << tessel::ast::dumpToString(*module, /*withLocs=*/true);
+    output->keep();
+    return 0;
+  }
+  mlir::MLIRContext context;
+  auto module = tessel::compileSource(context, *source, diag, options);
+  if (!module)
+    return 1;
+  module->print(output->os());
+  output->keep();
+  return 0;
+}
