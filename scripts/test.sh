@@ -2,7 +2,8 @@
 # The whole test suite: installs what is missing, configures, builds, runs
 # every test and ends with one summary line "N passed, N failed".
 #   scripts/test.sh            (build directory: build/)
-#   BUILD_DIR=... JOBS=... scripts/test.sh
+#   BUILD_DIR=... JOBS=... FUZZ_SECONDS=60 scripts/test.sh
+#   TESSEL_SKIP_SANITIZERS=1 scripts/test.sh   (skip the ASan/UBSan + fuzz stage)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,18 +27,53 @@ count() { # $1: log, $2: pass regex, $3: fail regex
   failed=$((failed + f))
 }
 
-echo "== lit"
-/usr/lib/llvm-22/bin/lit -v "$build/test" 2>&1 | tee "$build/lit.log"
-count "$build/lit.log" '^PASS: ' '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): '
-grep -qE '^(UNSUPPORTED|XFAIL): ' "$build/lit.log" &&
-  { echo "error: skipped or expected-fail lit tests are not allowed"; failed=$((failed + 1)); }
-
-echo "== unit tests"
-if compgen -G "$build/bin/*Tests" >/dev/null; then
-  for t in "$build"/bin/*Tests; do
-    "$t" 2>&1 | tee "$build/$(basename "$t").log"
-    count "$build/$(basename "$t").log" '^\[       OK \] ' '^\[  FAILED  \] [^ ]+\.[^ ]+ \('
+# lit and the C++ unit tests of one build directory.
+run_suite() { # $1: build dir, $2: label
+  echo "== lit ($2)"
+  /usr/lib/llvm-22/bin/lit -v "$1/test" 2>&1 | tee "$1/lit.log"
+  count "$1/lit.log" '^PASS: ' '^(FAIL|XPASS|UNRESOLVED|TIMEOUT): '
+  if grep -qE '^(UNSUPPORTED|XFAIL): ' "$1/lit.log"; then
+    echo "error: skipped or expected-fail lit tests are not allowed"
+    failed=$((failed + 1))
+  fi
+  echo "== unit tests ($2)"
+  for t in "$1"/bin/*Tests; do
+    [ -x "$t" ] || continue
+    "$t" 2>&1 | tee "$1/$(basename "$t").log"
+    count "$1/$(basename "$t").log" '^\[       OK \] ' '^\[  FAILED  \] [^ ]+\.[^ ]+ \('
   done
+}
+
+run_suite "$build" "release"
+
+# The same suites with AddressSanitizer + UndefinedBehaviorSanitizer (clang),
+# then the front-end fuzzer for a bounded time over the seed corpus.
+if [ "${TESSEL_SKIP_SANITIZERS:-0}" != 1 ]; then
+  asan=${build}-asan
+  CC=clang-22 CXX=clang++-22 cmake -S "$root" -B "$asan" -G Ninja \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTESSEL_ENABLE_SANITIZERS=ON \
+    -DTESSEL_ENABLE_FUZZER=ON -DTESSEL_ENABLE_CUDA_RUNTIME=OFF \
+    >"$asan.configure.log" 2>&1 ||
+    { cat "$asan.configure.log"; echo "error: sanitizer configure failed"; exit 1; }
+  ninja -C "$asan" -j "$jobs" all || { echo "error: sanitizer build failed"; exit 1; }
+  run_suite "$asan" "asan+ubsan"
+
+  echo "== fuzz the front end for ${FUZZ_SECONDS:-60} s"
+  corpus=$(mktemp -d)
+  cp "$root"/kernels/*.tsl "$corpus"/
+  find "$root/test/Frontend" -name '*.tsl' -exec cp {} "$corpus"/ \; 2>/dev/null
+  if "$asan/bin/tessel-fuzz-frontend" -max_total_time="${FUZZ_SECONDS:-60}" \
+       -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$asan/" "$corpus" \
+       >"$asan/fuzz.log" 2>&1; then
+    tail -n 1 "$asan/fuzz.log"
+    echo "PASS: fuzz the front end"
+    passed=$((passed + 1))
+  else
+    tail -n 40 "$asan/fuzz.log"
+    echo "FAIL: fuzz the front end (artifact in $asan/)"
+    failed=$((failed + 1))
+  fi
+  rm -rf "$corpus"
 fi
 
 echo

@@ -332,6 +332,7 @@ using StmtPtr = std::unique_ptr<Stmt>;
 using StmtList = std::vector<StmtPtr>;
 
 /// `x = e` has one target; `a, b = e` (or `(a, b) = e`) is a tuple target.
+/// Located at the first target.
 class Assign : public Stmt {
 public:
   Assign(SourceLoc loc, std::vector<std::unique_ptr<Name>> targets,
@@ -370,7 +371,8 @@ private:
   ExprPtr value;
 };
 
-/// `elif` arrives as an else body holding a single nested If.
+/// `elif` arrives as an else body holding a single nested If (located at
+/// the `elif`).
 class If : public Stmt {
 public:
   If(SourceLoc loc, ExprPtr cond, StmtList thenBody, StmtList elseBody)

@@ -352,22 +352,22 @@ static TValue genMemory(CallCtx &c) {
       if (!other)
         return TValue::invalid();
     }
-    return TValue::ofValue(g.builder.create<tsl::LoadOp>(
-        at, tsl::getPointeeLikeType(ptrType), ptr, *mask, other));
+    return TValue::ofValue(tsl::LoadOp::create(
+        g.builder, at, tsl::getPointeeLikeType(ptrType), ptr, *mask, other));
   }
   Value value = storedValue(c, (*args)[1], ptrType);
   if (!value)
     return TValue::invalid();
   if (c.name == "store") {
-    g.builder.create<tsl::StoreOp>(at, ptr, value, *mask);
+    tsl::StoreOp::create(g.builder, at, ptr, value, *mask);
     return TValue::ofConst(Const());
   }
   Type pointee = getElementTypeOrSelf(value.getType());
   if (!pointee.isF32() && !pointee.isInteger(32))
     return c.fail((*args)[0], "atomic_add needs f32 or i32 pointees, got " +
                                   g.describe(ptrType));
-  return TValue::ofValue(g.builder.create<tsl::AtomicAddOp>(at, value.getType(),
-                                                            ptr, value, *mask));
+  return TValue::ofValue(tsl::AtomicAddOp::create(
+      g.builder, at, value.getType(), ptr, value, *mask));
 }
 
 static TValue genElementwiseMath(CallCtx &c) {
@@ -412,25 +412,25 @@ static TValue genElementwiseMath(CallCtx &c) {
                     .Case("sqrt", tsl::UnaryKind::sqrt)
                     .Case("rsqrt", tsl::UnaryKind::rsqrt)
                     .Default(tsl::UnaryKind::abs);
-    return TValue::ofValue(g.builder.create<tsl::UnaryOp>(at, kind, v));
+    return TValue::ofValue(tsl::UnaryOp::create(g.builder, at, kind, v));
   }
   Value r;
   if (c.name == "exp")
-    r = g.builder.create<math::ExpOp>(at, v);
+    r = math::ExpOp::create(g.builder, at, v);
   else if (c.name == "exp2")
-    r = g.builder.create<math::Exp2Op>(at, v);
+    r = math::Exp2Op::create(g.builder, at, v);
   else if (c.name == "log")
-    r = g.builder.create<math::LogOp>(at, v);
+    r = math::LogOp::create(g.builder, at, v);
   else if (c.name == "log2")
-    r = g.builder.create<math::Log2Op>(at, v);
+    r = math::Log2Op::create(g.builder, at, v);
   else if (c.name == "sqrt")
-    r = g.builder.create<math::SqrtOp>(at, v);
+    r = math::SqrtOp::create(g.builder, at, v);
   else if (c.name == "rsqrt")
-    r = g.builder.create<math::RsqrtOp>(at, v);
+    r = math::RsqrtOp::create(g.builder, at, v);
   else if (isFloat)
-    r = g.builder.create<math::AbsFOp>(at, v);
+    r = math::AbsFOp::create(g.builder, at, v);
   else
-    r = g.builder.create<math::AbsIOp>(at, v);
+    r = math::AbsIOp::create(g.builder, at, v);
   return TValue::ofValue(r);
 }
 
@@ -453,15 +453,16 @@ static TValue genMinMax(CallCtx &c, bool isMax) {
     return TValue::invalid();
   Location at = g.loc(c.l);
   if (isa<tsl::TileType>(x.getType()))
-    return TValue::ofValue(g.builder.create<tsl::BinaryOp>(
-        at, isMax ? tsl::BinaryKind::max : tsl::BinaryKind::min, x, y));
+    return TValue::ofValue(tsl::BinaryOp::create(
+        g.builder, at, isMax ? tsl::BinaryKind::max : tsl::BinaryKind::min, x,
+        y));
   if (isa<FloatType>(x.getType()))
     return TValue::ofValue(
-        isMax ? Value(g.builder.create<arith::MaximumFOp>(at, x, y))
-              : Value(g.builder.create<arith::MinimumFOp>(at, x, y)));
+        isMax ? Value(arith::MaximumFOp::create(g.builder, at, x, y))
+              : Value(arith::MinimumFOp::create(g.builder, at, x, y)));
   return TValue::ofValue(
-      isMax ? Value(g.builder.create<arith::MaxSIOp>(at, x, y))
-            : Value(g.builder.create<arith::MinSIOp>(at, x, y)));
+      isMax ? Value(arith::MaxSIOp::create(g.builder, at, x, y))
+            : Value(arith::MinSIOp::create(g.builder, at, x, y)));
 }
 
 static TValue genReduce(CallCtx &c, tsl::ReduceKind kind) {
@@ -488,15 +489,16 @@ static TValue genReduce(CallCtx &c, tsl::ReduceKind kind) {
                                     " is out of range for " + g.describe(t));
   } else { // Reduce everything: flatten first.
     if (t.getRank() > 1)
-      v = g.builder.create<tsl::ReshapeOp>(
-          at, g.shaped({t.getNumElements()}, t.getElementType()), v);
+      v = tsl::ReshapeOp::create(
+          g.builder, at, g.shaped({t.getNumElements()}, t.getElementType()), v);
     axis = 0;
   }
   auto vt = cast<tsl::TileType>(v.getType());
   SmallVector<int64_t> shape(vt.getShape());
   shape.erase(shape.begin() + axis);
-  return TValue::ofValue(g.builder.create<tsl::ReduceOp>(
-      at, g.shaped(shape, vt.getElementType()), kind, v, uint32_t(axis)));
+  return TValue::ofValue(
+      tsl::ReduceOp::create(g.builder, at, g.shaped(shape, vt.getElementType()),
+                            kind, v, uint32_t(axis)));
 }
 
 static TValue genDot(CallCtx &c) {
@@ -525,11 +527,11 @@ static TValue genDot(CallCtx &c) {
   } else {
     Location at = g.loc(c.l);
     Value zero = g.materialize(c.l, Const::ofFloat(0), g.builder.getF32Type());
-    acc = g.builder.create<tsl::SplatOp>(
-        at, g.shaped(shape, g.builder.getF32Type()), zero);
+    acc = tsl::SplatOp::create(g.builder, at,
+                               g.shaped(shape, g.builder.getF32Type()), zero);
   }
-  return TValue::ofValue(g.builder.create<tsl::DotOp>(g.loc(c.l), acc.getType(),
-                                                      ta.value, tb.value, acc));
+  return TValue::ofValue(tsl::DotOp::create(
+      g.builder, g.loc(c.l), acc.getType(), ta.value, tb.value, acc));
 }
 
 static TValue genWhere(CallCtx &c) {
@@ -562,8 +564,8 @@ static TValue genWhere(CallCtx &c) {
   a = g.broadcastTo(c.l, a, *shape);
   b = g.broadcastTo(c.l, b, *shape);
   if (shape->empty())
-    return TValue::ofValue(g.builder.create<arith::SelectOp>(at, cv, a, b));
-  return TValue::ofValue(g.builder.create<tsl::SelectOp>(at, cv, a, b));
+    return TValue::ofValue(arith::SelectOp::create(g.builder, at, cv, a, b));
+  return TValue::ofValue(tsl::SelectOp::create(g.builder, at, cv, a, b));
 }
 
 static TValue genOnline(CallCtx &c) {
@@ -583,10 +585,10 @@ static TValue genOnline(CallCtx &c) {
     if (*rows <= 0 || *cols <= 0)
       return c.fail((*args)[0], "rows and cols must be positive");
     if (softmax)
-      return TValue::ofValue(g.builder.create<tsl::SoftmaxInitOp>(
-          at, tsl::SoftmaxStateType::get(&g.context, *rows, *cols)));
-    return TValue::ofValue(g.builder.create<tsl::KLInitOp>(
-        at, tsl::KLStateType::get(&g.context, *rows)));
+      return TValue::ofValue(tsl::SoftmaxInitOp::create(
+          g.builder, at, tsl::SoftmaxStateType::get(&g.context, *rows, *cols)));
+    return TValue::ofValue(tsl::KLInitOp::create(
+        g.builder, at, tsl::KLStateType::get(&g.context, *rows)));
   }
   if (c.name == "online_softmax") {
     auto args = matchArgs(g, c.call, c.name, {"state", "scores", "values"}, 3);
@@ -609,8 +611,8 @@ static TValue genOnline(CallCtx &c) {
                         std::to_string(state.getCols()) +
                         "> (keys of the scores x cols of the state), got " +
                         g.describe(values));
-    return TValue::ofValue(g.builder.create<tsl::OnlineSoftmaxOp>(
-        at, state, st.value, sv, v.value));
+    return TValue::ofValue(tsl::OnlineSoftmaxOp::create(g.builder, at, state,
+                                                        st.value, sv, v.value));
   }
   if (c.name == "online_kl") {
     auto args =
@@ -628,7 +630,7 @@ static TValue genOnline(CallCtx &c) {
     if (!tv)
       return TValue::invalid();
     return TValue::ofValue(
-        g.builder.create<tsl::OnlineKLOp>(at, state, st.value, sv, tv));
+        tsl::OnlineKLOp::create(g.builder, at, state, st.value, sv, tv));
   }
   bool softmax = c.name.rfind("softmax", 0) == 0;
   if (c.name == "softmax_merge" || c.name == "kl_merge") {
@@ -647,9 +649,9 @@ static TValue genOnline(CallCtx &c) {
                                     g.describe(tb));
     if (softmax)
       return TValue::ofValue(
-          g.builder.create<tsl::SoftmaxMergeOp>(at, a.value, b.value));
+          tsl::SoftmaxMergeOp::create(g.builder, at, a.value, b.value));
     return TValue::ofValue(
-        g.builder.create<tsl::KLMergeOp>(at, a.value, b.value));
+        tsl::KLMergeOp::create(g.builder, at, a.value, b.value));
   }
   // softmax_finalize / kl_finalize
   auto args = matchArgs(g, c.call, c.name, {"state"}, 1);
@@ -660,8 +662,8 @@ static TValue genOnline(CallCtx &c) {
     auto state = c.state<tsl::SoftmaxStateType>((*args)[0], st);
     if (!state)
       return TValue::invalid();
-    auto op = g.builder.create<tsl::SoftmaxFinalizeOp>(
-        at, g.shaped({state.getRows(), state.getCols()}, f32),
+    auto op = tsl::SoftmaxFinalizeOp::create(
+        g.builder, at, g.shaped({state.getRows(), state.getCols()}, f32),
         g.shaped({state.getRows()}, f32), st.value);
     return TValue::ofTuple(
         {TValue::ofValue(op.getOutput()), TValue::ofValue(op.getLse())});
@@ -670,7 +672,7 @@ static TValue genOnline(CallCtx &c) {
   if (!state)
     return TValue::invalid();
   Type row = g.shaped({state.getRows()}, f32);
-  auto op = g.builder.create<tsl::KLFinalizeOp>(at, row, row, row, st.value);
+  auto op = tsl::KLFinalizeOp::create(g.builder, at, row, row, row, st.value);
   return TValue::ofTuple({TValue::ofValue(op.getKl()),
                           TValue::ofValue(op.getLseTeacher()),
                           TValue::ofValue(op.getLseStudent())});
@@ -734,7 +736,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
                               "kl_merge, got " +
                                   describe(merge));
   Location at = loc(call.getLoc());
-  auto op = builder.create<tsl::StreamKOp>(at, units, iters);
+  auto op = tsl::StreamKOp::create(builder, at, units, iters);
   OpBuilder::InsertionGuard guard(builder);
 
   // body(unit, begin, end) -> state
@@ -752,7 +754,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
     return c.fail((*args)[2], "body must return a partial state (values), "
                               "got " +
                                   describe(state));
-  builder.create<tsl::YieldOp>(at, stateValues);
+  tsl::YieldOp::create(builder, at, stateValues);
   SmallVector<Type> types = llvm::to_vector(ValueRange(stateValues).getTypes());
   SmallVector<Location> locs(types.size(), at);
 
@@ -782,10 +784,10 @@ TValue Generator::genStreamK(const ast::Call &call) {
       return mc.fail((*args)[3], "the body returns " + describe(types[0]));
     if (mergeName == "softmax_merge")
       merged = TValue::ofValue(
-          builder.create<tsl::SoftmaxMergeOp>(at, a.value, b.value));
+          tsl::SoftmaxMergeOp::create(builder, at, a.value, b.value));
     else
-      merged =
-          TValue::ofValue(builder.create<tsl::KLMergeOp>(at, a.value, b.value));
+      merged = TValue::ofValue(
+          tsl::KLMergeOp::create(builder, at, a.value, b.value));
   }
   SmallVector<Value> mergedValues;
   if (merged.isInvalid())
@@ -795,7 +797,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
     return c.fail((*args)[3], "merge must return a state like the body's, "
                               "got " +
                                   describe(merged));
-  builder.create<tsl::YieldOp>(at, mergedValues);
+  tsl::YieldOp::create(builder, at, mergedValues);
 
   // epilogue(unit, state)
   SmallVector<Type> epiTypes = {i32};
@@ -813,7 +815,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
   if (!result.isInvalid() &&
       !(result.isConst() && result.constant.kind == Const::Kind::None))
     return c.fail((*args)[4], "epilogue must not return a value");
-  builder.create<tsl::YieldOp>(at);
+  tsl::YieldOp::create(builder, at);
   return TValue::ofConst(Const());
 }
 
@@ -831,10 +833,10 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
       return c.fail((*args)[0],
                     "axis must be 0, 1 or 2, got " + std::to_string(*axis));
     if (name == "program_id")
-      return TValue::ofValue(builder.create<tsl::ProgramIdOp>(
-          at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
-    return TValue::ofValue(builder.create<tsl::NumProgramsOp>(
-        at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
+      return TValue::ofValue(tsl::ProgramIdOp::create(
+          builder, at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
+    return TValue::ofValue(tsl::NumProgramsOp::create(
+        builder, at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
   }
   if (name == "arange") {
     auto args = matchArgs(*this, call, name, {"start", "end"}, 2);
@@ -848,8 +850,8 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
       return c.fail((*args)[1], "needs start < end within i32, got [" +
                                     std::to_string(*start) + ", " +
                                     std::to_string(*end) + ")");
-    return TValue::ofValue(builder.create<tsl::ArangeOp>(
-        at, shaped({*end - *start}, builder.getI32Type()),
+    return TValue::ofValue(tsl::ArangeOp::create(
+        builder, at, shaped({*end - *start}, builder.getI32Type()),
         builder.getI32IntegerAttr(*start), builder.getI32IntegerAttr(*end)));
   }
   if (name == "zeros" || name == "full") {
@@ -884,7 +886,7 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
                                     describe(scalar.getType()));
     scalar = convert(call.getLoc(), scalar, *dtype);
     return TValue::ofValue(
-        builder.create<tsl::SplatOp>(at, shaped(*shape, *dtype), scalar));
+        tsl::SplatOp::create(builder, at, shaped(*shape, *dtype), scalar));
   }
   if (name == "load" || name == "store" || name == "atomic_add")
     return genMemory(c);
@@ -898,9 +900,10 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
     tsl::TileType t = c.tile((*args)[0], x, 2);
     if (!t)
       return TValue::invalid();
-    return TValue::ofValue(builder.create<tsl::TransOp>(
-        at, shaped({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()),
-        x.value, builder.getDenseI32ArrayAttr({1, 0})));
+    return TValue::ofValue(tsl::TransOp::create(
+        builder, at,
+        shaped({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()), x.value,
+        builder.getDenseI32ArrayAttr({1, 0})));
   }
   if (name == "where")
     return genWhere(c);
@@ -938,7 +941,7 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
     if (isa<tsl::TileType>(x.getType()) || !x.getType().isSignlessInteger())
       return c.fail((*args)[0],
                     "needs integer scalars, got " + describe(x.getType()));
-    return TValue::ofValue(builder.create<arith::CeilDivSIOp>(at, x, y));
+    return TValue::ofValue(arith::CeilDivSIOp::create(builder, at, x, y));
   }
   if (name == "stream_k")
     return genStreamK(call);

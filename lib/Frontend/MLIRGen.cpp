@@ -167,15 +167,15 @@ Type Generator::promote(Type a, Type b) {
 Value Generator::materialize(SourceLoc l, const Const &c, Type type) {
   Location at = loc(l);
   if (isFloat(type))
-    return builder.create<arith::ConstantOp>(
-        at, type, builder.getFloatAttr(type, c.asDouble()));
+    return arith::ConstantOp::create(builder, at, type,
+                                     builder.getFloatAttr(type, c.asDouble()));
   if (c.kind == Const::Kind::Float) {
     error(l, "cannot use the float constant " + std::to_string(c.f) + " as " +
                  describe(type));
     return {};
   }
-  return builder.create<arith::ConstantOp>(at, type,
-                                           builder.getIntegerAttr(type, c.i));
+  return arith::ConstantOp::create(builder, at, type,
+                                   builder.getIntegerAttr(type, c.i));
 }
 
 Value Generator::materialize(SourceLoc l, const Const &c) {
@@ -219,29 +219,29 @@ Value Generator::convert(SourceLoc l, Value v, Type elt) {
     return v;
   Location at = loc(l);
   if (auto tile = dyn_cast<tsl::TileType>(v.getType()))
-    return builder.create<tsl::CastOp>(at, tile.withElementType(elt), v);
+    return tsl::CastOp::create(builder, at, tile.withElementType(elt), v);
   if (isFloat(from) && isFloat(elt)) {
     if (from.getIntOrFloatBitWidth() < elt.getIntOrFloatBitWidth())
-      return builder.create<arith::ExtFOp>(at, elt, v);
+      return arith::ExtFOp::create(builder, at, elt, v);
     if (from.getIntOrFloatBitWidth() > elt.getIntOrFloatBitWidth())
-      return builder.create<arith::TruncFOp>(at, elt, v);
+      return arith::TruncFOp::create(builder, at, elt, v);
     // f16 <-> bf16 goes through f32.
-    Value wide = builder.create<arith::ExtFOp>(at, builder.getF32Type(), v);
-    return builder.create<arith::TruncFOp>(at, elt, wide);
+    Value wide = arith::ExtFOp::create(builder, at, builder.getF32Type(), v);
+    return arith::TruncFOp::create(builder, at, elt, wide);
   }
   if (isInt(from) && isFloat(elt)) {
     if (from.isInteger(1))
-      return builder.create<arith::UIToFPOp>(at, elt, v);
-    return builder.create<arith::SIToFPOp>(at, elt, v);
+      return arith::UIToFPOp::create(builder, at, elt, v);
+    return arith::SIToFPOp::create(builder, at, elt, v);
   }
   if (isFloat(from) && isInt(elt))
-    return builder.create<arith::FPToSIOp>(at, elt, v);
+    return arith::FPToSIOp::create(builder, at, elt, v);
   if (from.getIntOrFloatBitWidth() > elt.getIntOrFloatBitWidth())
-    return builder.create<arith::TruncIOp>(at, elt, v);
+    return arith::TruncIOp::create(builder, at, elt, v);
   // Booleans widen to 0/1, like Python's True + 1.
   if (from.isInteger(1))
-    return builder.create<arith::ExtUIOp>(at, elt, v);
-  return builder.create<arith::ExtSIOp>(at, elt, v);
+    return arith::ExtUIOp::create(builder, at, elt, v);
+  return arith::ExtSIOp::create(builder, at, elt, v);
 }
 
 std::optional<SmallVector<int64_t>>
@@ -266,15 +266,15 @@ Value Generator::broadcastTo(SourceLoc l, Value v, ArrayRef<int64_t> shape) {
   Location at = loc(l);
   Type elt = getElementTypeOrSelf(v.getType());
   if (from.empty())
-    return builder.create<tsl::SplatOp>(at, shaped(shape, elt), v);
+    return tsl::SplatOp::create(builder, at, shaped(shape, elt), v);
   SmallVector<int64_t> cur(from);
   while (cur.size() < shape.size()) {
     cur.insert(cur.begin(), 1);
-    v = builder.create<tsl::ExpandDimsOp>(at, shaped(cur, elt), v,
-                                          builder.getI32IntegerAttr(0));
+    v = tsl::ExpandDimsOp::create(builder, at, shaped(cur, elt), v,
+                                  builder.getI32IntegerAttr(0));
   }
   if (ArrayRef<int64_t>(cur) != shape)
-    v = builder.create<tsl::BroadcastOp>(at, shaped(shape, elt), v);
+    v = tsl::BroadcastOp::create(builder, at, shaped(shape, elt), v);
   return v;
 }
 
@@ -430,7 +430,7 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
     if (op == K::Sub)
       off = genUnary(l, ast::UnaryOpKind::Neg, TValue::ofValue(off)).value;
     return TValue::ofValue(
-        builder.create<tsl::AddPtrOp>(loc(l), ptr.getType(), ptr, off));
+        tsl::AddPtrOp::create(builder, loc(l), ptr.getType(), ptr, off));
   }
   Value a, b;
   if (!unify(l, lhs, rhs, a, b, spelling))
@@ -482,30 +482,33 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
     case K::Pow:
       break;
     }
-    return TValue::ofValue(builder.create<tsl::BinaryOp>(at, kind, a, b));
+    return TValue::ofValue(tsl::BinaryOp::create(builder, at, kind, a, b));
   }
   switch (op) {
   case K::Add:
-    return TValue::ofValue(fl ? Value(builder.create<arith::AddFOp>(at, a, b))
-                              : Value(builder.create<arith::AddIOp>(at, a, b)));
+    return TValue::ofValue(
+        fl ? Value(arith::AddFOp::create(builder, at, a, b))
+           : Value(arith::AddIOp::create(builder, at, a, b)));
   case K::Sub:
-    return TValue::ofValue(fl ? Value(builder.create<arith::SubFOp>(at, a, b))
-                              : Value(builder.create<arith::SubIOp>(at, a, b)));
+    return TValue::ofValue(
+        fl ? Value(arith::SubFOp::create(builder, at, a, b))
+           : Value(arith::SubIOp::create(builder, at, a, b)));
   case K::Mul:
-    return TValue::ofValue(fl ? Value(builder.create<arith::MulFOp>(at, a, b))
-                              : Value(builder.create<arith::MulIOp>(at, a, b)));
+    return TValue::ofValue(
+        fl ? Value(arith::MulFOp::create(builder, at, a, b))
+           : Value(arith::MulIOp::create(builder, at, a, b)));
   case K::Div:
-    return TValue::ofValue(builder.create<arith::DivFOp>(at, a, b));
+    return TValue::ofValue(arith::DivFOp::create(builder, at, a, b));
   case K::FloorDiv:
-    return TValue::ofValue(builder.create<arith::DivSIOp>(at, a, b));
+    return TValue::ofValue(arith::DivSIOp::create(builder, at, a, b));
   case K::Mod:
-    return TValue::ofValue(builder.create<arith::RemSIOp>(at, a, b));
+    return TValue::ofValue(arith::RemSIOp::create(builder, at, a, b));
   case K::BitAnd:
-    return TValue::ofValue(builder.create<arith::AndIOp>(at, a, b));
+    return TValue::ofValue(arith::AndIOp::create(builder, at, a, b));
   case K::BitOr:
-    return TValue::ofValue(builder.create<arith::OrIOp>(at, a, b));
+    return TValue::ofValue(arith::OrIOp::create(builder, at, a, b));
   case K::BitXor:
-    return TValue::ofValue(builder.create<arith::XOrIOp>(at, a, b));
+    return TValue::ofValue(arith::XOrIOp::create(builder, at, a, b));
   case K::Pow:
     break;
   }
@@ -542,8 +545,8 @@ TValue Generator::genCompare(SourceLoc l, ast::CmpOpKind op, TValue lhs,
   Type elt = getElementTypeOrSelf(a.getType());
   if (auto tile = dyn_cast<tsl::TileType>(a.getType())) {
     tsl::CmpPredicate pred = static_cast<tsl::CmpPredicate>(op);
-    return TValue::ofValue(builder.create<tsl::CmpOp>(
-        at, tile.withElementType(builder.getI1Type()), pred, a, b));
+    return TValue::ofValue(tsl::CmpOp::create(
+        builder, at, tile.withElementType(builder.getI1Type()), pred, a, b));
   }
   if (isFloat(elt)) {
     // Ordered predicates (false on NaN) except '!=' (true on NaN).
@@ -552,14 +555,14 @@ TValue Generator::genCompare(SourceLoc l, ast::CmpOpKind op, TValue lhs,
         arith::CmpFPredicate::OGT, arith::CmpFPredicate::OGE,
         arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE};
     return TValue::ofValue(
-        builder.create<arith::CmpFOp>(at, preds[int(op)], a, b));
+        arith::CmpFOp::create(builder, at, preds[int(op)], a, b));
   }
   static const arith::CmpIPredicate preds[] = {
       arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
       arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge,
       arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne};
   return TValue::ofValue(
-      builder.create<arith::CmpIOp>(at, preds[int(op)], a, b));
+      arith::CmpIOp::create(builder, at, preds[int(op)], a, b));
 }
 
 TValue Generator::genUnary(SourceLoc l, ast::UnaryOpKind op, TValue v) {
@@ -599,11 +602,11 @@ TValue Generator::genUnary(SourceLoc l, ast::UnaryOpKind op, TValue v) {
   case K::Neg:
     if (tile)
       return TValue::ofValue(
-          builder.create<tsl::UnaryOp>(at, tsl::UnaryKind::neg, x));
+          tsl::UnaryOp::create(builder, at, tsl::UnaryKind::neg, x));
     if (isFloat(elt))
-      return TValue::ofValue(builder.create<arith::NegFOp>(at, x));
-    return TValue::ofValue(builder.create<arith::SubIOp>(
-        at, materialize(l, Const::ofInt(0), elt), x));
+      return TValue::ofValue(arith::NegFOp::create(builder, at, x));
+    return TValue::ofValue(arith::SubIOp::create(
+        builder, at, materialize(l, Const::ofInt(0), elt), x));
   case K::Invert:
   case K::Not:
     if (!isInt(elt) || (op == K::Not && !elt.isInteger(1)))
@@ -613,9 +616,9 @@ TValue Generator::genUnary(SourceLoc l, ast::UnaryOpKind op, TValue v) {
                           " operand, got " + describe(x.getType()));
     if (tile)
       return TValue::ofValue(
-          builder.create<tsl::UnaryOp>(at, tsl::UnaryKind::not_, x));
-    return TValue::ofValue(builder.create<arith::XOrIOp>(
-        at, x, materialize(l, Const::ofInt(-1), elt)));
+          tsl::UnaryOp::create(builder, at, tsl::UnaryKind::not_, x));
+    return TValue::ofValue(arith::XOrIOp::create(
+        builder, at, x, materialize(l, Const::ofInt(-1), elt)));
   }
   return TValue::invalid();
 }
@@ -689,13 +692,12 @@ static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
   Value v = base.value;
   Type elt = tile.getElementType();
   if (ArrayRef<int64_t>(sizes) != shape)
-    v = g.builder.create<tsl::ExtractSliceOp>(
-        g.loc(l), g.shaped(sizes, elt), v,
-        g.builder.getDenseI64ArrayAttr(offsets));
+    v = tsl::ExtractSliceOp::create(g.builder, g.loc(l), g.shaped(sizes, elt),
+                                    v, g.builder.getDenseI64ArrayAttr(offsets));
   for (int32_t axis : newAxes) {
     sizes.insert(sizes.begin() + axis, 1);
-    v = g.builder.create<tsl::ExpandDimsOp>(g.loc(l), g.shaped(sizes, elt), v,
-                                            g.builder.getI32IntegerAttr(axis));
+    v = tsl::ExpandDimsOp::create(g.builder, g.loc(l), g.shaped(sizes, elt), v,
+                                  g.builder.getI32IntegerAttr(axis));
   }
   return TValue::ofValue(v);
 }
@@ -958,8 +960,8 @@ void Generator::genIf(const ast::If &stmt) {
   std::shared_ptr<Env> before = env;
   auto thenEnv = std::make_shared<Env>(*before);
   auto elseEnv = std::make_shared<Env>(*before);
-  auto ifOp = builder.create<scf::IfOp>(loc(l), TypeRange{}, cond.value,
-                                        /*withElseRegion=*/true);
+  auto ifOp = scf::IfOp::create(builder, loc(l), TypeRange{}, cond.value,
+                                /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(builder);
   ++controlDepth;
   env = thenEnv;
@@ -1024,8 +1026,8 @@ void Generator::genIf(const ast::If &stmt) {
     return;
   // Rebuild the op with results now that they are known.
   builder.setInsertionPoint(ifOp);
-  auto newIf = builder.create<scf::IfOp>(loc(l), types, cond.value,
-                                         /*withElseRegion=*/true);
+  auto newIf = scf::IfOp::create(builder, loc(l), types, cond.value,
+                                 /*withElseRegion=*/true);
   for (auto [from, to, vals] :
        {std::tuple(&ifOp.getThenRegion(), &newIf.getThenRegion(), &thenVals),
         std::tuple(&ifOp.getElseRegion(), &newIf.getElseRegion(), &elseVals)}) {
@@ -1034,7 +1036,7 @@ void Generator::genIf(const ast::If &stmt) {
     Block &block = to->front();
     block.back().erase(); // The empty scf.yield.
     builder.setInsertionPointToEnd(&block);
-    builder.create<scf::YieldOp>(loc(l), *vals);
+    scf::YieldOp::create(builder, loc(l), *vals);
   }
   ifOp.erase();
   for (size_t i = 0; i < resultNames.size(); ++i)
@@ -1161,7 +1163,7 @@ void Generator::genFor(const ast::For &stmt) {
     carried.push_back(name);
     inits.push_back(init);
   }
-  auto forOp = builder.create<scf::ForOp>(loc(l), b3[0], b3[1], b3[2], inits);
+  auto forOp = scf::ForOp::create(builder, loc(l), b3[0], b3[1], b3[2], inits);
   std::shared_ptr<Env> before = env;
   env = std::make_shared<Env>(*before);
   Block *body = forOp.getBody();
@@ -1188,7 +1190,7 @@ void Generator::genFor(const ast::For &stmt) {
       yields.push_back(y ? y : forOp.getRegionIterArgs()[i]);
     }
     if (!carried.empty())
-      builder.create<scf::YieldOp>(loc(l), yields);
+      scf::YieldOp::create(builder, loc(l), yields);
   }
   env = before;
   for (size_t i = 0; i < carried.size(); ++i)
@@ -1354,8 +1356,8 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   }
   if (argTypes.size() != runtime.size())
     return;
-  auto func = b.create<func::FuncOp>(g.loc(fn.getNameLoc()), fn.getName(),
-                                     b.getFunctionType(argTypes, {}));
+  auto func = func::FuncOp::create(b, g.loc(fn.getNameLoc()), fn.getName(),
+                                   b.getFunctionType(argTypes, {}));
   func->setAttr(tsl::TesselDialect::getKernelAttrName(), b.getUnitAttr());
   func->setAttr(tsl::TesselDialect::getNumWarpsAttrName(),
                 b.getI32IntegerAttr(numWarps));
@@ -1375,14 +1377,15 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
     g.error(fn.getLoc(), "kernel '" + fn.getName() +
                              "' must not return a value; results leave "
                              "through pointers");
-  b.create<func::ReturnOp>(g.loc(fn.getLoc()));
+  func::ReturnOp::create(b, g.loc(fn.getLoc()));
 }
 
 OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
   module = &m;
-  auto mod = ModuleOp::create(FileLineColLoc::get(
+  // Owned from the start so that a failed compile frees what was built.
+  OwningOpRef<ModuleOp> mod = ModuleOp::create(FileLineColLoc::get(
       &context, diag.getSourceManager().getFilename(), 1, 1));
-  builder.setInsertionPointToEnd(mod.getBody());
+  builder.setInsertionPointToEnd(mod->getBody());
   bool found = options.kernel.empty();
   for (const auto &fn : m.getFunctions()) {
     const ast::Decorator *dec = fn->getDecorator();
@@ -1410,10 +1413,8 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
     error(SourceLoc{1, 1}, "no kernel named '" + options.kernel + "'");
   if (diag.hasErrors())
     return nullptr;
-  if (failed(verify(mod))) {
-    mod->erase();
+  if (failed(verify(*mod)))
     return nullptr;
-  }
   return mod;
 }
 
@@ -1439,6 +1440,20 @@ OwningOpRef<ModuleOp> compileSource(MLIRContext &context,
                                     const SourceManager &source,
                                     DiagnosticEngine &diag,
                                     const GenOptions &options) {
+  // Anything MLIR itself reports (a verifier failure) is a compiler bug; it
+  // still reaches the user in the DSL's own format, at the DSL location.
+  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    SourceLoc at;
+    d.getLocation()->walk([&](Location l) {
+      if (auto file = dyn_cast<FileLineColLoc>(l)) {
+        at = {file.getLine(), file.getColumn()};
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    diag.error(at, "internal compiler error: " + d.str());
+    return success();
+  });
   Lexer lexer(source, diag);
   Parser parser(lexer, diag);
   std::unique_ptr<ast::Module> module = parser.parseModule();

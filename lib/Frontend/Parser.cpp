@@ -1,8 +1,9 @@
 //===- Parser.cpp - Recursive-descent parser for the Tessel DSL -----------===//
 //
 // Conventions: a parse function that fails returns null (or false) after
-// reporting exactly one error; its callers propagate the failure without
-// reporting more. Statement loops then skip to the end of the line.
+// reporting one error (or leaving it to the lexer, see flushDeferredError);
+// its callers propagate the failure without reporting more. Statement loops
+// then skip to the end of the line.
 //
 //===----------------------------------------------------------------------===//
 
