@@ -270,8 +270,10 @@ def Tessel_OnlineSoftmaxOp : Tessel_Op<"online_softmax", [Pure, AllTypesMatch<["
   let description = [{
     With scores S (rows × n, f32, −∞ where masked) and values V (n × cols):
     m′ = max(m, rowmax S), l′ = l·e^(m−m′) + Σ e^(S−m′),
-    acc′ = acc·e^(m−m′) + e^(S−m′)·V. Rows whose scores are all −∞ so far
-    keep l = 0 and acc = 0 (never NaN).
+    acc′ = acc·e^(m−m′) + P·V with P = e^(S−m′) rounded to V's element type
+    (as a tensor-core kernel feeds it to the MMA) and the product
+    accumulated in f32. Exponents are taken against m′, or 0 for rows whose
+    scores are all −∞ so far: such rows keep l = 0 and acc = 0, never NaN.
   }];
   let arguments = (ins Tessel_SoftmaxState:$state, Tessel_Tile:$scores,
                        Tessel_Tile:$values);

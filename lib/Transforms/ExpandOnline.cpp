@@ -1,0 +1,324 @@
+//===- ExpandOnline.cpp - Online reductions to tile arithmetic ------------===//
+//
+// A 1:N dialect conversion: each online state value becomes the tiles it is
+// made of, and the online ops become max/exp/sum/dot on those tiles. The
+// structural SCF patterns carry the state through loops and branches; the
+// patterns below do the same for stream_k's regions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileBuilder.h"
+#include "tessel/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELEXPANDONLINE
+#include "tessel/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+/// Converts a state type to its component tiles; everything else is kept.
+class StateTypeConverter : public TypeConverter {
+public:
+  StateTypeConverter() {
+    addConversion([](Type type) { return type; });
+    addConversion([](SoftmaxStateType type, SmallVectorImpl<Type> &out) {
+      Type f32 = Float32Type::get(type.getContext());
+      out.push_back(TileType::get({type.getRows()}, f32)); // m
+      out.push_back(TileType::get({type.getRows()}, f32)); // l
+      out.push_back(
+          TileType::get({type.getRows(), type.getCols()}, f32)); // acc
+      return success();
+    });
+    addConversion([](KLStateType type, SmallVectorImpl<Type> &out) {
+      // mₛ, lₛ, mₜ, lₜ, A
+      out.append(5, TileType::get({type.getRows()},
+                                  Float32Type::get(type.getContext())));
+      return success();
+    });
+  }
+};
+
+// Every op below gets its own statement: C++ leaves the evaluation order of
+// call arguments unspecified, and the IR must not depend on the compiler.
+
+/// The running max with −∞ replaced by 0, so that exp(x − max) of rows that
+/// saw nothing yet is exp(−∞) = 0 rather than NaN.
+static Value safeMax(TileBuilder &t, Value m) {
+  auto type = cast<TileType>(m.getType());
+  Value isEmpty = t.equals(m, -INFINITY);
+  Value zero = t.splat(type.getShape(), 0);
+  return t.select(isEmpty, zero, m);
+}
+
+/// Folding a block of scores into a running max m: the new max m′, the
+/// rescaling exp(m − m′) of the old terms and the block's exp(s − m′).
+struct Rescaled {
+  Value max, scale, p;
+};
+static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
+  int64_t cols = cast<TileType>(scores.getType()).getDimSize(1);
+  Value blockMax = t.rowReduce(ReduceKind::max, scores);
+  Value mNew = t.max(m, blockMax);
+  Value safe = safeMax(t, mNew);
+  Value scale = t.exp(t.sub(m, safe));
+  Value safeRows = t.rowBroadcast(safe, cols);
+  Value p = t.exp(t.sub(scores, safeRows));
+  return {mNew, scale, p};
+}
+
+/// old·scale + Σ_row p
+static Value rescaledSum(TileBuilder &t, Value old, Value scale, Value p) {
+  Value blockSum = t.rowReduce(ReduceKind::sum, p);
+  Value kept = t.mul(old, scale);
+  return t.add(kept, blockSum);
+}
+
+/// Two partial states over a common max: the max and each side's scale.
+struct MergeScales {
+  Value max, scaleA, scaleB;
+};
+static MergeScales mergeScales(TileBuilder &t, Value ma, Value mb) {
+  Value m = t.max(ma, mb);
+  Value safe = safeMax(t, m);
+  Value scaleA = t.exp(t.sub(ma, safe));
+  Value scaleB = t.exp(t.sub(mb, safe));
+  return {m, scaleA, scaleB};
+}
+
+/// a·scaleA + b·scaleB, with per-row scales broadcast over 2-D tiles.
+static Value combine(TileBuilder &t, Value a, Value b, const MergeScales &s) {
+  Value sa = s.scaleA, sb = s.scaleB;
+  auto type = cast<TileType>(a.getType());
+  if (type.getRank() == 2) {
+    sa = t.rowBroadcast(sa, type.getDimSize(1));
+    sb = t.rowBroadcast(sb, type.getDimSize(1));
+  }
+  Value scaledA = t.mul(a, sa);
+  Value scaledB = t.mul(b, sb);
+  return t.add(scaledA, scaledB);
+}
+
+/// m + log l, or −∞ for rows that saw nothing (l = 0).
+static Value logSumExp(TileBuilder &t, Value m, Value l, Value empty) {
+  auto shape = cast<TileType>(l.getType()).getShape();
+  Value negInf = t.splat(shape, -INFINITY);
+  Value lse = t.add(m, t.log(l));
+  return t.select(empty, negInf, lse);
+}
+
+struct SoftmaxInitLowering : OpConversionPattern<SoftmaxInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxInitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<SoftmaxStateType>(op.getType());
+    TileBuilder t(rewriter, op.getLoc());
+    int64_t rows = type.getRows();
+    Value m = t.splat({rows}, -INFINITY);
+    Value l = t.splat({rows}, 0);
+    Value acc = t.splat({rows, type.getCols()}, 0);
+    rewriter.replaceOpWithMultiple(op, {{m, l, acc}});
+    return success();
+  }
+};
+
+struct OnlineSoftmaxLowering : OpConversionPattern<OnlineSoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OnlineSoftmaxOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange st = adaptor.getState();
+    Value scores = llvm::getSingleElement(adaptor.getScores());
+    Value values = llvm::getSingleElement(adaptor.getValues());
+    TileBuilder t(rewriter, op.getLoc());
+    auto valuesType = cast<TileType>(values.getType());
+    Rescaled r = rescale(t, st[0], scores);
+    Value l = rescaledSum(t, st[1], r.scale, r.p);
+    Value scaleRows = t.rowBroadcast(r.scale, valuesType.getDimSize(1));
+    Value scaledAcc = t.mul(st[2], scaleRows);
+    Value p = t.cast(r.p, valuesType.getElementType());
+    Value acc = t.dot(p, values, scaledAcc);
+    rewriter.replaceOpWithMultiple(op, {{r.max, l, acc}});
+    return success();
+  }
+};
+
+struct SoftmaxMergeLowering : OpConversionPattern<SoftmaxMergeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxMergeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange a = adaptor.getLhs(), b = adaptor.getRhs();
+    TileBuilder t(rewriter, op.getLoc());
+    MergeScales s = mergeScales(t, a[0], b[0]);
+    Value l = combine(t, a[1], b[1], s);
+    Value acc = combine(t, a[2], b[2], s);
+    rewriter.replaceOpWithMultiple(op, {{s.max, l, acc}});
+    return success();
+  }
+};
+
+struct SoftmaxFinalizeLowering : OpConversionPattern<SoftmaxFinalizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxFinalizeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange st = adaptor.getState();
+    TileBuilder t(rewriter, op.getLoc());
+    auto accType = cast<TileType>(st[2].getType());
+    int64_t cols = accType.getDimSize(1);
+    Value empty = t.equals(st[1], 0);
+    Value emptyRows = t.rowBroadcast(empty, cols);
+    Value zero = t.splat(accType.getShape(), 0);
+    Value sumRows = t.rowBroadcast(st[1], cols);
+    Value normalised = t.div(st[2], sumRows);
+    Value out = t.select(emptyRows, zero, normalised);
+    Value lse = logSumExp(t, st[0], st[1], empty);
+    rewriter.replaceOp(op, ValueRange{out, lse});
+    return success();
+  }
+};
+
+struct KLInitLowering : OpConversionPattern<KLInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KLInitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t rows = cast<KLStateType>(op.getType()).getRows();
+    TileBuilder t(rewriter, op.getLoc());
+    Value negInf = t.splat({rows}, -INFINITY);
+    Value zero = t.splat({rows}, 0);
+    rewriter.replaceOpWithMultiple(op, {{negInf, zero, negInf, zero, zero}});
+    return success();
+  }
+};
+
+struct OnlineKLLowering : OpConversionPattern<OnlineKLOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OnlineKLOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange st = adaptor.getState();
+    Value s = llvm::getSingleElement(adaptor.getTeacher());
+    Value u = llvm::getSingleElement(adaptor.getStudent());
+    TileBuilder t(rewriter, op.getLoc());
+    Rescaled rs = rescale(t, st[0], s);
+    Rescaled ru = rescale(t, st[2], u);
+    // Entries masked in both (−∞ − −∞) contribute nothing, not NaN.
+    auto shape = cast<TileType>(s.getType()).getShape();
+    Value masked = t.equals(s, -INFINITY);
+    Value zero = t.splat(shape, 0);
+    Value diff = t.select(masked, zero, t.sub(s, u));
+    Value a = rescaledSum(t, st[4], rs.scale, t.mul(rs.p, diff));
+    Value ls = rescaledSum(t, st[1], rs.scale, rs.p);
+    Value lu = rescaledSum(t, st[3], ru.scale, ru.p);
+    rewriter.replaceOpWithMultiple(op, {{rs.max, ls, ru.max, lu, a}});
+    return success();
+  }
+};
+
+struct KLMergeLowering : OpConversionPattern<KLMergeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KLMergeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange a = adaptor.getLhs(), b = adaptor.getRhs();
+    TileBuilder t(rewriter, op.getLoc());
+    MergeScales s = mergeScales(t, a[0], b[0]);
+    MergeScales u = mergeScales(t, a[2], b[2]);
+    Value ls = combine(t, a[1], b[1], s);
+    Value lu = combine(t, a[3], b[3], u);
+    Value acc = combine(t, a[4], b[4], s);
+    rewriter.replaceOpWithMultiple(op, {{s.max, ls, u.max, lu, acc}});
+    return success();
+  }
+};
+
+struct KLFinalizeLowering : OpConversionPattern<KLFinalizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KLFinalizeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange st = adaptor.getState();
+    TileBuilder t(rewriter, op.getLoc());
+    auto shape = cast<TileType>(st[1].getType()).getShape();
+    Value emptyS = t.equals(st[1], 0);
+    Value emptyT = t.equals(st[3], 0);
+    Value lseS = logSumExp(t, st[0], st[1], emptyS);
+    Value lseT = logSumExp(t, st[2], st[3], emptyT);
+    // KL = A/lₛ − LSE(s) + LSE(t); rows with no visible key give 0.
+    Value cross = t.div(st[4], st[1]);
+    Value kl = t.add(t.sub(cross, lseS), lseT);
+    Value zero = t.splat(shape, 0);
+    kl = t.select(emptyS, zero, kl);
+    rewriter.replaceOp(op, ValueRange{kl, lseS, lseT});
+    return success();
+  }
+};
+
+/// stream_k keeps its regions; only their block arguments change type.
+struct StreamKSignatureConversion : OpConversionPattern<StreamKOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StreamKOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    for (Region *region : {&op.getBody(), &op.getMerge(), &op.getEpilogue()})
+      if (failed(rewriter.convertRegionTypes(region, *getTypeConverter())))
+        return failure();
+    return success();
+  }
+};
+
+struct YieldConversion : OpConversionPattern<YieldOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(YieldOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> values;
+    for (ValueRange v : adaptor.getValues())
+      llvm::append_range(values, v);
+    rewriter.replaceOpWithNewOp<YieldOp>(op, values);
+    return success();
+  }
+};
+
+struct ExpandOnlinePass
+    : tessel::impl::TesselExpandOnlineBase<ExpandOnlinePass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    StateTypeConverter converter;
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<SoftmaxInitOp, OnlineSoftmaxOp, SoftmaxMergeOp,
+                        SoftmaxFinalizeOp, KLInitOp, OnlineKLOp, KLMergeOp,
+                        KLFinalizeOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    target.addDynamicallyLegalOp<StreamKOp>([&](StreamKOp op) {
+      return llvm::all_of(op->getRegions(), [&](Region &r) {
+        return converter.isLegal(r.getArgumentTypes());
+      });
+    });
+    target.addDynamicallyLegalOp<YieldOp>(
+        [&](YieldOp op) { return converter.isLegal(op.getOperandTypes()); });
+    RewritePatternSet patterns(ctx);
+    patterns.add<SoftmaxInitLowering, OnlineSoftmaxLowering,
+                 SoftmaxMergeLowering, SoftmaxFinalizeLowering, KLInitLowering,
+                 OnlineKLLowering, KLMergeLowering, KLFinalizeLowering,
+                 StreamKSignatureConversion, YieldConversion>(converter, ctx);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(
+            applyFullConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,3 +1,0 @@
-//===- PassRegistration.cpp - anchor for the tessel pass library ----------===//
-
-#include "tessel/Passes.h"

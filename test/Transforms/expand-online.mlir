@@ -1,0 +1,120 @@
+// RUN: tessel-opt %s -split-input-file -tessel-expand-online | FileCheck %s
+
+// The state becomes (m, l, acc) and is carried through scf.for as three
+// iter_args; the body rescales by exp(m - m') against a -inf-safe max and
+// rounds P to V's element type before the dot.
+
+// CHECK-LABEL: func.func @softmax_loop
+// CHECK-SAME: (%[[S:.*]]: !tessel.tile<16x32xf32>, %[[V:.*]]: !tessel.tile<32x64xf16>, %[[N:.*]]: i32)
+func.func @softmax_loop(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>, %n: i32)
+    -> (!tessel.tile<16x64xf32>, !tessel.tile<16xf32>) {
+  // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK-DAG: %[[M0:.*]] = tessel.splat %[[NEGINF]] : f32 -> !tessel.tile<16xf32>
+  // CHECK-DAG: %[[ACC0:.*]] = tessel.splat %{{.*}} : f32 -> !tessel.tile<16x64xf32>
+  // CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[M:.*]] = %[[M0]], %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %[[ACC0]]) -> (!tessel.tile<16xf32>, !tessel.tile<16xf32>, !tessel.tile<16x64xf32>) : i32
+  // CHECK: %[[BMAX:.*]] = tessel.reduce max %[[S]] {axis = 1 : i32}
+  // CHECK: %[[MNEW:.*]] = tessel.binary max %[[M]], %[[BMAX]]
+  // CHECK: %[[ISINF:.*]] = tessel.cmp eq %[[MNEW]]
+  // CHECK: %[[SAFE:.*]] = tessel.select %[[ISINF]], %{{.*}}, %[[MNEW]]
+  // CHECK: %[[D:.*]] = tessel.binary sub %[[M]], %[[SAFE]]
+  // CHECK: %[[ALPHA:.*]] = tessel.unary exp %[[D]]
+  // CHECK: %[[P:.*]] = tessel.unary exp
+  // CHECK: tessel.reduce sum %[[P]] {axis = 1 : i32}
+  // CHECK: %[[SCALED:.*]] = tessel.binary mul %[[ACC]]
+  // CHECK: %[[PH:.*]] = tessel.cast %[[P]] : !tessel.tile<16x32xf32> -> !tessel.tile<16x32xf16>
+  // CHECK: %[[NEWACC:.*]] = tessel.dot %[[PH]], %[[V]], %[[SCALED]]
+  // CHECK: scf.yield %[[MNEW]], %{{.*}}, %[[NEWACC]]
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %init = tessel.softmax_init : !tessel.softmax_state<16x64>
+  %st = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (!tessel.softmax_state<16x64>) : i32 {
+    %next = tessel.online_softmax %acc, %s, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+    scf.yield %next : !tessel.softmax_state<16x64>
+  }
+  // Finalize: o = acc / l except empty rows (l == 0) give 0; lse = m + log l or -inf.
+  // CHECK: %[[EMPTY:.*]] = tessel.cmp eq %{{.*}}#1
+  // CHECK: %[[O:.*]] = tessel.binary div %{{.*}}#2
+  // CHECK: tessel.select %{{.*}}, %{{.*}}, %[[O]] : !tessel.tile<16x64xi1>, !tessel.tile<16x64xf32>
+  // CHECK: tessel.unary log %{{.*}}#1
+  // CHECK: tessel.select %[[EMPTY]]
+  // CHECK-NOT: tessel.softmax
+  %o, %lse = tessel.softmax_finalize %st : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  return %o, %lse : !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+}
+
+// -----
+
+// Merging rescales both sides to the common max.
+
+// CHECK-LABEL: func.func @softmax_merge
+func.func @softmax_merge(%s: !tessel.tile<4x8xf32>, %v: !tessel.tile<8x2xf32>) -> !tessel.tile<4xf32> {
+  // CHECK: tessel.dot
+  // CHECK: %[[M:.*]] = tessel.binary max %[[MA:.*]], %[[MB:.*]] : !tessel.tile<4xf32>
+  // CHECK: %[[SAFE:.*]] = tessel.select
+  // CHECK: tessel.binary sub %[[MA]], %[[SAFE]]
+  // CHECK: tessel.binary sub %[[MB]], %[[SAFE]]
+  %a = tessel.softmax_init : !tessel.softmax_state<4x2>
+  %b = tessel.online_softmax %a, %s, %v : !tessel.softmax_state<4x2>, !tessel.tile<4x8xf32>, !tessel.tile<8x2xf32>
+  %m = tessel.softmax_merge %a, %b : !tessel.softmax_state<4x2>
+  %o, %lse = tessel.softmax_finalize %m : !tessel.softmax_state<4x2> -> !tessel.tile<4x2xf32>, !tessel.tile<4xf32>
+  return %lse : !tessel.tile<4xf32>
+}
+
+// -----
+
+// The coupled KL state is (ms, ls, mt, lt, A); entries masked in both
+// distributions contribute 0 to A rather than NaN.
+
+// CHECK-LABEL: func.func @kl
+// CHECK-SAME: (%[[S:.*]]: !tessel.tile<8x16xf32>, %[[T:.*]]: !tessel.tile<8x16xf32>)
+func.func @kl(%s: !tessel.tile<8x16xf32>, %t: !tessel.tile<8x16xf32>) -> (!tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>) {
+  // CHECK: tessel.reduce max %[[S]]
+  // CHECK: tessel.reduce max %[[T]]
+  // CHECK: %[[MASKED:.*]] = tessel.cmp eq %[[S]]
+  // CHECK: %[[DIFF:.*]] = tessel.binary sub %[[S]], %[[T]]
+  // CHECK: %[[D:.*]] = tessel.select %[[MASKED]], %{{.*}}, %[[DIFF]]
+  // CHECK: tessel.binary mul %{{.*}}, %[[D]]
+  // KL = A/ls - lse_s + lse_t, then 0 on empty rows.
+  // CHECK: tessel.binary div
+  // CHECK: tessel.binary sub
+  // CHECK: tessel.binary add
+  // CHECK: %[[KL:.*]] = tessel.select
+  // CHECK: return %[[KL]]
+  %0 = tessel.kl_init : !tessel.kl_state<8>
+  %1 = tessel.online_kl %0, %s, %t : !tessel.kl_state<8>, !tessel.tile<8x16xf32>, !tessel.tile<8x16xf32>
+  %2 = tessel.kl_merge %0, %1 : !tessel.kl_state<8>
+  %kl, %ls, %lt = tessel.kl_finalize %2 : !tessel.kl_state<8> -> !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+  return %kl, %ls, %lt : !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+}
+
+// -----
+
+// stream_k regions take and yield the component tiles.
+
+// CHECK-LABEL: func.func @stream_k
+// CHECK: tessel.stream_k units(%{{.*}}) iters(%{{.*}}) body {
+// CHECK: tessel.yield %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<2xf32>, !tessel.tile<2xf32>, !tessel.tile<2x4xf32>
+// CHECK: } merge {
+// CHECK-NEXT: ^bb0(%{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2x4xf32>, %{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2x4xf32>):
+// CHECK: } epilogue {
+// CHECK-NEXT: ^bb0(%{{.*}}: i32, %{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2xf32>, %{{.*}}: !tessel.tile<2x4xf32>):
+// CHECK-NOT: softmax_state
+func.func @stream_k(%u: i32, %p: !tessel.ptr<f32>) {
+  tessel.stream_k units(%u) iters(%u) body {
+  ^bb0(%unit: i32, %b: i32, %e: i32):
+    %s = tessel.softmax_init : !tessel.softmax_state<2x4>
+    tessel.yield %s : !tessel.softmax_state<2x4>
+  } merge {
+  ^bb0(%a: !tessel.softmax_state<2x4>, %b: !tessel.softmax_state<2x4>):
+    %m = tessel.softmax_merge %a, %b : !tessel.softmax_state<2x4>
+    tessel.yield %m : !tessel.softmax_state<2x4>
+  } epilogue {
+  ^bb0(%unit: i32, %s: !tessel.softmax_state<2x4>):
+    %o, %lse = tessel.softmax_finalize %s : !tessel.softmax_state<2x4> -> !tessel.tile<2x4xf32>, !tessel.tile<2xf32>
+    %q = tessel.addptr %p, %unit : !tessel.ptr<f32>, i32
+    %r = tessel.reduce sum %lse {axis = 0 : i32} : !tessel.tile<2xf32> -> f32
+    tessel.store %q, %r : !tessel.ptr<f32>
+    tessel.yield
+  }
+  return
+}
