@@ -183,8 +183,8 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
   if (format->string != "tessel-bundle")
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   int64_t version;
-  TESSEL_TRY(getInt(root, "version", 0, std::numeric_limits<int64_t>::max(),
-                    version));
+  TESSEL_TRY(
+      getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
   if (version != 1)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
@@ -192,6 +192,7 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
+  // "producer" is for people; it is only type-checked.
   TESSEL_TRY(get(root, "producer", Type::String, producer, false));
   TESSEL_TRY(get(root, "ptx", Type::String, ptx));
   TESSEL_TRY(get(root, "kernels", Type::Array, kernels));
@@ -200,7 +201,6 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
 
   Bundle bundle;
   bundle.target = target->string;
-  bundle.producer = producer ? producer->string : "";
   for (const JsonValue &v : kernels->array) {
     KernelInfo k;
     TESSEL_TRY(readKernel(v, ptx->string, k));
@@ -220,9 +220,9 @@ Status BundleReader::readKernel(const JsonValue &obj, const std::string &ptx,
     return errorAt(obj, "a kernel must be a JSON object");
   TESSEL_TRY(getIdentifier(obj, "name", k.name));
   context = "kernel '" + k.name + "': ";
-  TESSEL_TRY(checkMembers(obj, {"name", "ptx_entry", "num_warps",
-                                "shared_bytes", "params", "constants",
-                                "launch"}));
+  TESSEL_TRY(
+      checkMembers(obj, {"name", "ptx_entry", "num_warps", "shared_bytes",
+                         "params", "constants", "launch"}));
   TESSEL_TRY(getIdentifier(obj, "ptx_entry", k.ptxEntry));
   int64_t value;
   TESSEL_TRY(getInt(obj, "num_warps", 1, 32, value));
@@ -292,8 +292,8 @@ Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
 }
 
 Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
-  TESSEL_TRY(checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
-                                "workspace_bytes"}));
+  TESSEL_TRY(checkMembers(
+      obj, {"kind", "grid", "max_ctas", "ctas_per_sm", "workspace_bytes"}));
   const JsonValue *kind, *grid;
   TESSEL_TRY(get(obj, "kind", Type::String, kind));
   LaunchRule &rule = k.launch;
@@ -308,8 +308,8 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
       return errorAt(*grid, "'grid' must have 1 to 3 entries");
     for (size_t i = 0; i < grid->array.size(); ++i) {
       std::optional<Expr> e;
-      TESSEL_TRY(readExpr(grid->array[i], k,
-                          "grid[" + std::to_string(i) + "]", false, e));
+      TESSEL_TRY(readExpr(grid->array[i], k, "grid[" + std::to_string(i) + "]",
+                          false, e));
       rule.grid.push_back(std::move(*e));
     }
   } else if (kind->string == "persistent") {
@@ -384,15 +384,14 @@ Status BundleReader::checkPtxSignature(const JsonValue &at, const KernelInfo &k,
   for (size_t i = 0; i < k.params.size(); ++i) {
     const ParamInfo &p = k.params[i];
     if ((*sizes)[i] != argKindSize(p.kind))
-      return errorAt(at, "parameter '" + p.name + "' is " +
-                             argKindName(p.kind) + " (" +
-                             std::to_string(argKindSize(p.kind)) +
-                             " bytes) but " + entry + " declares " +
-                             std::to_string((*sizes)[i]) + " bytes");
+      return errorAt(
+          at, "parameter '" + p.name + "' is " + argKindName(p.kind) + " (" +
+                  std::to_string(argKindSize(p.kind)) + " bytes) but " + entry +
+                  " declares " + std::to_string((*sizes)[i]) + " bytes");
   }
   if (workspace && sizes->back() != 8)
-    return errorAt(at, "the workspace pointer (the last parameter of " +
-                           entry + ") must be 8 bytes");
+    return errorAt(at, "the workspace pointer (the last parameter of " + entry +
+                           ") must be 8 bytes");
   return Status();
 }
 

@@ -61,7 +61,6 @@ std::optional<Target> parseTarget(std::string_view text);
 
 struct Bundle {
   std::string target;
-  std::string producer; // optional: who wrote it, for messages
   std::vector<KernelInfo> kernels;
   std::string ptx;
 };

@@ -21,8 +21,8 @@ Result<const CudaDriver *> CudaDriver::load(const std::string &library) {
 
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
-    return Status::error("no CUDA driver found (" + library + ": " +
-                         dlerror() + ")");
+    return Status::error("no CUDA driver found (" + library + ": " + dlerror() +
+                         ")");
   std::unique_ptr<CudaDriver> driver(new CudaDriver);
   for (const Symbol &symbol : driver->symbols) {
     *symbol.address = dlsym(handle, symbol.name);

@@ -70,8 +70,7 @@ public:
   /// One entry point: calls it, and knows its name for error messages.
   template <class... Params> class Entry {
   public:
-    Entry(CudaDriver *driver, const char *name,
-          const char *fallback = nullptr)
+    Entry(CudaDriver *driver, const char *name, const char *fallback = nullptr)
         : name(name) {
       driver->symbols.push_back({name, fallback, &address});
     }

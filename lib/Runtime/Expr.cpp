@@ -24,6 +24,9 @@ public:
       fail("unexpected '" + std::string(1, text[pos]) + "'");
       return std::move(error);
     }
+    if (out.code.size() > Expr::kMaxCode)
+      return Status::error("'" + std::string(text) + "': longer than " +
+                           std::to_string(Expr::kMaxCode) + " operations");
     return Status();
   }
 
@@ -132,8 +135,8 @@ bool ExprParser::parseNumber() {
   while (isDigit(peek()))
     ++pos;
   int64_t value;
-  auto [end, ec] = std::from_chars(text.data() + start, text.data() + pos,
-                                   value);
+  auto [end, ec] =
+      std::from_chars(text.data() + start, text.data() + pos, value);
   if (ec != std::errc())
     return failAt(start, "integer literal too large");
   emit(Expr::Op::Push, value);
@@ -152,14 +155,12 @@ bool ExprParser::parseName(unsigned depth) {
   Result<Expr::Symbol> symbol = resolve(name);
   if (!symbol.ok())
     return failAt(start, symbol.message());
-  emit(symbol->kind == Expr::Symbol::Constant ? Expr::Op::Push
-                                              : Expr::Op::Load,
+  emit(symbol->kind == Expr::Symbol::Constant ? Expr::Op::Push : Expr::Op::Load,
        symbol->value);
   return true;
 }
 
-bool ExprParser::parseCall(std::string_view callee, size_t at,
-                           unsigned depth) {
+bool ExprParser::parseCall(std::string_view callee, size_t at, unsigned depth) {
   Expr::Op op;
   if (callee == "cdiv")
     op = Expr::Op::Cdiv;
@@ -201,7 +202,8 @@ Result<Expr> Expr::parse(std::string_view text, const Resolver &resolve) {
   return expr;
 }
 
-// Floor division and modulo as in Python; false on overflow (INT64_MIN / -1).
+// Floor division and modulo as in Python; false if the quotient overflows
+// (INT64_MIN / -1).
 static bool floorDivMod(int64_t a, int64_t b, int64_t &quot, int64_t &rem) {
   if (b == -1) {
     rem = 0;
@@ -221,16 +223,16 @@ bool Expr::applyBinary(Op op, int64_t a, int64_t b, int64_t &r,
   why = "integer overflow";
   int64_t q, m;
   switch (op) {
-  case Expr::Op::Add:
+  case Op::Add:
     return !__builtin_add_overflow(a, b, &r);
-  case Expr::Op::Sub:
+  case Op::Sub:
     return !__builtin_sub_overflow(a, b, &r);
-  case Expr::Op::Mul:
+  case Op::Mul:
     return !__builtin_mul_overflow(a, b, &r);
-  case Expr::Op::Min:
+  case Op::Min:
     r = a < b ? a : b;
     return true;
-  case Expr::Op::Max:
+  case Op::Max:
     r = a < b ? b : a;
     return true;
   default:
@@ -240,37 +242,39 @@ bool Expr::applyBinary(Op op, int64_t a, int64_t b, int64_t &r,
     why = "division by zero";
     return false;
   }
-  if (!floorDivMod(a, b, q, m))
-    return false;
+  bool quotientFits = floorDivMod(a, b, q, m);
+  if (op == Op::Mod) {
+    r = m;
+    return true;
+  }
   // ceil(a / b) is one above the floor exactly when b does not divide a.
-  r = op == Expr::Op::Div ? q : op == Expr::Op::Mod ? m : q + (m != 0);
-  return true;
+  r = op == Op::Div ? q : q + (m != 0);
+  return quotientFits;
 }
 
 Result<int64_t> Expr::eval(const std::vector<int64_t> &slots) const {
-  std::vector<int64_t> stack;
-  stack.reserve(code.size());
+  int64_t stack[kMaxCode]; // the stack never outgrows the code
+  size_t top = 0;
   for (const Inst &inst : code) {
     switch (inst.op) {
     case Op::Push:
-      stack.push_back(inst.operand);
+      stack[top++] = inst.operand;
       continue;
     case Op::Load:
       assert(size_t(inst.operand) < slots.size() && "unbound slot");
-      stack.push_back(slots[inst.operand]);
+      stack[top++] = slots[inst.operand];
       continue;
     case Op::Neg:
-      if (__builtin_sub_overflow(int64_t(0), stack.back(), &stack.back()))
+      if (__builtin_sub_overflow(int64_t(0), stack[top - 1], &stack[top - 1]))
         return Status::error("'" + source + "': integer overflow");
       continue;
     default:
       break;
     }
-    int64_t b = stack.back();
-    stack.pop_back();
     const char *why;
-    if (!applyBinary(inst.op, stack.back(), b, stack.back(), why))
+    --top;
+    if (!applyBinary(inst.op, stack[top - 1], stack[top], stack[top - 1], why))
       return Status::error("'" + source + "': " + why);
   }
-  return stack.back();
+  return stack[0];
 }

@@ -5,9 +5,10 @@
 // parsed and their names resolved when a bundle is loaded, so a launch only
 // evaluates a short postfix program.
 //
-// Grammar: expr := term (('+'|'-') term)*
-//          term := unary (('*'|'/'|'%') unary)*
-//          unary := ('-'|'+') unary | INT | NAME | NAME '(' args ')' | '(' expr ')'
+// Grammar: expr  := term (('+'|'-') term)*
+//          term  := unary (('*'|'/'|'%') unary)*
+//          unary := ('-'|'+') unary | INT | NAME | NAME '(' args ')'
+//                 | '(' expr ')'
 // Functions: cdiv(a, b), min(a, b, ...), max(a, b, ...). Arithmetic is on
 // int64 with overflow checked; '/' and '%' floor (as in Python).
 //
@@ -47,11 +48,26 @@ public:
 
   /// Nesting deeper than this is rejected at parse time.
   static constexpr unsigned kMaxDepth = 64;
+  /// Longer expressions are rejected at parse time, so eval() needs no
+  /// allocation.
+  static constexpr unsigned kMaxCode = 256;
 
 private:
   friend class ExprParser;
   // Postfix code; min/max of n arguments become n-1 binary Min/Max.
-  enum class Op : uint8_t { Push, Load, Neg, Add, Sub, Mul, Div, Mod, Cdiv, Min, Max };
+  enum class Op : uint8_t {
+    Push,
+    Load,
+    Neg,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Cdiv,
+    Min,
+    Max
+  };
   struct Inst {
     Op op;
     int64_t operand; // Push: the value; Load: the slot index

@@ -80,8 +80,8 @@ private:
   bool fail(const std::string &message) { return failAt(pos, message); }
   bool failAt(size_t offset, const std::string &message) {
     auto [line, col] = lineAndColumn(text, offset);
-    error = Status::error(std::string(name) + ":" + std::to_string(line) +
-                          ":" + std::to_string(col) + ": error: " + message);
+    error = Status::error(std::string(name) + ":" + std::to_string(line) + ":" +
+                          std::to_string(col) + ": error: " + message);
     return false;
   }
   Status takeError() { return std::move(error); }

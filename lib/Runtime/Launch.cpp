@@ -12,8 +12,8 @@ Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
   if (args.size() != k.params.size()) {
     std::string signature;
     for (const ParamInfo &p : k.params)
-      signature += (signature.empty() ? "" : ", ") + p.name + ": " +
-                   argKindName(p.kind);
+      signature +=
+          (signature.empty() ? "" : ", ") + p.name + ": " + argKindName(p.kind);
     return Status::error("kernel '" + k.name + "' takes " +
                          std::to_string(k.params.size()) + " arguments (" +
                          signature + "), got " + std::to_string(args.size()));
@@ -31,53 +31,52 @@ Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
 
 namespace {
 
-/// Evaluates a kernel's expressions and checks their ranges.
+/// Evaluates a kernel's expressions and checks their ranges. Messages are
+/// built only on failure: this runs on every launch.
 struct Evaluator {
   const KernelInfo &k;
   std::vector<int64_t> slots;
 
-  Result<int64_t> eval(const Expr &e, const std::string &what, int64_t hi) {
+  Result<int64_t> eval(const Expr &e, std::string_view what, int64_t hi) {
     Result<int64_t> v = e.eval(slots);
-    std::string where = "kernel '" + k.name + "': " + what + ": ";
+    if (v.ok() && *v >= 0 && *v <= hi)
+      return v;
+    std::string where = "kernel '" + k.name + "': " + std::string(what) + ": ";
     if (!v.ok())
       return Status::error(where + v.message());
-    if (*v < 0 || *v > hi)
-      return Status::error(where + "'" + e.text() + "' = " +
-                           std::to_string(*v) + ", outside [0, " +
-                           std::to_string(hi) + "]");
-    return v;
+    return Status::error(where + "'" + e.text() + "' = " + std::to_string(*v) +
+                         ", outside [0, " + std::to_string(hi) + "]");
   }
 };
 
 } // namespace
 
-static Status sizePersistentGrid(const KernelInfo &k, Evaluator &ev,
-                                 int numSMs, int blocksPerSM,
-                                 LaunchPlan &plan) {
+static Status sizePersistentGrid(const KernelInfo &k, Evaluator &ev, int numSMs,
+                                 int blocksPerSM, LaunchPlan &plan) {
   if (blocksPerSM <= 0)
     return Status::error("kernel '" + k.name + "': no CTA of " +
                          std::to_string(plan.blockThreads) + " threads with " +
                          std::to_string(plan.sharedBytes) +
                          " bytes of shared memory fits on an SM");
   const LaunchRule &rule = k.launch;
-  int perSM = rule.ctasPerSM ? std::min(rule.ctasPerSM, blocksPerSM)
-                             : blocksPerSM;
+  int perSM =
+      rule.ctasPerSM ? std::min(rule.ctasPerSM, blocksPerSM) : blocksPerSM;
   int64_t ctas = int64_t(numSMs) * perSM;
   if (rule.maxCtas) {
-    Result<int64_t> bound = ev.eval(*rule.maxCtas, "max_ctas",
-                                    std::numeric_limits<int64_t>::max());
+    Result<int64_t> bound =
+        ev.eval(*rule.maxCtas, "max_ctas", std::numeric_limits<int64_t>::max());
     if (!bound.ok())
       return bound.status();
     ctas = std::min(ctas, *bound);
   }
-  plan.grid[0] = uint32_t(std::min<int64_t>(
-      ctas, std::numeric_limits<int32_t>::max()));
+  plan.grid[0] =
+      uint32_t(std::min<int64_t>(ctas, std::numeric_limits<int32_t>::max()));
   return Status();
 }
 
 Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
-                                      const std::vector<Arg> &args,
-                                      int numSMs, int blocksPerSM) {
+                                      const std::vector<Arg> &args, int numSMs,
+                                      int blocksPerSM) {
   TESSEL_TRY(checkArgs(k, args));
   Evaluator ev{k, std::vector<int64_t>(k.numCtasSlot() + 1, 0)};
   for (size_t i = 0; i < args.size(); ++i)
@@ -94,9 +93,9 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
     // CUDA's limits on grid dimensions (x, y, z).
     static const int64_t maxDims[3] = {std::numeric_limits<int32_t>::max(),
                                        65535, 65535};
+    static const char *const names[3] = {"grid[0]", "grid[1]", "grid[2]"};
     for (size_t i = 0; i < rule.grid.size(); ++i) {
-      Result<int64_t> dim =
-          ev.eval(rule.grid[i], "grid[" + std::to_string(i) + "]", maxDims[i]);
+      Result<int64_t> dim = ev.eval(rule.grid[i], names[i], maxDims[i]);
       if (!dim.ok())
         return dim.status();
       plan.grid[i] = uint32_t(*dim);

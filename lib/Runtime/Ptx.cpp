@@ -33,10 +33,10 @@ static unsigned typeSize(std::string_view type) {
   static const struct {
     std::string_view name;
     unsigned size;
-  } types[] = {{".b8", 1},   {".u8", 1},   {".s8", 1},   {".b16", 2},
-               {".u16", 2},  {".s16", 2},  {".f16", 2},  {".bf16", 2},
-               {".b32", 4},  {".u32", 4},  {".s32", 4},  {".f32", 4},
-               {".b64", 8},  {".u64", 8},  {".s64", 8},  {".f64", 8}};
+  } types[] = {{".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2},
+               {".u16", 2}, {".s16", 2}, {".f16", 2}, {".bf16", 2},
+               {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4},
+               {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}};
   for (const auto &t : types)
     if (t.name == type)
       return t.size;
@@ -90,8 +90,8 @@ static Result<std::vector<unsigned>> paramSizes(std::string_view list,
   return sizes;
 }
 
-Result<std::vector<unsigned>> tessel::ptxEntryParamSizes(
-    std::string_view ptx, std::string_view entry) {
+Result<std::vector<unsigned>>
+tessel::ptxEntryParamSizes(std::string_view ptx, std::string_view entry) {
   static constexpr std::string_view keyword = ".entry";
   for (size_t at = ptx.find(keyword); at != std::string_view::npos;
        at = ptx.find(keyword, at + 1)) {

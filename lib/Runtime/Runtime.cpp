@@ -127,11 +127,13 @@ Result<CUmodule> RuntimeImpl::loadModule(const Bundle &bundle,
   void *values[] = {infoLog, reinterpret_cast<void *>(sizeof(infoLog)),
                     errorLog, reinterpret_cast<void *>(sizeof(errorLog))};
   CUmodule module = nullptr;
-  CUresult result = drv.cuModuleLoadDataEx(&module, bundle.ptx.c_str(), 4,
-                                           options, values);
+  CUresult result =
+      drv.cuModuleLoadDataEx(&module, bundle.ptx.c_str(), 4, options, values);
   if (result != CUDA_SUCCESS) {
     infoLog[sizeof(infoLog) - 1] = errorLog[sizeof(errorLog) - 1] = '\0';
     std::string log = errorLog[0] ? errorLog : infoLog;
+    while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
+      log.pop_back();
     std::string message = drv.check(result, drv.cuModuleLoadDataEx.name)
                               .prepend(std::string(name) + ": ")
                               .message();
@@ -150,8 +152,7 @@ Status RuntimeImpl::prepareKernel(CUmodule module, KernelState &k) {
     return s.prepend(where);
   if (info.sharedBytes > kDefaultSharedLimit) {
     if (info.sharedBytes > unsigned(maxSharedOptin))
-      return Status::error(where + "needs " +
-                           std::to_string(info.sharedBytes) +
+      return Status::error(where + "needs " + std::to_string(info.sharedBytes) +
                            " bytes of shared memory; the device allows " +
                            std::to_string(maxSharedOptin) + " per block");
     s = drv.call(drv.cuFuncSetAttribute, k.function,
@@ -170,8 +171,7 @@ Status RuntimeImpl::prepareKernel(CUmodule module, KernelState &k) {
   return Status();
 }
 
-Result<Module> RuntimeImpl::load(Result<Bundle> parsed,
-                                 std::string_view name) {
+Result<Module> RuntimeImpl::load(Result<Bundle> parsed, std::string_view name) {
   if (!parsed.ok())
     return parsed.status();
   Bundle &bundle = *parsed;
@@ -313,7 +313,9 @@ Status Runtime::launch(const Kernel &kernel, const std::vector<Arg> &args,
   Status s = impl->inContext([&] {
     return impl->enqueue(k, *plan, args, static_cast<CUstream>(stream));
   });
-  return s.prepend(kernelContext(k.info));
+  if (!s.ok())
+    s.prepend(kernelContext(k.info));
+  return s;
 }
 
 int Runtime::multiprocessorCount() const { return impl->numSMs; }
@@ -331,21 +333,18 @@ Status Runtime::free(DevicePtr ptr) {
 }
 
 Status Runtime::copyToDevice(DevicePtr dst, const void *src, size_t bytes) {
-  return impl->inContext([&] {
-    return impl->drv.call(impl->drv.cuMemcpyHtoD, dst, src, bytes);
-  });
+  return impl->inContext(
+      [&] { return impl->drv.call(impl->drv.cuMemcpyHtoD, dst, src, bytes); });
 }
 
 Status Runtime::copyToHost(void *dst, DevicePtr src, size_t bytes) {
-  return impl->inContext([&] {
-    return impl->drv.call(impl->drv.cuMemcpyDtoH, dst, src, bytes);
-  });
+  return impl->inContext(
+      [&] { return impl->drv.call(impl->drv.cuMemcpyDtoH, dst, src, bytes); });
 }
 
 Status Runtime::fill(DevicePtr dst, uint8_t value, size_t bytes) {
-  return impl->inContext([&] {
-    return impl->drv.call(impl->drv.cuMemsetD8, dst, value, bytes);
-  });
+  return impl->inContext(
+      [&] { return impl->drv.call(impl->drv.cuMemsetD8, dst, value, bytes); });
 }
 
 Status Runtime::synchronize(Stream stream) {

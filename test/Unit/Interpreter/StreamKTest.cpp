@@ -1,0 +1,279 @@
+//===- StreamKTest.cpp - tessel.stream_k against direct computations ------===//
+
+#include "TestUtils.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace tessel;
+using namespace tessel::test;
+
+namespace {
+
+// Per unit u: out[u] = Σ x[u*iters + i]. The state also carries the range
+// [b, e) it covers and whether every merge joined adjacent ranges, earlier
+// first; the epilogue adds 1 to check[u] when the merged range is exactly
+// [0, iters). The body adds its slice length to work[q] of the program q
+// that program_id reports.
+const char *kSums = R"(
+func.func @sums(%x: !tessel.ptr<f32>, %out: !tessel.ptr<f32>, %check: !tessel.ptr<i32>, %work: !tessel.ptr<i32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  tessel.stream_k units(%units) iters(%iters) body {
+  ^bb0(%u: i32, %b: i32, %e: i32):
+    %z = arith.constant 0.0 : f32
+    %first = arith.muli %u, %iters : i32
+    %s = scf.for %i = %b to %e step %c1 iter_args(%acc = %z) -> (f32) : i32 {
+      %g = arith.addi %first, %i : i32
+      %p = tessel.addptr %x, %g : !tessel.ptr<f32>, i32
+      %xv = tessel.load %p : !tessel.ptr<f32>
+      %a2 = arith.addf %acc, %xv : f32
+      scf.yield %a2 : f32
+    }
+    %px = tessel.program_id 0 : i32
+    %py = tessel.program_id 1 : i32
+    %nx = tessel.num_programs 0 : i32
+    %row = arith.muli %py, %nx : i32
+    %q = arith.addi %row, %px : i32
+    %n = arith.subi %e, %b : i32
+    %wp = tessel.addptr %work, %q : !tessel.ptr<i32>, i32
+    %old = tessel.atomic_add %wp, %n : !tessel.ptr<i32>
+    %ok = arith.constant true
+    tessel.yield %s, %b, %e, %ok : f32, i32, i32, i1
+  } merge {
+  ^bb0(%s1: f32, %b1: i32, %e1: i32, %ok1: i1, %s2: f32, %b2: i32, %e2: i32, %ok2: i1):
+    %s = arith.addf %s1, %s2 : f32
+    %adj = arith.cmpi eq, %e1, %b2 : i32
+    %ok12 = arith.andi %ok1, %ok2 : i1
+    %ok = arith.andi %ok12, %adj : i1
+    tessel.yield %s, %b1, %e2, %ok : f32, i32, i32, i1
+  } epilogue {
+  ^bb0(%u: i32, %s: f32, %b: i32, %e: i32, %ok: i1):
+    %p = tessel.addptr %out, %u : !tessel.ptr<f32>, i32
+    tessel.store %p, %s : !tessel.ptr<f32>
+    %b0 = arith.cmpi eq, %b, %c0 : i32
+    %eN = arith.cmpi eq, %e, %iters : i32
+    %t1 = arith.andi %ok, %b0 : i1
+    %t2 = arith.andi %t1, %eN : i1
+    %v = arith.extui %t2 : i1 to i32
+    %cp = tessel.addptr %check, %u : !tessel.ptr<i32>, i32
+    %old = tessel.atomic_add %cp, %v : !tessel.ptr<i32>
+    tessel.yield
+  } loc("sums.tsl":9:5)
+  return
+}
+)";
+
+struct SumsCase {
+  int64_t units, iters;
+  std::array<int64_t, 3> grid;
+};
+
+class StreamKSums : public ::testing::TestWithParam<SumsCase> {};
+
+TEST_P(StreamKSums, MatchesDirectSums) {
+  SumsCase p = GetParam();
+  TestModule t(kSums);
+  ASSERT_EQ(t.parseErrors(), "");
+  int64_t total = p.units * p.iters;
+  int64_t programs = p.grid[0] * p.grid[1] * p.grid[2];
+  std::vector<double> x(total);
+  for (int64_t k = 0; k < total; ++k)
+    x[k] = static_cast<double>((k * 7) % 11); // Exact sums in f32.
+  int bx = t.buffer(DType::F32, x), out = t.buffer(DType::F32, p.units);
+  int check = t.buffer(DType::I32, p.units);
+  int work = t.buffer(DType::I32, programs);
+  ASSERT_EQ(
+      t.run("sums",
+            {buf(bx), buf(out), buf(check), buf(work), i(p.units), i(p.iters)},
+            p.grid),
+      "");
+  std::vector<double> sums = t.memory.read(out);
+  std::vector<int64_t> checks = t.memory.readInts(check);
+  for (int64_t u = 0; u < p.units; ++u) {
+    double ref = 0;
+    for (int64_t k = 0; k < p.iters; ++k)
+      ref += x[u * p.iters + k];
+    EXPECT_EQ(sums[u], ref) << "unit " << u;
+    EXPECT_EQ(checks[u], 1) << "unit " << u; // One epilogue, whole range.
+  }
+  // Each program computed exactly its share of the iterations.
+  std::vector<int64_t> w = t.memory.readInts(work);
+  for (int64_t q = 0; q < programs; ++q) {
+    IterRange r = streamKRange(q, programs, total);
+    EXPECT_EQ(w[q], r.end - r.begin) << "program " << q;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grids, StreamKSums,
+    ::testing::Values(SumsCase{3, 5, {1, 1, 1}},  // One program does all.
+                      SumsCase{5, 4, {3, 1, 1}},  // Fewer programs than units.
+                      SumsCase{3, 7, {8, 1, 1}},  // More programs, 21 % 8 != 0.
+                      SumsCase{2, 3, {10, 1, 1}}, // Programs with no work.
+                      SumsCase{4, 6, {3, 2, 1}},  // 2-D grid.
+                      SumsCase{7, 1, {4, 1, 1}})); // One iteration per unit.
+
+TEST(StreamK, ZeroItersIsAnError) {
+  TestModule t(kSums);
+  ASSERT_EQ(t.parseErrors(), "");
+  int bx = t.buffer(DType::F32, 4), out = t.buffer(DType::F32, 4);
+  int check = t.buffer(DType::I32, 4), work = t.buffer(DType::I32, 1);
+  EXPECT_EQ(
+      t.run("sums", {buf(bx), buf(out), buf(check), buf(work), i(2), i(0)}),
+      "stream_k needs iters >= 1, got 0 at sums.tsl:9:5 (program (0, 0, 0) of "
+      "kernel 'sums')");
+  EXPECT_EQ(
+      t.run("sums", {buf(bx), buf(out), buf(check), buf(work), i(0), i(0)}),
+      ""); // No units: nothing to do.
+}
+
+// LeanAttention's shape: each unit is a 4-row query tile attending over
+// NB = 5 key blocks of 8; partial online-softmax states of the programs'
+// slices are merged by the host and finalized in the epilogue.
+constexpr int R = 4, C = 4, BN = 8, NB = 5, N = BN * NB, UNITS = 3;
+
+std::string leanKernel() {
+  std::string st = "!tessel.softmax_state<4x4>";
+  return R"(
+func.func @lean(%s: !tessel.ptr<f32>, %v: !tessel.ptr<f16>, %o: !tessel.ptr<f32>, %lse: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
+  %c1 = arith.constant 1 : i32
+  %cC = arith.constant 4 : i32
+  %cR = arith.constant 4 : i32
+  %cBN = arith.constant 8 : i32
+  %cUnitS = arith.constant 160 : i32
+  %cUnitO = arith.constant 16 : i32
+  %lr = tessel.arange 0, 4 : !tessel.tile<4xi32>
+)" + offsets2D("soff", R, BN, N) +
+         offsets2D("voff", BN, C, C) + offsets2D("ooff", R, C, C) +
+         R"(  tessel.stream_k units(%units) iters(%iters) body {
+  ^bb0(%u: i32, %b: i32, %e: i32):
+    %init = tessel.softmax_init : )" +
+         st + R"(
+    %su = arith.muli %u, %cUnitS : i32
+    %st = scf.for %i = %b to %e step %c1 iter_args(%acc = %init) -> ()" +
+         st + R"() : i32 {
+      %col = arith.muli %i, %cBN : i32
+      %so = arith.addi %su, %col : i32
+      %sp0 = tessel.addptr %s, %so : !tessel.ptr<f32>, i32
+)" + pointers("sp", "sp0", "soff", {R, BN}, "f32") +
+         R"(      %sv = tessel.load %sp : !tessel.tile<4x8x!tessel.ptr<f32>>
+      %vi = arith.muli %col, %cC : i32
+      %vo = arith.addi %su, %vi : i32
+      %vp0 = tessel.addptr %v, %vo : !tessel.ptr<f16>, i32
+)" + pointers("vp", "vp0", "voff", {BN, C}, "f16") +
+         R"(      %vv = tessel.load %vp : !tessel.tile<8x4x!tessel.ptr<f16>>
+      %next = tessel.online_softmax %acc, %sv, %vv : )" +
+         st + R"(, !tessel.tile<4x8xf32>, !tessel.tile<8x4xf16>
+      scf.yield %next : )" +
+         st + R"(
+    }
+    tessel.yield %st : )" +
+         st + R"(
+  } merge {
+  ^bb0(%x: )" +
+         st + ", %y: " + st + R"():
+    %m = tessel.softmax_merge %x, %y : )" +
+         st + R"(
+    tessel.yield %m : )" +
+         st + R"(
+  } epilogue {
+  ^bb0(%u: i32, %fin: )" +
+         st + R"():
+    %out, %l = tessel.softmax_finalize %fin : )" +
+         st + R"( -> !tessel.tile<4x4xf32>, !tessel.tile<4xf32>
+    %ou = arith.muli %u, %cUnitO : i32
+    %op0 = tessel.addptr %o, %ou : !tessel.ptr<f32>, i32
+)" + pointers("op", "op0", "ooff", {R, C}, "f32") +
+         R"(    tessel.store %op, %out : !tessel.tile<4x4x!tessel.ptr<f32>>
+    %lu = arith.muli %u, %cR : i32
+    %lp0 = tessel.addptr %lse, %lu : !tessel.ptr<f32>, i32
+)" + pointers("lp", "lp0", "lr", {R}, "f32") +
+         R"(    tessel.store %lp, %l : !tessel.tile<4x!tessel.ptr<f32>>
+    tessel.yield
+  }
+  return
+}
+)";
+}
+
+/// Scores and values of every unit: plain rows, a fully masked row, a row
+/// whose first half (whole slices) is masked.
+void leanData(std::vector<double> &s, std::vector<double> &v) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0, 2);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  // Unit u: scores at u*R*N (R × N), values at u*N*C (N × C); R*N == N*C.
+  s.assign(UNITS * R * N, 0);
+  v.assign(UNITS * N * C, 0);
+  for (int u = 0; u < UNITS; ++u)
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < N; ++j) {
+        double &x = s[(u * R + r) * N + j];
+        x = normal(rng);
+        if (u == 0 && r == 1)
+          x = -inf; // Fully masked row.
+        if (u == 1 && r == 2 && j < N / 2)
+          x = -inf; // Whole slices of this row are masked.
+      }
+  for (double &x : v)
+    x = roundTo(DType::F16, uniform(rng));
+}
+
+TEST(StreamK, LeanAttentionMatchesDirectSoftmax) {
+  TestModule t(leanKernel());
+  ASSERT_EQ(t.parseErrors(), "");
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> s, v;
+  leanData(s, v);
+  std::vector<double> refO(UNITS * R * C), refL(UNITS * R);
+  for (int u = 0; u < UNITS; ++u)
+    referenceSoftmax(&s[u * R * N], &v[u * N * C], R, N, C, &refO[u * R * C],
+                     &refL[u * R]);
+  for (int64_t programs : {1, 2, 4, 7, 16}) {
+    SCOPED_TRACE("programs = " + std::to_string(programs));
+    int bs = t.buffer(DType::F32, s), bv = t.buffer(DType::F16, v);
+    int bo = t.buffer(DType::F32, UNITS * R * C),
+        bl = t.buffer(DType::F32, UNITS * R);
+    ASSERT_EQ(t.run("lean",
+                    {buf(bs), buf(bv), buf(bo), buf(bl), i(UNITS), i(NB)},
+                    {programs, 1, 1}),
+              "");
+    std::vector<double> o = t.memory.read(bo), l = t.memory.read(bl);
+    for (size_t k = 0; k < o.size(); ++k)
+      EXPECT_NEAR(o[k], refO[k], 1e-3) << k; // P is rounded to f16.
+    for (size_t k = 0; k < l.size(); ++k) {
+      if (refL[k] == -inf)
+        EXPECT_EQ(l[k], -inf) << k;
+      else
+        EXPECT_NEAR(l[k], refL[k], 1e-5 * (1 + std::fabs(refL[k]))) << k;
+    }
+  }
+}
+
+// Partial states flowing through stream_k regions as tiles after
+// tessel-expand-online give the same bits as the online ops.
+TEST(StreamK, ExpansionComputesTheSameBits) {
+  std::vector<double> s, v;
+  leanData(s, v);
+  for (int64_t programs : {1, 4, 16}) {
+    SCOPED_TRACE("programs = " + std::to_string(programs));
+    expectSameAfterExpansion(leanKernel(), "lean",
+                             [&](TestModule &t) {
+                               return std::vector<KernelArg>{
+                                   buf(t.buffer(DType::F32, s)),
+                                   buf(t.buffer(DType::F16, v)),
+                                   buf(t.buffer(DType::F32, UNITS * R * C)),
+                                   buf(t.buffer(DType::F32, UNITS * R)),
+                                   i(UNITS),
+                                   i(NB)};
+                             },
+                             {programs, 1, 1});
+  }
+}
+
+} // namespace

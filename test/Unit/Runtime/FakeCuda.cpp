@@ -1,0 +1,235 @@
+//===- FakeCuda.cpp - A stand-in libcuda for the runtime's tests ----------===//
+
+#include "FakeCuda.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <dlfcn.h>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+
+FakeCudaState state;
+std::deque<std::string> functionNames; // CUfunction handles point here
+
+CUresult injected(const char *call) {
+  return state.failCall == call ? state.failResult : 0;
+}
+
+} // namespace
+
+extern "C" {
+
+FakeCudaState *fakeCudaState() { return &state; }
+
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  static const struct {
+    CUresult code;
+    const char *name;
+  } names[] = {{0, "CUDA_SUCCESS"},
+               {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+               {100, "CUDA_ERROR_NO_DEVICE"},
+               {218, "CUDA_ERROR_INVALID_PTX"},
+               {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}};
+  for (const auto &n : names) {
+    if (n.code == error) {
+      *name = n.name;
+      return 0;
+    }
+  }
+  *name = nullptr;
+  return 1; // CUDA_ERROR_INVALID_VALUE, as the real driver does
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  const char *name;
+  *text = cuGetErrorName(error, &name) == 0 ? "fake description" : nullptr;
+  return *text ? 0 : 1;
+}
+
+CUresult cuInit(unsigned) { return state.initResult; }
+
+CUresult cuDeviceGetCount(int *count) {
+  if (CUresult failure = injected("cuDeviceGetCount"))
+    return failure;
+  *count = state.deviceCount;
+  return 0;
+}
+
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return 0;
+}
+
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  switch (attribute) {
+  case 16:
+    *value = state.smCount;
+    return 0;
+  case 75:
+    *value = state.ccMajor;
+    return 0;
+  case 76:
+    *value = state.ccMinor;
+    return 0;
+  case 97:
+    *value = state.sharedOptin;
+    return 0;
+  }
+  return 1;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+  if (CUresult failure = injected("cuDevicePrimaryCtxRetain"))
+    return failure;
+  static int primary;
+  *context = &primary;
+  ++state.retains;
+  return 0;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(int) {
+  ++state.releases;
+  return 0;
+}
+
+CUresult cuCtxPushCurrent_v2(void *) {
+  ++state.contextDepth;
+  return 0;
+}
+
+CUresult cuCtxPopCurrent_v2(void **) {
+  --state.contextDepth;
+  return 0;
+}
+
+CUresult cuCtxSynchronize() { return 0; }
+
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count,
+                            int *options, void **values) {
+  if (std::strstr(static_cast<const char *>(image), kFakeJitError)) {
+    for (unsigned i = 0; i < count; ++i)
+      if (options[i] == 5) // CU_JIT_ERROR_LOG_BUFFER
+        std::strcpy(static_cast<char *>(values[i]), "ptxas fatal: fake");
+    return 218;
+  }
+  static int modules;
+  *module = &modules;
+  ++state.moduleLoads;
+  return 0;
+}
+
+CUresult cuModuleUnload(void *) {
+  ++state.moduleUnloads;
+  return 0;
+}
+
+CUresult cuModuleGetFunction(void **function, void *, const char *name) {
+  functionNames.push_back(name);
+  *function = &functionNames.back();
+  return 0;
+}
+
+CUresult cuFuncSetAttribute(void *, int attribute, int value) {
+  if (CUresult failure = injected("cuFuncSetAttribute"))
+    return failure;
+  if (attribute == 8)
+    state.maxDynamicShared = value;
+  return 0;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *, int,
+                                                     size_t) {
+  *blocks = state.occupancy;
+  return 0;
+}
+
+CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz,
+                        unsigned sharedBytes, void *stream, void **params,
+                        void **) {
+  if (CUresult failure = injected("cuLaunchKernel"))
+    return failure;
+  FakeLaunch launch{*static_cast<std::string *>(function),
+                    {gx, gy, gz},
+                    {bx, by, bz},
+                    sharedBytes,
+                    stream};
+  if (state.kernel)
+    state.kernel(launch, params);
+  state.launches.push_back(launch);
+  return 0;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  if (CUresult failure = injected("cuMemAlloc_v2"))
+    return failure;
+  *ptr = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
+  ++state.liveAllocations;
+  return 0;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  std::free(reinterpret_cast<void *>(ptr));
+  --state.liveAllocations;
+  return 0;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  return 0;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
+  return 0;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  return 0;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
+                         void *) {
+  ++state.memsets;
+  return cuMemsetD8_v2(dst, value, bytes);
+}
+
+CUresult cuStreamSynchronize(void *) {
+  if (CUresult failure = injected("cuStreamSynchronize"))
+    return failure;
+  return 0;
+}
+
+CUresult cuEventCreate(void **event, unsigned) {
+  *event = new int;
+  ++state.liveEvents;
+  return 0;
+}
+
+CUresult cuEventRecord(void *, void *) { return 0; }
+CUresult cuEventSynchronize(void *) { return 0; }
+
+CUresult cuEventElapsedTime_v2(float *ms, void *, void *) {
+  *ms = 2.5f;
+  return 0;
+}
+
+CUresult cuEventDestroy_v2(void *event) {
+  delete static_cast<int *>(event);
+  --state.liveEvents;
+  return 0;
+}
+
+} // extern "C"
+
+std::string fakeCudaPath() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&fakeCudaState), &info))
+    return "";
+  return info.dli_fname;
+}

@@ -1,0 +1,58 @@
+//===- FakeCuda.h - A stand-in libcuda for the runtime's tests --*- C++ -*-===//
+//
+// libTesselFakeCuda.so exports the driver entry points the runtime resolves.
+// "Device" memory is host memory and a launch calls a host function, so the
+// tests drive the whole load-and-launch path on machines without a GPU and
+// can inject driver failures.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_TEST_FAKECUDA_H
+#define TESSEL_TEST_FAKECUDA_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+struct FakeLaunch {
+  std::string function;
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned sharedBytes;
+  void *stream;
+};
+
+struct FakeCudaState {
+  // What the fake device is and does.
+  int initResult = 0;
+  int deviceCount = 1;
+  int smCount = 4;
+  int sharedOptin = 232448;
+  int ccMajor = 9, ccMinor = 0;
+  int occupancy = 2;
+  /// The entry point of this name returns `failResult`.
+  std::string failCall;
+  int failResult = 700; // CUDA_ERROR_ILLEGAL_ADDRESS
+  /// Runs at each launch with the kernel parameters.
+  std::function<void(const FakeLaunch &, void **params)> kernel;
+
+  // What the runtime did.
+  int moduleLoads = 0, moduleUnloads = 0;
+  int retains = 0, releases = 0;
+  int contextDepth = 0;
+  int liveAllocations = 0, liveEvents = 0;
+  int memsets = 0;
+  int maxDynamicShared = 0; // the last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED...
+  std::vector<FakeLaunch> launches;
+};
+
+/// The fake's state; tests reset it by assigning FakeCudaState().
+extern "C" FakeCudaState *fakeCudaState();
+
+/// The path the fake library was loaded from (for RuntimeOptions).
+std::string fakeCudaPath();
+
+/// PTX that makes the fake JIT fail with a log.
+constexpr const char *kFakeJitError = "FAKE_JIT_ERROR";
+
+#endif // TESSEL_TEST_FAKECUDA_H

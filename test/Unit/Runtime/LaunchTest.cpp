@@ -1,0 +1,172 @@
+//===- LaunchTest.cpp - Arguments and launch dimensions -------------------===//
+
+#include "Runtime/Launch.h"
+
+#include "TestBundles.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace tessel;
+
+// A kernel k(x: ptr, B: i32, H: i32, N: i64, scale: f32) with 4 warps, 1 KiB
+// of shared memory and the given launch rule.
+static KernelInfo kernelWith(const std::string &launch) {
+  std::string kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4, "shared_bytes": 1024,
+  "params": [{"name": "x", "kind": "ptr", "elem": "f16"},
+             {"name": "B", "kind": "i32"}, {"name": "H", "kind": "i32"},
+             {"name": "N", "kind": "i64"}, {"name": "scale", "kind": "f32"}],
+  "launch": )json" +
+      launch + "}";
+  bool workspace = launch.find("workspace_bytes") != std::string::npos;
+  std::string ptx =
+      workspace ? makePtx("k", {".u64", ".u32", ".u32", ".u64", ".f32", ".u64"})
+                : makePtx("k", {".u64", ".u32", ".u32", ".u64", ".f32"});
+  Result<Bundle> b = parseBundle(makeBundle(kernel, ptx), "k.bundle");
+  EXPECT_TRUE(b.ok()) << b.message();
+  return b.ok() ? b->kernels[0] : KernelInfo();
+}
+
+static std::vector<Arg> args(int32_t B, int32_t H, int64_t N) {
+  return {Arg::ptr(0x1000), Arg::i32(B), Arg::i32(H), Arg::i64(N),
+          Arg::f32(0.125f)};
+}
+
+static std::string planError(const KernelInfo &k, const std::vector<Arg> &a,
+                             int numSMs = 132, int blocksPerSM = 2) {
+  Result<LaunchPlan> plan = planLaunch(k, a, numSMs, blocksPerSM);
+  EXPECT_FALSE(plan.ok());
+  return plan.ok() ? "" : plan.message();
+}
+
+TEST(Args, CountMismatchShowsTheSignature) {
+  KernelInfo k = kernelWith(R"json({"kind": "grid", "grid": [1]})json");
+  EXPECT_EQ(checkArgs(k, {Arg::ptr(0), Arg::i32(1)}).message(),
+            "kernel 'k' takes 5 arguments (x: ptr, B: i32, H: i32, N: i64, "
+            "scale: f32), got 2");
+}
+
+TEST(Args, KindMismatchNamesTheParameter) {
+  KernelInfo k = kernelWith(R"json({"kind": "grid", "grid": [1]})json");
+  std::vector<Arg> a = args(1, 1, 1);
+  EXPECT_TRUE(checkArgs(k, a).ok());
+  a[3] = Arg::i32(1);
+  EXPECT_EQ(checkArgs(k, a).message(),
+            "kernel 'k': argument 3 ('N') must be i64, got i32");
+  a = args(1, 1, 1);
+  a[0] = Arg::f32(0);
+  EXPECT_EQ(checkArgs(k, a).message(),
+            "kernel 'k': argument 0 ('x') must be ptr, got f32");
+}
+
+TEST(Launch, GridFromScalarArguments) {
+  KernelInfo k = kernelWith(
+      R"json({"kind": "grid", "grid": ["cdiv(N, 128)", "B * H"]})json");
+  Result<LaunchPlan> plan = planLaunch(k, args(2, 3, 1000), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 8u);
+  EXPECT_EQ(plan->grid[1], 6u);
+  EXPECT_EQ(plan->grid[2], 1u);
+  EXPECT_EQ(plan->blockThreads, 128u);
+  EXPECT_EQ(plan->sharedBytes, 1024u);
+  EXPECT_EQ(plan->workspaceBytes, 0u);
+  EXPECT_FALSE(plan->empty());
+  EXPECT_TRUE(planLaunch(k, args(2, 3, 0), 132, 2)->empty());
+}
+
+TEST(Launch, GridErrorsNameKernelAndExpression) {
+  KernelInfo k =
+      kernelWith(R"json({"kind": "grid", "grid": ["B - H", 1]})json");
+  EXPECT_EQ(planError(k, args(1, 2, 0)),
+            "kernel 'k': grid[0]: 'B - H' = -1, outside [0, 2147483647]");
+  k = kernelWith(R"json({"kind": "grid", "grid": [1, "B * H"]})json");
+  EXPECT_EQ(planError(k, args(1000, 1000, 0)),
+            "kernel 'k': grid[1]: 'B * H' = 1000000, outside [0, 65535]");
+  k = kernelWith(R"json({"kind": "grid", "grid": ["N / B"]})json");
+  EXPECT_EQ(planError(k, args(0, 1, 10)),
+            "kernel 'k': grid[0]: 'N / B': division by zero");
+  EXPECT_EQ(planError(k, {Arg::ptr(0)}).rfind("kernel 'k' takes 5", 0), 0u);
+}
+
+TEST(Launch, PersistentGridIsBoundedByResidency) {
+  KernelInfo k = kernelWith(R"json({"kind": "persistent"})json");
+  Result<LaunchPlan> plan = planLaunch(k, args(2, 3, 0), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 264u);
+  EXPECT_EQ(plan->grid[1], 1u);
+
+  k = kernelWith(R"json({"kind": "persistent", "max_ctas": "B * H"})json");
+  EXPECT_EQ(planLaunch(k, args(2, 3, 0), 132, 2)->grid[0], 6u);
+  EXPECT_EQ(planLaunch(k, args(200, 3, 0), 132, 2)->grid[0], 264u);
+  EXPECT_TRUE(planLaunch(k, args(0, 3, 0), 132, 2)->empty());
+
+  // More CTAs per SM than fit would let spin-waiting CTAs starve the rest.
+  k = kernelWith(R"json({"kind": "persistent", "ctas_per_sm": 1})json");
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 2)->grid[0], 132u);
+  k = kernelWith(R"json({"kind": "persistent", "ctas_per_sm": 4})json");
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 2)->grid[0], 264u);
+  EXPECT_EQ(planError(k, args(1, 1, 0), 132, 0),
+            "kernel 'k': no CTA of 128 threads with 1024 bytes of shared "
+            "memory fits on an SM");
+}
+
+TEST(Launch, WorkspaceSizeMayUseNumCtas) {
+  KernelInfo k = kernelWith(
+      R"json({"kind": "persistent", "workspace_bytes": "16 + 4 * num_ctas"})json");
+  Result<LaunchPlan> plan = planLaunch(k, args(1, 1, 0), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->workspaceBytes, 16u + 4 * 264);
+  k = kernelWith(R"json({"kind": "grid", "grid": ["B", "H"],
+                     "workspace_bytes": "num_ctas * N"})json");
+  EXPECT_EQ(planLaunch(k, args(3, 5, 8), 132, 2)->workspaceBytes, 120u);
+  k = kernelWith(
+      R"json({"kind": "grid", "grid": [2], "workspace_bytes": "B"})json");
+  EXPECT_EQ(planError(k, args(-1, 1, 1)),
+            "kernel 'k': workspace_bytes: 'B' = -1, outside [0, "
+            "9223372036854775807]");
+}
+
+static uint16_t bits16(const Arg &a) {
+  uint16_t bits;
+  std::memcpy(&bits, a.data(), sizeof(bits));
+  return bits;
+}
+
+TEST(Arg, HalfPrecisionRoundsToNearestEven) {
+  EXPECT_EQ(bits16(Arg::f16(1.0f)), 0x3c00);
+  EXPECT_EQ(bits16(Arg::f16(-2.0f)), 0xc000);
+  EXPECT_EQ(bits16(Arg::f16(0.1f)), 0x2e66);
+  EXPECT_EQ(bits16(Arg::f16(65504.0f)), 0x7bff);
+  EXPECT_EQ(bits16(Arg::f16(65519.0f)), 0x7bff);
+  EXPECT_EQ(bits16(Arg::f16(65520.0f)), 0x7c00);
+  EXPECT_EQ(bits16(Arg::f16(1.0f + 1.0f / 2048)), 0x3c00); // tie: even
+  EXPECT_EQ(bits16(Arg::f16(1.0f + 3.0f / 2048)), 0x3c02); // tie: even
+  EXPECT_EQ(bits16(Arg::f16(5.9604645e-8f)), 0x0001);      // 2^-24
+  EXPECT_EQ(bits16(Arg::f16(6.0975552e-5f)), 0x03ff);      // largest subnormal
+  EXPECT_EQ(bits16(Arg::f16(1e-9f)), 0x0000);
+  EXPECT_EQ(bits16(Arg::f16(-0.0f)), 0x8000);
+  EXPECT_EQ(bits16(Arg::f16(INFINITY)), 0x7c00);
+  EXPECT_EQ(bits16(Arg::f16(NAN)) & 0x7e00, 0x7e00);
+}
+
+TEST(Arg, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(bits16(Arg::bf16(1.0f)), 0x3f80);
+  EXPECT_EQ(bits16(Arg::bf16(-3.0f)), 0xc040);
+  EXPECT_EQ(bits16(Arg::bf16(1.00390625f)), 0x3f80); // tie: even
+  EXPECT_EQ(bits16(Arg::bf16(1.01171875f)), 0x3f82); // tie: even
+  EXPECT_EQ(bits16(Arg::bf16(NAN)) & 0x7fc0, 0x7fc0);
+}
+
+TEST(Arg, ScalarsAndPointers) {
+  EXPECT_EQ(Arg::i32(-5).intValue(), -5);
+  EXPECT_EQ(Arg::i64(int64_t(1) << 40).intValue(), int64_t(1) << 40);
+  EXPECT_EQ(Arg::ptr(0xdeadbeef).kind(), ArgKind::Ptr);
+  uint64_t p;
+  std::memcpy(&p, Arg::ptr(0xdeadbeef).data(), sizeof(p));
+  EXPECT_EQ(p, 0xdeadbeefu);
+  EXPECT_EQ(argKindSize(ArgKind::BF16), 2u);
+  EXPECT_STREQ(argKindName(ArgKind::BF16), "bf16");
+}

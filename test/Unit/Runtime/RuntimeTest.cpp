@@ -1,0 +1,343 @@
+//===- RuntimeTest.cpp - The runtime against a missing and a fake driver --===//
+
+#include "tessel/Runtime.h"
+
+#include "FakeCuda.h"
+#include "TestBundles.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include <cstring>
+
+using namespace tessel;
+
+static bool startsWith(const std::string &s, const std::string &prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(Runtime, MissingDriverIsAClearError) {
+  RuntimeOptions options;
+  options.driverLibrary = "libtessel-no-such-driver.so.1";
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create(options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_TRUE(startsWith(rt.message(), "no CUDA driver found "
+                                       "(libtessel-no-such-driver.so.1: "))
+      << rt.message();
+}
+
+// On the CI machine there is no libcuda; on a GPU machine this succeeds.
+TEST(Runtime, DefaultDriverLoadsOrExplainsWhyNot) {
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create();
+  if (rt.ok())
+    GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_TRUE(
+      startsWith(rt.message(), "no CUDA driver found (libcuda.so.1: ") ||
+      startsWith(rt.message(), "no CUDA device"))
+      << rt.message();
+}
+
+TEST(Runtime, LibraryWithoutTheEntryPointsIsRejected) {
+  RuntimeOptions options;
+  options.driverLibrary = "libm.so.6";
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create(options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(
+      rt.message(),
+      "the CUDA driver libm.so.6 has no cuGetErrorName (driver too old?)");
+}
+
+namespace {
+
+/// Runs the runtime against libTesselFakeCuda.so.
+class FakeDriver : public ::testing::Test {
+protected:
+  void SetUp() override { fake = FakeCudaState(); }
+
+  Result<std::unique_ptr<Runtime>> tryCreate(int device = 0) {
+    RuntimeOptions options;
+    options.driverLibrary = fakeCudaPath();
+    options.device = device;
+    return Runtime::create(options);
+  }
+  std::unique_ptr<Runtime> create() {
+    Result<std::unique_ptr<Runtime>> rt = tryCreate();
+    EXPECT_TRUE(rt.ok()) << rt.message();
+    return rt.ok() ? std::move(*rt) : nullptr;
+  }
+  std::optional<Kernel> load(Runtime &rt, const std::string &bundle,
+                             const char *kernel) {
+    Result<Module> module = rt.loadBundle(inputPath(bundle));
+    EXPECT_TRUE(module.ok()) << module.message();
+    if (!module.ok())
+      return std::nullopt;
+    Result<Kernel> k = module->kernel(kernel);
+    EXPECT_TRUE(k.ok()) << k.message();
+    return k.ok() ? std::optional<Kernel>(*k) : std::nullopt;
+  }
+
+  FakeCudaState &fake = *fakeCudaState();
+};
+
+// The host version of vector_add, run by the fake cuLaunchKernel.
+void hostVectorAdd(const FakeLaunch &, void **params) {
+  float *x, *y, *out;
+  int n;
+  std::memcpy(&x, params[0], sizeof(x));
+  std::memcpy(&y, params[1], sizeof(y));
+  std::memcpy(&out, params[2], sizeof(out));
+  std::memcpy(&n, params[3], sizeof(n));
+  for (int i = 0; i < n; ++i)
+    out[i] = x[i] + y[i];
+}
+
+} // namespace
+
+TEST_F(FakeDriver, NoDeviceIsAClearError) {
+  fake.initResult = 100;
+  EXPECT_EQ(tryCreate().message(),
+            "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE (fake description))");
+  fake = FakeCudaState();
+  fake.deviceCount = 0;
+  EXPECT_EQ(tryCreate().message(), "no CUDA device");
+  fake = FakeCudaState();
+  EXPECT_EQ(tryCreate(3).message(), "CUDA device 3 requested but there are 1");
+  fake.failCall = "cuDevicePrimaryCtxRetain";
+  EXPECT_EQ(tryCreate().message(),
+            "cuDevicePrimaryCtxRetain failed: CUDA_ERROR_ILLEGAL_ADDRESS "
+            "(fake description)");
+  EXPECT_EQ(fake.releases, 0);
+}
+
+TEST_F(FakeDriver, UsesAndReleasesThePrimaryContext) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(fake.retains, 1);
+  EXPECT_EQ(rt->multiprocessorCount(), 4);
+  rt.reset();
+  EXPECT_EQ(fake.releases, 1);
+  EXPECT_EQ(fake.contextDepth, 0);
+}
+
+TEST_F(FakeDriver, VectorAddRunsThroughTheWholePath) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->name(), "vector_add");
+  EXPECT_EQ(add->numWarps(), 8);
+  EXPECT_FALSE(add->persistent());
+  ASSERT_EQ(add->params().size(), 4u);
+  EXPECT_EQ(add->params()[0].elem, "f32");
+
+  const int n = 1000;
+  std::vector<float> x(n), y(n), out(n, -1.f);
+  for (int i = 0; i < n; ++i) {
+    x[i] = float(i);
+    y[i] = 0.5f * float(i);
+  }
+  DevicePtr dx = *rt->alloc(n * 4), dy = *rt->alloc(n * 4),
+            dout = *rt->alloc(n * 4);
+  ASSERT_TRUE(rt->copyToDevice(dx, x.data(), n * 4).ok());
+  ASSERT_TRUE(rt->copyToDevice(dy, y.data(), n * 4).ok());
+  ASSERT_TRUE(rt->fill(dout, 0, n * 4).ok());
+  fake.kernel = hostVectorAdd;
+  Status s = rt->launch(
+      *add, {Arg::ptr(dx), Arg::ptr(dy), Arg::ptr(dout), Arg::i32(n)});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(rt->synchronize().ok());
+  ASSERT_TRUE(rt->copyToHost(out.data(), dout, n * 4).ok());
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], 1.5f * float(i)) << i;
+
+  ASSERT_EQ(fake.launches.size(), 1u);
+  const FakeLaunch &launch = fake.launches[0];
+  EXPECT_EQ(launch.function, "vector_add");
+  EXPECT_EQ(launch.grid[0], 4u); // cdiv(1000, 256)
+  EXPECT_EQ(launch.grid[1] * launch.grid[2], 1u);
+  EXPECT_EQ(launch.block[0], 256u);
+  EXPECT_EQ(launch.sharedBytes, 0u);
+  EXPECT_EQ(fake.maxDynamicShared, 0); // 0 bytes needs no attribute
+  for (DevicePtr p : {dx, dy, dout})
+    EXPECT_TRUE(rt->free(p).ok());
+  EXPECT_EQ(fake.liveAllocations, 0);
+  EXPECT_EQ(fake.contextDepth, 0);
+}
+
+TEST_F(FakeDriver, BadLaunchesFailBeforeTheDriver) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  Status s =
+      rt->launch(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i64(5)});
+  EXPECT_EQ(s.message(),
+            "kernel 'vector_add': argument 3 ('n') must be i32, got i64");
+  // n = 0: an empty grid launches nothing.
+  s = rt->launch(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(0)});
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(fake.launches.empty());
+}
+
+TEST_F(FakeDriver, DriverErrorsNameTheKernelAndTheCall) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  fake.failCall = "cuLaunchKernel";
+  Status s =
+      rt->launch(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)});
+  EXPECT_EQ(s.message(), "kernel 'vector_add': cuLaunchKernel failed: "
+                         "CUDA_ERROR_ILLEGAL_ADDRESS (fake description)");
+  EXPECT_EQ(fake.contextDepth, 0);
+
+  fake.failCall = "cuStreamSynchronize";
+  EXPECT_EQ(rt->synchronize().message(),
+            "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (fake "
+            "description)");
+  fake.failCall = "cuMemAlloc_v2";
+  fake.failResult = 2;
+  EXPECT_EQ(
+      rt->alloc(64).message(),
+      "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (fake description)");
+  fake.failResult = 12345; // a code this driver has no name for
+  EXPECT_EQ(rt->alloc(64).message(), "cuMemAlloc_v2 failed: CUresult 12345");
+}
+
+TEST_F(FakeDriver, ModulesAreCachedByPtx) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  load(*rt, "vector_add.bundle", "vector_add");
+  load(*rt, "vector_add.bundle", "vector_add");
+  std::string text = readInput("vector_add.bundle");
+  ASSERT_TRUE(rt->loadBundleFromString(text).ok());
+  EXPECT_EQ(fake.moduleLoads, 1);
+  load(*rt, "persistent_sum.bundle", "persistent_sum");
+  EXPECT_EQ(fake.moduleLoads, 2);
+  rt.reset();
+  EXPECT_EQ(fake.moduleUnloads, 2);
+}
+
+TEST_F(FakeDriver, JitErrorLogIsSurfaced) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::string ptx = makePtx("k", {}) + " // " + kFakeJitError;
+  std::string kernel = R"json({"name": "k", "ptx_entry": "k", "num_warps": 1,
+      "params": [], "launch": {"kind": "grid", "grid": [1]}})json";
+  Result<Module> m = rt->loadBundleFromString(makeBundle(kernel, ptx), "j.b");
+  EXPECT_EQ(m.message(), "j.b: cuModuleLoadDataEx failed: "
+                         "CUDA_ERROR_INVALID_PTX (fake description)\n"
+                         "JIT log:\nptxas fatal: fake");
+  EXPECT_EQ(fake.contextDepth, 0);
+}
+
+TEST_F(FakeDriver, KernelLookupAndOwnership) {
+  std::unique_ptr<Runtime> rt = create(), other = create();
+  ASSERT_TRUE(rt && other);
+  Result<Module> m = rt->loadBundle(inputPath("vector_add.bundle"));
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->kernels().size(), 1u);
+  EXPECT_EQ(m->kernel("nope").message(), "no kernel 'nope' in " +
+                                             inputPath("vector_add.bundle") +
+                                             " (it has vector_add)");
+  Status s = other->launch(*m->kernel("vector_add"), {});
+  EXPECT_EQ(s.message(),
+            "kernel 'vector_add': it was loaded by another Runtime");
+}
+
+TEST_F(FakeDriver, TargetMustSuitTheDevice) {
+  fake.ccMajor = 8;
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::string path = inputPath("vector_add.bundle");
+  EXPECT_EQ(rt->loadBundle(path).message(),
+            path + ": the bundle targets sm_90 but the device is sm_80");
+  fake.ccMajor = 10;
+  rt = create();
+  EXPECT_TRUE(rt->loadBundle(path).ok()); // PTX JIT-compiles forward
+  std::string kernel = R"json({"name": "k", "ptx_entry": "k", "num_warps": 1,
+      "params": [], "launch": {"kind": "grid", "grid": [1]}})json";
+  EXPECT_EQ(rt->loadBundleFromString(
+                  makeBundle(kernel, makePtx("k", {}), "sm_90a"), "a.b")
+                .message(),
+            "a.b: the bundle targets sm_90a but the device is sm_100");
+}
+
+TEST_F(FakeDriver, LargeSharedMemoryRaisesTheLimit) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> sum =
+      load(*rt, "persistent_sum.bundle", "persistent_sum");
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->sharedBytes(), 65536u);
+  EXPECT_EQ(fake.maxDynamicShared, 65536);
+
+  fake.sharedOptin = 50000;
+  rt = create();
+  EXPECT_EQ(rt->loadBundle(inputPath("persistent_sum.bundle")).message(),
+            "kernel 'persistent_sum': needs 65536 bytes of shared memory; the "
+            "device allows 50000 per block");
+  fake = FakeCudaState();
+  fake.failCall = "cuFuncSetAttribute";
+  rt = create();
+  EXPECT_EQ(rt->loadBundle(inputPath("persistent_sum.bundle")).message(),
+            "kernel 'persistent_sum': cuFuncSetAttribute failed: "
+            "CUDA_ERROR_ILLEGAL_ADDRESS (fake description)");
+}
+
+TEST_F(FakeDriver, PersistentLaunchZeroesAndAppendsTheWorkspace) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> sum =
+      load(*rt, "persistent_sum.bundle", "persistent_sum");
+  ASSERT_TRUE(sum);
+  EXPECT_TRUE(sum->persistent());
+  std::vector<uint64_t> workspaces;
+  int dirtyWorkspaces = 0;
+  // Checks the workspace is zero, then dirties it as a kernel would.
+  fake.kernel = [&](const FakeLaunch &launch, void **params) {
+    unsigned char *ws;
+    std::memcpy(&ws, params[3], sizeof(ws));
+    size_t bytes = 16 + 4 * launch.grid[0];
+    for (size_t i = 0; i < bytes; ++i)
+      dirtyWorkspaces += ws[i] != 0;
+    std::memset(ws, 0xff, bytes);
+    workspaces.push_back(reinterpret_cast<uint64_t>(ws));
+  };
+  auto launch = [&](int n) {
+    Status s = rt->launch(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(n)});
+    EXPECT_TRUE(s.ok()) << s.message();
+  };
+  launch(3000);    // max_ctas = cdiv(3000, 1024) = 3
+  launch(1 << 20); // capped at 4 SMs x occupancy 2
+  launch(1 << 20);
+  ASSERT_EQ(fake.launches.size(), 3u);
+  EXPECT_EQ(fake.launches[0].grid[0], 3u);
+  EXPECT_EQ(fake.launches[1].grid[0], 8u);
+  EXPECT_EQ(fake.launches[1].block[0], 256u);
+  EXPECT_EQ(fake.launches[1].sharedBytes, 65536u);
+  EXPECT_EQ(dirtyWorkspaces, 0);
+  EXPECT_EQ(fake.memsets, 3);
+  EXPECT_EQ(workspaces[1], workspaces[2]); // kept once grown
+  EXPECT_EQ(fake.liveAllocations, 1);
+  rt.reset();
+  EXPECT_EQ(fake.liveAllocations, 0);
+}
+
+TEST_F(FakeDriver, Timing) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  int calls = 0;
+  Result<float> ms = rt->timeMs([&] {
+    ++calls;
+    return Status();
+  });
+  ASSERT_TRUE(ms.ok()) << ms.message();
+  EXPECT_EQ(*ms, 2.5f);
+  EXPECT_EQ(calls, 1);
+  ms = rt->timeMs([] { return Status::error("work failed"); });
+  EXPECT_EQ(ms.message(), "work failed");
+  EXPECT_EQ(fake.liveEvents, 0);
+  EXPECT_EQ(fake.contextDepth, 0);
+}
