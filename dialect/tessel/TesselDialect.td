@@ -40,6 +40,16 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getConstantsAttrName() {
       return llvm::StringLiteral("tessel.constants");
     }
+    /// String attribute on a kernel: how the runtime sizes its grid
+    /// ("persistent": at most the co-resident CTAs).
+    static constexpr llvm::StringLiteral getLaunchAttrName() {
+      return llvm::StringLiteral("tessel.launch");
+    }
+    /// Dense i64 array on a persistent kernel: elements per program of each
+    /// trailing workspace pointer argument.
+    static constexpr llvm::StringLiteral getWorkspaceAttrName() {
+      return llvm::StringLiteral("tessel.workspace");
+    }
   private:
     void registerTypes();
     void registerAttributes();

@@ -385,6 +385,36 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Inter-program signalling (produced by tessel-lower-stream-k)
+//===----------------------------------------------------------------------===//
+
+def Tessel_FlagSignalOp : Tessel_Op<"flag_signal", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Publish this program's prior global writes, then set a flag";
+  let description = [{
+    Release semantics at device scope: every global write the program made
+    before this op is visible to a program that observes the flag set.
+  }];
+  let arguments = (ins Tessel_FlagPtr:$flag);
+  let assemblyFormat = "$flag attr-dict `:` type($flag)";
+}
+
+def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until a flag is set, then clear it";
+  let description = [{
+    Acquire semantics at device scope: the writes published by the matching
+    flag_signal are visible after this op. Clearing the flag leaves the
+    workspace ready for the next launch. The waiting program must not be
+    able to starve the signalling one: tessel-lower-stream-k only waits on
+    programs with higher ids and the runtime keeps persistent grids within
+    the co-resident limit.
+  }];
+  let arguments = (ins Tessel_FlagPtr:$flag);
+  let assemblyFormat = "$flag attr-dict `:` type($flag)";
+}
+
 def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["StreamKOp"]>]> {
   let summary = "Yield values from a tessel region";

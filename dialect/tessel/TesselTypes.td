@@ -100,6 +100,10 @@ def Tessel_IntTile : Type<And<[Tessel_Tile.predicate,
 def Tessel_IntLike : AnyTypeOf<[Tessel_Int, Tessel_IntTile]>;
 def Tessel_MaskLike : Type<CPred<"::mlir::tessel::isMaskLike($_self)">,
                            "i1 or tile of i1">;
+def Tessel_FlagPtr : Type<
+    CPred<"$_self == ::mlir::tessel::PtrType::get($_self.getContext(), "
+          "::mlir::IntegerType::get($_self.getContext(), 32))">,
+    "pointer to i32">;
 def Tessel_SoftmaxState : Type<
     CPred<"::llvm::isa<::mlir::tessel::SoftmaxStateType>($_self)">,
     "online-softmax state">;

@@ -58,5 +58,27 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' is only valid on a kernel";
     return success();
   }
+  if (name == getLaunchAttrName() || name == getWorkspaceAttrName()) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func || !op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << name << "' is only valid on a kernel";
+    if (name == getLaunchAttrName()) {
+      auto kind = dyn_cast<StringAttr>(attr.getValue());
+      if (!kind || kind.getValue() != "persistent")
+        return op->emitError()
+               << "'" << name << "' expects \"persistent\", got "
+               << attr.getValue();
+      return success();
+    }
+    auto sizes = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!sizes)
+      return op->emitError() << "'" << name << "' expects an array<i64>, got "
+                             << attr.getValue();
+    if (sizes.size() > func.getNumArguments())
+      return op->emitError() << "'" << name << "' describes " << sizes.size()
+                             << " workspace arguments but the kernel has only "
+                             << func.getNumArguments() << " arguments";
+    return success();
+  }
   return op->emitError() << "unknown tessel attribute '" << name << "'";
 }
