@@ -46,6 +46,17 @@ run_suite() { # $1: build dir, $2: label
 
 run_suite "$build" "release"
 
+# Python suites (kernel numerics on the interpreter): Debian's interpreter,
+# which has numpy and pytest.
+echo "== pytest"
+TESSEL_BUILD_DIR=$build /usr/bin/python3 -m pytest -v -p no:cacheprovider \
+  "$root/test/numerics" 2>&1 | tee "$build/pytest.log"
+count "$build/pytest.log" ' PASSED' ' (FAILED|ERROR)'
+if grep -qE ' (SKIPPED|XFAIL)' "$build/pytest.log"; then
+  echo "error: skipped or expected-fail Python tests are not allowed"
+  failed=$((failed + 1))
+fi
+
 # The same suites with AddressSanitizer + UndefinedBehaviorSanitizer (clang),
 # then the front-end fuzzer for a bounded time over the seed corpus.
 if [ "${TESSEL_SKIP_SANITIZERS:-0}" != 1 ]; then
