@@ -68,7 +68,8 @@ static LogicalResult checkF32Tile(Operation *op, ArrayRef<int64_t> shape,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ArangeOp::verify() {
-  int64_t start = getStart(), end = getEnd();
+  // The generated getters are unsigned; the bounds are signed.
+  int64_t start = getStartAttr().getInt(), end = getEndAttr().getInt();
   if (end <= start)
     return emitOpError() << "expects end > start, got [" << start << ", " << end
                          << ")";

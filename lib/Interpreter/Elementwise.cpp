@@ -292,9 +292,8 @@ static Lane convertLane(const ElemType &from, const ElemType &to,
                         const Lane &in, bool zeroExtend) {
   Lane out;
   if (from.kind == ElemKind::Int) {
-    int64_t v = zeroExtend
-                    ? static_cast<int64_t>(asUnsigned(in.i, from.width))
-                    : asSigned(in.i, from.width);
+    int64_t v = zeroExtend ? static_cast<int64_t>(asUnsigned(in.i, from.width))
+                           : asSigned(in.i, from.width);
     if (to.kind == ElemKind::Int)
       out.i = wrapInt(v, to.width);
     else
@@ -334,7 +333,8 @@ LogicalResult Executor::mapLanes(Operation *op, LaneFn fn) {
       lanes[k] = ins[k]->lane(kinds[k], ins[k]->numLanes() == 1 ? 0 : i);
     Lane result;
     if (!fn(lanes, result, why))
-      return fail(op, shape.empty() ? why : why + " in lane " + laneName(shape, i));
+      return fail(op,
+                  shape.empty() ? why : why + " in lane " + laneName(shape, i));
     out.setLane(resultElem->kind, i, result);
   }
   set(op->getResult(0), std::move(out));
@@ -414,124 +414,143 @@ predicatesOf(ts::CmpPredicate pred) {
   return {I::eq, F::OEQ};
 }
 
-static std::optional<BinOp> arithBinOp(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<BinOp>>(op)
-      .Case<arith::AddIOp, arith::AddFOp>([](auto) { return BinOp::Add; })
-      .Case<arith::SubIOp, arith::SubFOp>([](auto) { return BinOp::Sub; })
-      .Case<arith::MulIOp, arith::MulFOp>([](auto) { return BinOp::Mul; })
-      .Case<arith::DivSIOp, arith::DivFOp>([](auto) { return BinOp::Div; })
-      .Case<arith::RemSIOp, arith::RemFOp>([](auto) { return BinOp::Rem; })
-      .Case<arith::CeilDivSIOp>([](auto) { return BinOp::CeilDiv; })
-      .Case<arith::FloorDivSIOp>([](auto) { return BinOp::FloorDiv; })
-      .Case<arith::MaxSIOp, arith::MaximumFOp>([](auto) { return BinOp::Max; })
-      .Case<arith::MinSIOp, arith::MinimumFOp>([](auto) { return BinOp::Min; })
-      .Case<arith::MaxNumFOp>([](auto) { return BinOp::MaxNum; })
-      .Case<arith::MinNumFOp>([](auto) { return BinOp::MinNum; })
-      .Case<arith::AndIOp>([](auto) { return BinOp::And; })
-      .Case<arith::OrIOp>([](auto) { return BinOp::Or; })
-      .Case<arith::XOrIOp>([](auto) { return BinOp::Xor; })
+namespace {
+/// What an elementwise op computes on each lane.
+struct LaneOp {
+  enum class Kind { Binary, Unary, Convert, Compare } kind;
+  BinOp bin = BinOp::Add;
+  UnOp un = UnOp::Neg;
+  bool zeroExtend = false; // Convert: read the source integer as unsigned.
+  arith::CmpIPredicate ipred = arith::CmpIPredicate::eq;
+  arith::CmpFPredicate fpred = arith::CmpFPredicate::OEQ;
+};
+} // namespace
+
+static LaneOp binary(BinOp op) { return {LaneOp::Kind::Binary, op}; }
+static LaneOp unary(UnOp op) { return {LaneOp::Kind::Unary, BinOp::Add, op}; }
+static LaneOp convert(bool zeroExtend) {
+  return {LaneOp::Kind::Convert, BinOp::Add, UnOp::Neg, zeroExtend};
+}
+static LaneOp compare(arith::CmpIPredicate ipred, arith::CmpFPredicate fpred) {
+  return {LaneOp::Kind::Compare, BinOp::Add, UnOp::Neg, false, ipred, fpred};
+}
+
+/// The lane operation of the arith/math ops the interpreter supports.
+static std::optional<LaneOp> upstreamLaneOp(Operation *op) {
+  using B = BinOp;
+  using U = UnOp;
+  return llvm::TypeSwitch<Operation *, std::optional<LaneOp>>(op)
+      .Case<arith::AddIOp, arith::AddFOp>([](auto) { return binary(B::Add); })
+      .Case<arith::SubIOp, arith::SubFOp>([](auto) { return binary(B::Sub); })
+      .Case<arith::MulIOp, arith::MulFOp>([](auto) { return binary(B::Mul); })
+      .Case<arith::DivSIOp, arith::DivFOp>([](auto) { return binary(B::Div); })
+      .Case<arith::RemSIOp, arith::RemFOp>([](auto) { return binary(B::Rem); })
+      .Case<arith::CeilDivSIOp>([](auto) { return binary(B::CeilDiv); })
+      .Case<arith::FloorDivSIOp>([](auto) { return binary(B::FloorDiv); })
+      .Case<arith::MaxSIOp, arith::MaximumFOp>(
+          [](auto) { return binary(B::Max); })
+      .Case<arith::MinSIOp, arith::MinimumFOp>(
+          [](auto) { return binary(B::Min); })
+      .Case<arith::MaxNumFOp>([](auto) { return binary(B::MaxNum); })
+      .Case<arith::MinNumFOp>([](auto) { return binary(B::MinNum); })
+      .Case<arith::AndIOp>([](auto) { return binary(B::And); })
+      .Case<arith::OrIOp>([](auto) { return binary(B::Or); })
+      .Case<arith::XOrIOp>([](auto) { return binary(B::Xor); })
+      .Case<arith::NegFOp>([](auto) { return unary(U::Neg); })
+      .Case<math::ExpOp>([](auto) { return unary(U::Exp); })
+      .Case<math::Exp2Op>([](auto) { return unary(U::Exp2); })
+      .Case<math::LogOp>([](auto) { return unary(U::Log); })
+      .Case<math::Log2Op>([](auto) { return unary(U::Log2); })
+      .Case<math::SqrtOp>([](auto) { return unary(U::Sqrt); })
+      .Case<math::RsqrtOp>([](auto) { return unary(U::Rsqrt); })
+      .Case<math::AbsFOp, math::AbsIOp>([](auto) { return unary(U::Abs); })
+      .Case<math::TanhOp>([](auto) { return unary(U::Tanh); })
+      .Case<arith::ExtUIOp>([](auto) { return convert(true); })
+      .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp, arith::FPToSIOp,
+            arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp>(
+          [](auto) { return convert(false); })
+      .Case([](arith::CmpIOp c) {
+        return compare(c.getPredicate(), arith::CmpFPredicate::OEQ);
+      })
+      .Case([](arith::CmpFOp c) {
+        return compare(arith::CmpIPredicate::eq, c.getPredicate());
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
-static std::optional<UnOp> mathUnOp(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<UnOp>>(op)
-      .Case<arith::NegFOp>([](auto) { return UnOp::Neg; })
-      .Case<math::ExpOp>([](auto) { return UnOp::Exp; })
-      .Case<math::Exp2Op>([](auto) { return UnOp::Exp2; })
-      .Case<math::LogOp>([](auto) { return UnOp::Log; })
-      .Case<math::Log2Op>([](auto) { return UnOp::Log2; })
-      .Case<math::SqrtOp>([](auto) { return UnOp::Sqrt; })
-      .Case<math::RsqrtOp>([](auto) { return UnOp::Rsqrt; })
-      .Case<math::AbsFOp, math::AbsIOp>([](auto) { return UnOp::Abs; })
-      .Case<math::TanhOp>([](auto) { return UnOp::Tanh; })
-      .Default([](Operation *) { return std::nullopt; });
+/// The lane operation of tessel's elementwise ops, then of upstream ones.
+static std::optional<LaneOp> laneOpOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<LaneOp>>(op)
+      .Case([](ts::BinaryOp b) { return binary(binOpOf(b.getKind())); })
+      .Case([](ts::UnaryOp u) { return unary(unOpOf(u.getKind())); })
+      .Case([](ts::CastOp c) {
+        // i1 converts to 0 or 1.
+        return convert(getElementTypeOrSelf(c.getSrc().getType()).isInteger(1));
+      })
+      .Case([](ts::CmpOp c) {
+        auto [ipred, fpred] = predicatesOf(c.getPredicate());
+        return compare(ipred, fpred);
+      })
+      .Default([](Operation *op) { return upstreamLaneOp(op); });
 }
 
-/// Which conversion an op performs; nullopt if it is not a conversion.
-/// The bool is true when the source integer is read as unsigned.
-static std::optional<bool> conversionOf(Operation *op) {
-  if (isa<arith::ExtUIOp>(op))
+static bool applyLaneOp(const LaneOp &op, const ElemType &from,
+                        const ElemType &to, ArrayRef<Lane> in, Lane &out,
+                        std::string &why) {
+  bool isInt = from.kind == ElemKind::Int;
+  switch (op.kind) {
+  case LaneOp::Kind::Binary:
+    return isInt
+               ? intBinary(op.bin, from.width, in[0].i, in[1].i, out.i, why)
+               : floatBinary(op.bin, from.format, in[0].f, in[1].f, out.f, why);
+  case LaneOp::Kind::Unary:
+    return unaryLane(op.un, from, in[0], out, why);
+  case LaneOp::Kind::Convert:
+    out = convertLane(from, to, in[0], op.zeroExtend);
     return true;
-  if (auto cast = dyn_cast<ts::CastOp>(op))
-    return getElementTypeOrSelf(cast.getSrc().getType()).isInteger(1);
-  if (isa<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp, arith::FPToSIOp,
-          arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp>(op))
-    return false;
-  return std::nullopt;
+  case LaneOp::Kind::Compare:
+    out.i = isInt ? cmpInt(op.ipred, from.width, in[0].i, in[1].i)
+                  : cmpFloat(op.fpred, in[0].f, in[1].f);
+    return true;
+  }
+  return false;
 }
 
 Executor::OptResult Executor::execElementwise(Operation *op) {
   if (op->getNumResults() != 1)
     return std::nullopt;
-  Type operandType = op->getNumOperands() ? op->getOperand(0).getType()
-                                          : op->getResult(0).getType();
-  std::optional<ElemType> elem = ElemType::get(operandType);
+  if (isa<arith::ConstantOp>(op))
+    return execConstant(op);
+  if (isa<arith::SelectOp, ts::SelectOp>(op))
+    return execSelect(op);
+  std::optional<LaneOp> laneOp = laneOpOf(op);
+  if (!laneOp)
+    return std::nullopt;
+  Type fromType = op->getOperand(0).getType();
+  Type toType = op->getResult(0).getType();
+  std::optional<ElemType> from = ElemType::get(fromType);
+  std::optional<ElemType> to = ElemType::get(toType);
+  if (!from || from->kind == ElemKind::Ptr)
+    return failType(op, fromType);
+  if (!to || to->kind == ElemKind::Ptr)
+    return failType(op, toType);
+  return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &why) {
+    return applyLaneOp(*laneOp, *from, *to, in, out, why);
+  });
+}
 
-  std::optional<BinOp> bin = arithBinOp(op);
-  if (auto binary = dyn_cast<ts::BinaryOp>(op))
-    bin = binOpOf(binary.getKind());
-  if (bin) {
-    if (!elem || elem->kind == ElemKind::Ptr)
-      return failType(op, operandType);
-    return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &why) {
-      return elem->kind == ElemKind::Int
-                 ? intBinary(*bin, elem->width, in[0].i, in[1].i, out.i, why)
-                 : floatBinary(*bin, elem->format, in[0].f, in[1].f, out.f,
-                               why);
-    });
+/// A scalar condition picks a whole value (scalar, tile or online state); a
+/// tile condition picks lane by lane.
+LogicalResult Executor::execSelect(Operation *op) {
+  Value cond = op->getOperand(0);
+  if (!isa<ts::TileType>(cond.getType())) {
+    set(op->getResult(0), get(op->getOperand((get(cond).ints[0] & 1) ? 1 : 2)));
+    return success();
   }
-
-  std::optional<UnOp> un = mathUnOp(op);
-  if (auto unary = dyn_cast<ts::UnaryOp>(op))
-    un = unOpOf(unary.getKind());
-  if (un) {
-    if (!elem || elem->kind == ElemKind::Ptr)
-      return failType(op, operandType);
-    return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &why) {
-      return unaryLane(*un, *elem, in[0], out, why);
-    });
-  }
-
-  if (std::optional<bool> zeroExtend = conversionOf(op)) {
-    std::optional<ElemType> to = ElemType::get(op->getResult(0).getType());
-    if (!elem || !to || elem->kind == ElemKind::Ptr ||
-        to->kind == ElemKind::Ptr)
-      return failType(op, operandType);
-    return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &) {
-      out = convertLane(*elem, *to, in[0], *zeroExtend);
-      return true;
-    });
-  }
-
-  return llvm::TypeSwitch<Operation *, OptResult>(op)
-      .Case<arith::CmpIOp, arith::CmpFOp, ts::CmpOp>([&](auto) -> OptResult {
-        if (!elem || elem->kind == ElemKind::Ptr)
-          return failType(op, operandType);
-        arith::CmpIPredicate ipred = arith::CmpIPredicate::eq;
-        arith::CmpFPredicate fpred = arith::CmpFPredicate::OEQ;
-        if (auto c = dyn_cast<arith::CmpIOp>(op))
-          ipred = c.getPredicate();
-        else if (auto c = dyn_cast<arith::CmpFOp>(op))
-          fpred = c.getPredicate();
-        else
-          std::tie(ipred, fpred) =
-              predicatesOf(cast<ts::CmpOp>(op).getPredicate());
-        return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &) {
-          out.i = elem->kind == ElemKind::Int
-                      ? cmpInt(ipred, elem->width, in[0].i, in[1].i)
-                      : cmpFloat(fpred, in[0].f, in[1].f);
-          return true;
-        });
-      })
-      .Case<arith::SelectOp, ts::SelectOp>([&](auto) -> OptResult {
-        return mapLanes(op, [&](ArrayRef<Lane> in, Lane &out, std::string &) {
-          out = (in[0].i & 1) ? in[1] : in[2];
-          return true;
-        });
-      })
-      .Case<arith::ConstantOp>(
-          [&](auto) -> OptResult { return execConstant(op); })
-      .Default([](Operation *) { return std::nullopt; });
+  return mapLanes(op, [](ArrayRef<Lane> in, Lane &out, std::string &) {
+    out = (in[0].i & 1) ? in[1] : in[2];
+    return true;
+  });
 }
 
 /// Integer, float and dense (splat or not) constants.
@@ -545,8 +564,8 @@ LogicalResult Executor::execConstant(Operation *op) {
     if (auto f = dyn_cast<FloatAttr>(attr))
       out.floats[i] = roundFloat(elem->format, f.getValueAsDouble());
     else
-      out.ints[i] =
-          wrapInt(cast<IntegerAttr>(attr).getValue().getSExtValue(), elem->width);
+      out.ints[i] = wrapInt(cast<IntegerAttr>(attr).getValue().getSExtValue(),
+                            elem->width);
   };
   Attribute value = cast<arith::ConstantOp>(op).getValue();
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {

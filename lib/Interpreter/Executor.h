@@ -83,6 +83,15 @@ struct RtValue {
   void setLane(ElemKind kind, size_t index, const Lane &lane);
 };
 
+/// The lanes of one memory access: pointers, optional mask, their shape.
+struct Access {
+  const RtValue *ptrs;
+  const RtValue *mask;
+  llvm::ArrayRef<int64_t> shape;
+
+  bool active(size_t lane) const { return !mask || (mask->ints[lane] & 1); }
+};
+
 /// The shape of a tile type; empty for anything else.
 llvm::ArrayRef<int64_t> shapeOf(mlir::Type type);
 /// Number of elements of a shape (1 for a scalar).
@@ -126,19 +135,30 @@ private:
 
   mlir::LogicalResult exec(mlir::Operation *op);
   // Each family returns nullopt for ops that are not its own.
-  OptResult execControlFlow(mlir::Operation *op);
-  OptResult execElementwise(mlir::Operation *op);
-  OptResult execTileOp(mlir::Operation *op);
-  OptResult execMemoryOp(mlir::Operation *op);
-  OptResult execOnlineOp(mlir::Operation *op);
-  OptResult execStreamK(mlir::Operation *op);
+  OptResult execControlFlow(mlir::Operation *op); // Interpreter.cpp
+  OptResult execElementwise(mlir::Operation *op); // Elementwise.cpp
+  OptResult execTileOp(mlir::Operation *op);      // TileOps.cpp
+  OptResult execMemoryOp(mlir::Operation *op);    // MemoryOps.cpp
+  OptResult execOnlineOp(mlir::Operation *op);    // OnlineOps.cpp
+  OptResult execStreamK(mlir::Operation *op);     // StreamK.cpp
+
+  void setResults(mlir::Operation *op, std::vector<RtValue> &values);
+  mlir::LogicalResult runFor(mlir::Operation *op);
+  mlir::LogicalResult runCall(mlir::Operation *op);
 
   /// Sets the op's single result to fn applied lane by lane to its operands
   /// (all of the result's shape; a one-lane operand is broadcast). fn
   /// returns false with a reason to stop with an error naming the lane.
   mlir::LogicalResult mapLanes(mlir::Operation *op, LaneFn fn);
   mlir::LogicalResult execConstant(mlir::Operation *op);
-  mlir::LogicalResult runCall(mlir::Operation *op);
+  mlir::LogicalResult execSelect(mlir::Operation *op);
+
+  Access accessOf(mlir::Value ptr, mlir::Value mask);
+  mlir::LogicalResult execLoad(mlir::Operation *op);
+  mlir::LogicalResult execStore(mlir::Operation *op);
+  mlir::LogicalResult execAtomicAdd(mlir::Operation *op);
+  mlir::LogicalResult execFlag(mlir::Operation *op, bool signal);
+
   mlir::LogicalResult runStreamKUnit(mlir::Operation *op, int64_t unit,
                                      int64_t iters, int64_t total);
 

@@ -237,10 +237,9 @@ LogicalResult Executor::runRegion(Region &region, ArrayRef<RtValue> args,
 }
 
 LogicalResult Executor::exec(Operation *op) {
-  for (auto family :
-       {&Executor::execControlFlow, &Executor::execElementwise,
-        &Executor::execTileOp, &Executor::execMemoryOp,
-        &Executor::execOnlineOp, &Executor::execStreamK})
+  for (auto family : {&Executor::execControlFlow, &Executor::execElementwise,
+                      &Executor::execTileOp, &Executor::execMemoryOp,
+                      &Executor::execOnlineOp, &Executor::execStreamK})
     if (OptResult result = (this->*family)(op))
       return *result;
   return fail(op, "unsupported op '" + op->getName().getStringRef() + "'");
@@ -250,42 +249,14 @@ LogicalResult Executor::exec(Operation *op) {
 // Control flow
 //===----------------------------------------------------------------------===//
 
-static void bindResults(Operation *op, std::vector<RtValue> &values,
-                        llvm::function_ref<void(Value, RtValue)> set) {
+void Executor::setResults(Operation *op, std::vector<RtValue> &values) {
   for (auto [result, value] : llvm::zip(op->getResults(), values))
     set(result, std::move(value));
 }
 
 Executor::OptResult Executor::execControlFlow(Operation *op) {
-  auto setter = [this](Value v, RtValue r) { set(v, std::move(r)); };
-  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-    unsigned width = ElemType::get(forOp.getInductionVar().getType())->width;
-    bool isUnsigned = forOp.getUnsignedCmp();
-    auto read = [&](Value v) {
-      int64_t i = get(v).ints[0];
-      return isUnsigned ? static_cast<int64_t>(asUnsigned(i, width))
-                        : asSigned(i, width);
-    };
-    int64_t lb = read(forOp.getLowerBound()), ub = read(forOp.getUpperBound());
-    int64_t step = read(forOp.getStep());
-    if (step <= 0)
-      return fail(op, "scf.for step must be positive, got " + Twine(step));
-    std::vector<RtValue> carried;
-    for (Value init : forOp.getInitArgs())
-      carried.push_back(get(init));
-    // The induction variable is computed in 64 bits so that it cannot wrap
-    // past the upper bound.
-    for (int64_t iv = lb; iv < ub; iv += step) {
-      std::vector<RtValue> args = {RtValue::intScalar(wrapInt(iv, width))};
-      args.insert(args.end(), carried.begin(), carried.end());
-      if (failed(runRegion(forOp.getRegion(), args, carried)))
-        return failure();
-      if (ub - iv <= step)
-        break;
-    }
-    bindResults(op, carried, setter);
-    return success();
-  }
+  if (isa<scf::ForOp>(op))
+    return runFor(op);
   if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
     bool cond = get(ifOp.getCondition()).ints[0] & 1;
     Region &region = cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
@@ -294,7 +265,7 @@ Executor::OptResult Executor::execControlFlow(Operation *op) {
     std::vector<RtValue> results;
     if (failed(runRegion(region, {}, results)))
       return failure();
-    bindResults(op, results, setter);
+    setResults(op, results);
     return success();
   }
   if (isa<func::CallOp>(op))
@@ -302,13 +273,42 @@ Executor::OptResult Executor::execControlFlow(Operation *op) {
   return std::nullopt;
 }
 
+LogicalResult Executor::runFor(Operation *op) {
+  auto forOp = cast<scf::ForOp>(op);
+  unsigned width = ElemType::get(forOp.getInductionVar().getType())->width;
+  bool isUnsigned = forOp.getUnsignedCmp();
+  auto read = [&](Value v) {
+    int64_t i = get(v).ints[0];
+    return isUnsigned ? static_cast<int64_t>(asUnsigned(i, width))
+                      : asSigned(i, width);
+  };
+  int64_t lb = read(forOp.getLowerBound()), ub = read(forOp.getUpperBound());
+  int64_t step = read(forOp.getStep());
+  if (step <= 0)
+    return fail(op, "scf.for step must be positive, got " + Twine(step));
+  std::vector<RtValue> carried;
+  for (Value init : forOp.getInitArgs())
+    carried.push_back(get(init));
+  // The induction variable is computed in 64 bits and the loop stops before
+  // iv + step could pass the upper bound, so it never wraps.
+  for (int64_t iv = lb; iv < ub; iv += step) {
+    std::vector<RtValue> args = {RtValue::intScalar(wrapInt(iv, width))};
+    args.insert(args.end(), carried.begin(), carried.end());
+    if (failed(runRegion(forOp.getRegion(), args, carried)))
+      return failure();
+    if (ub - iv <= step)
+      break;
+  }
+  setResults(op, carried);
+  return success();
+}
+
 /// Helpers are normally inlined by the front end; a remaining call runs the
 /// callee's body. Values live in one environment keyed by SSA value, so a
 /// recursive call would overwrite its caller's values: it is an error.
 LogicalResult Executor::runCall(Operation *op) {
   auto call = cast<func::CallOp>(op);
-  auto callee =
-      SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       op, call.getCalleeAttr());
   if (!callee || callee.isExternal())
     return fail(op, "call to '" + call.getCallee() +
@@ -324,7 +324,7 @@ LogicalResult Executor::runCall(Operation *op) {
   activeCalls.pop_back();
   if (failed(result))
     return failure();
-  bindResults(op, results, [this](Value v, RtValue r) { set(v, std::move(r)); });
+  setResults(op, results);
   return success();
 }
 
@@ -388,9 +388,8 @@ static std::optional<std::string> bindArg(func::FuncOp kernel, unsigned index,
       return mismatch(Twine("needs an integer, got ") + kindName(arg.kind));
     // Accept the signed or the unsigned reading of the width.
     int64_t v = arg.intValue;
-    bool fits = elem->width >= 64 ||
-                (v >= -(int64_t(1) << (elem->width - 1)) &&
-                 v < (int64_t(1) << elem->width));
+    bool fits = elem->width >= 64 || (v >= -(int64_t(1) << (elem->width - 1)) &&
+                                      v < (int64_t(1) << elem->width));
     if (elem->width == 1)
       fits = v == 0 || v == 1;
     if (!fits)
@@ -409,8 +408,8 @@ static std::optional<std::string> bindArg(func::FuncOp kernel, unsigned index,
 }
 
 LogicalResult runKernel(func::FuncOp kernel, ArrayRef<KernelArg> args,
-                                const LaunchConfig &config, Memory &memory,
-                                std::string &error) {
+                        const LaunchConfig &config, Memory &memory,
+                        std::string &error) {
   error.clear();
   std::string name = kernel.getSymName().str();
   if (kernel.isExternal()) {

@@ -32,7 +32,9 @@ static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 static double f32(double x) { return roundFloat(FloatFormat::F32, x); }
 static double safe(double m) { return m == kNegInf ? 0.0 : m; }
 /// exp(x - m_safe) as two f32 ops.
-static double expRel(double x, double mSafe) { return f32(std::exp(f32(x - mSafe))); }
+static double expRel(double x, double mSafe) {
+  return f32(std::exp(f32(x - mSafe)));
+}
 
 static double rowMax(const RtValue &t, int64_t row, int64_t n) {
   double m = kNegInf;
@@ -47,7 +49,8 @@ static double rowMax(const RtValue &t, int64_t row, int64_t n) {
 
 static SoftmaxStateValue softmaxInit(int64_t rows, int64_t cols) {
   return {rows, cols, std::vector<double>(rows, kNegInf),
-          std::vector<double>(rows, 0.0), std::vector<double>(rows * cols, 0.0)};
+          std::vector<double>(rows, 0.0),
+          std::vector<double>(rows * cols, 0.0)};
 }
 
 /// m' = max(m, rowmax S), l' = l·α + Σ P, acc' = acc·α + P·V with
@@ -73,7 +76,7 @@ static SoftmaxStateValue onlineSoftmax(const SoftmaxStateValue &st,
       for (int64_t c = 0; c < cols; ++c)
         acc[c] += p[j] * values.floats[j * cols + c];
     out.m[r] = m;
-    out.l[r] = f32(f32(st.l[r] * alpha) + sum);
+    out.l[r] = f32(f32(st.l[r] * alpha) + f32(sum));
     for (int64_t c = 0; c < cols; ++c)
       out.acc[r * cols + c] = f32(acc[c]);
   }
@@ -138,9 +141,9 @@ static KLStateValue onlineKL(const KLStateValue &st, const RtValue &s,
     }
     out.ms[r] = ms;
     out.mt[r] = mt;
-    out.ls[r] = f32(f32(st.ls[r] * as) + sumS);
-    out.lt[r] = f32(f32(st.lt[r] * at) + sumT);
-    out.a[r] = f32(f32(st.a[r] * as) + sumA);
+    out.ls[r] = f32(f32(st.ls[r] * as) + f32(sumS));
+    out.lt[r] = f32(f32(st.lt[r] * at) + f32(sumT));
+    out.a[r] = f32(f32(st.a[r] * as) + f32(sumA));
   }
   return out;
 }
@@ -161,7 +164,8 @@ static KLStateValue klMerge(const KLStateValue &a, const KLStateValue &b) {
 }
 
 /// kl = A/lₛ − LSE(s) + LSE(t) with LSE = m + log l; an LSE with l == 0 is
-/// -inf and a row where either l is 0 has kl = 0.
+/// -inf and a row with lₛ == 0 has kl = 0. (A row with lₜ == 0 < lₛ breaks
+/// the "masked in both" rule; it gets -inf, as the expansion computes.)
 static void klFinalize(const KLStateValue &st, RtValue &kl, RtValue &lseS,
                        RtValue &lseT) {
   auto rows = static_cast<int64_t>(st.ms.size());
@@ -172,10 +176,10 @@ static void klFinalize(const KLStateValue &st, RtValue &kl, RtValue &lseS,
   for (int64_t r = 0; r < rows; ++r) {
     lseS.floats[r] = lse(st.ms[r], st.ls[r]);
     lseT.floats[r] = lse(st.mt[r], st.lt[r]);
-    bool empty = st.ls[r] == 0 || st.lt[r] == 0;
-    kl.floats[r] = empty ? 0.0
-                         : f32(f32(f32(st.a[r] / st.ls[r]) - lseS.floats[r]) +
-                               lseT.floats[r]);
+    kl.floats[r] = st.ls[r] == 0
+                       ? 0.0
+                       : f32(f32(f32(st.a[r] / st.ls[r]) - lseS.floats[r]) +
+                             lseT.floats[r]);
   }
 }
 
@@ -214,8 +218,8 @@ Executor::OptResult Executor::execOnlineOp(Operation *op) {
                                   format));
       })
       .Case([&](ts::SoftmaxMergeOp m) {
-        return done(softmaxMerge(*get(m.getLhs()).softmax,
-                                 *get(m.getRhs()).softmax));
+        return done(
+            softmaxMerge(*get(m.getLhs()).softmax, *get(m.getRhs()).softmax));
       })
       .Case([&](ts::SoftmaxFinalizeOp f) {
         RtValue o, lse;

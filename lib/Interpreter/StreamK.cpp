@@ -35,8 +35,7 @@ static int64_t streamKCut(int64_t p, int64_t programs, int64_t total) {
   return p * (total / programs) + p * (total % programs) / programs;
 }
 
-IterRange streamKRange(int64_t program, int64_t programs,
-                               int64_t total) {
+IterRange streamKRange(int64_t program, int64_t programs, int64_t total) {
   return {streamKCut(program, programs, total),
           streamKCut(program + 1, programs, total)};
 }
@@ -65,11 +64,11 @@ LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
     int64_t q = streamKOwner(begin, programs, total);
     int64_t end = std::min(last, streamKRange(q, programs, total).end);
     pid = {q % grid[0], (q / grid[0]) % grid[1], q / (grid[0] * grid[1])};
-    LogicalResult ran = runRegion(
-        streamK.getBody(),
-        {RtValue::intScalar(unit), RtValue::intScalar(begin - first),
-         RtValue::intScalar(end - first)},
-        partial);
+    LogicalResult ran =
+        runRegion(streamK.getBody(),
+                  {RtValue::intScalar(unit), RtValue::intScalar(begin - first),
+                   RtValue::intScalar(end - first)},
+                  partial);
     pid = host;
     if (failed(ran))
       return failure();

@@ -30,28 +30,58 @@ static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// Lanes of `shape` where lane `index` (a multi-index) is the source lane
-/// `srcFlat(index)`.
-static RtValue gather(const RtValue &src, ElemKind kind, ArrayRef<int64_t> shape,
-                      llvm::function_ref<int64_t(ArrayRef<int64_t>)> srcFlat) {
+/// Lanes of `shape` where lane `index` (a multi-index) is source lane
+/// base + Σ index[d] · mult[d].
+static RtValue gatherAffine(const RtValue &src, ElemKind kind,
+                            ArrayRef<int64_t> shape, int64_t base,
+                            ArrayRef<int64_t> mult) {
   RtValue out = RtValue::lanes(kind, shape);
   SmallVector<int64_t> index(shape.size(), 0);
+  int64_t flat = base;
   for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
-    out.setLane(kind, i, src.lane(kind, srcFlat(index)));
+    out.setLane(kind, i, src.lane(kind, flat));
     for (size_t d = shape.size(); d-- > 0;) {
+      flat += mult[d];
       if (++index[d] < shape[d])
         break;
+      flat -= mult[d] * shape[d];
       index[d] = 0;
     }
   }
   return out;
 }
 
-/// The same lanes under the result's shape (reshape, expand_dims, layouts).
-static RtValue withShape(RtValue value, Type type) {
+/// splat, broadcast, trans, extract_slice, expand_dims, reshape and
+/// convert_layout: ops that only move lanes.
+static bool movesLanes(Operation *op) {
+  return isa<ts::SplatOp, ts::BroadcastOp, ts::TransOp, ts::ExtractSliceOp,
+             ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>(op);
+}
+
+static RtValue moveLanes(Operation *op, const RtValue &src) {
+  Type type = op->getResult(0).getType();
   ArrayRef<int64_t> shape = shapeOf(type);
-  value.shape.assign(shape.begin(), shape.end());
-  return value;
+  if (isa<ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>(op)) {
+    RtValue out = src; // Row-major order is unchanged.
+    out.shape.assign(shape.begin(), shape.end());
+    return out;
+  }
+  SmallVector<int64_t> strides = stridesOf(src.shape);
+  SmallVector<int64_t> mult(shape.size(), 0); // A splat repeats lane 0.
+  int64_t base = 0;
+  if (isa<ts::BroadcastOp>(op)) {
+    for (size_t d = 0; d < shape.size(); ++d)
+      mult[d] = src.shape[d] == 1 ? 0 : strides[d];
+  } else if (auto trans = dyn_cast<ts::TransOp>(op)) {
+    for (size_t d = 0; d < shape.size(); ++d)
+      mult[d] = strides[trans.getOrder()[d]];
+  } else if (auto slice = dyn_cast<ts::ExtractSliceOp>(op)) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      mult[d] = strides[d];
+      base += slice.getOffsets()[d] * strides[d];
+    }
+  }
+  return gatherAffine(src, ElemType::get(type)->kind, shape, base, mult);
 }
 
 static RtValue arange(int64_t start, int64_t end) {
@@ -113,68 +143,34 @@ static RtValue reduce(ts::ReduceKind kind, const ElemType &elem,
   RtValue out = RtValue::lanes(elem.kind, shapeOf(resultType));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i)
-      out.setLane(elem.kind, o * inner + i,
-                  reduceLanes(kind, elem, src, o * len * inner + i, len, inner));
+      out.setLane(
+          elem.kind, o * inner + i,
+          reduceLanes(kind, elem, src, o * len * inner + i, len, inner));
   return out;
 }
 
 Executor::OptResult Executor::execTileOp(Operation *op) {
-  auto elemOf = [](Value v) { return ElemType::get(v.getType())->kind; };
+  if (movesLanes(op)) {
+    set(op->getResult(0), moveLanes(op, get(op->getOperand(0))));
+    return success();
+  }
   auto setResult = [&](RtValue value) -> OptResult {
     set(op->getResult(0), std::move(value));
     return success();
   };
   return llvm::TypeSwitch<Operation *, OptResult>(op)
-      .Case([&](ts::ProgramIdOp q) { return setResult(RtValue::intScalar(pid[q.getAxis()])); })
+      .Case([&](ts::ProgramIdOp q) {
+        return setResult(RtValue::intScalar(pid[q.getAxis()]));
+      })
       .Case([&](ts::NumProgramsOp q) {
         return setResult(RtValue::intScalar(grid[q.getAxis()]));
       })
-      .Case([&](ts::ArangeOp a) { return setResult(arange(a.getStart(), a.getEnd())); })
-      .Case([&](ts::SplatOp s) {
-        return setResult(gather(get(s.getSrc()), elemOf(s.getSrc()),
-                                shapeOf(s.getType()),
-                                [](ArrayRef<int64_t>) { return 0; }));
+      .Case([&](ts::ArangeOp a) {
+        // The attributes are signed i32 (the generated getters are unsigned).
+        return setResult(
+            arange(a.getStartAttr().getInt(), a.getEndAttr().getInt()));
       })
-      .Case([&](ts::BroadcastOp b) {
-        const RtValue &src = get(b.getSrc());
-        SmallVector<int64_t> strides = stridesOf(src.shape);
-        return setResult(gather(src, elemOf(b.getSrc()), shapeOf(b.getType()),
-                                [&](ArrayRef<int64_t> index) {
-                                  int64_t flat = 0;
-                                  for (size_t d = 0; d < index.size(); ++d)
-                                    if (src.shape[d] != 1)
-                                      flat += index[d] * strides[d];
-                                  return flat;
-                                }));
-      })
-      .Case([&](ts::TransOp t) {
-        const RtValue &src = get(t.getSrc());
-        SmallVector<int64_t> strides = stridesOf(src.shape);
-        ArrayRef<int32_t> order = t.getOrder();
-        return setResult(gather(src, elemOf(t.getSrc()), shapeOf(t.getType()),
-                                [&](ArrayRef<int64_t> index) {
-                                  int64_t flat = 0;
-                                  for (size_t d = 0; d < index.size(); ++d)
-                                    flat += index[d] * strides[order[d]];
-                                  return flat;
-                                }));
-      })
-      .Case([&](ts::ExtractSliceOp s) {
-        const RtValue &src = get(s.getSrc());
-        SmallVector<int64_t> strides = stridesOf(src.shape);
-        ArrayRef<int64_t> offsets = s.getOffsets();
-        return setResult(gather(src, elemOf(s.getSrc()), shapeOf(s.getType()),
-                                [&](ArrayRef<int64_t> index) {
-                                  int64_t flat = 0;
-                                  for (size_t d = 0; d < index.size(); ++d)
-                                    flat += (index[d] + offsets[d]) * strides[d];
-                                  return flat;
-                                }));
-      })
-      .Case<ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>([&](auto o) {
-        return setResult(withShape(get(o.getSrc()), o.getType()));
-      })
-      .Case([&](ts::AddPtrOp a) -> OptResult {
+      .Case([&](ts::AddPtrOp) -> OptResult {
         return mapLanes(op, [](ArrayRef<Lane> in, Lane &out, std::string &) {
           out.p = {in[0].p.buffer,
                    static_cast<int64_t>(static_cast<uint64_t>(in[0].p.offset) +

@@ -138,13 +138,21 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Type i32 = b.getI32Type();
-  // This program's iterations [start, end) out of T = units · iters.
+  // This program's iterations [start, end) out of T = units · iters, split
+  // as tessel::streamKRange does: p·⌊T/G⌋ + ⌊p·(T mod G)/G⌋ = ⌊p·T/G⌋
+  // without overflowing 64 bits.
   Value p = s.wide(ProgramIdOp::create(b, loc, i32, 0u));
   Value g = s.wide(NumProgramsOp::create(b, loc, i32, 0u));
   Value iters = s.wide(op.getIters());
   Value total = s.mul(s.wide(op.getUnits()), iters);
-  Value start = s.div(s.mul(p, total), g);
-  Value end = s.div(s.mul(s.add(p, s.i64(1)), total), g);
+  Value quotient = s.div(total, g);
+  Value remainder = arith::RemSIOp::create(b, loc, total, g);
+  auto rangeStart = [&](Value q) {
+    Value whole = s.mul(q, quotient);
+    return s.add(whole, s.div(s.mul(q, remainder), g));
+  };
+  Value start = rangeStart(p);
+  Value end = rangeStart(s.add(p, s.i64(1)));
   // Units touched: [start / iters, ceil(end / iters)), empty if start == end.
   Value firstUnit = s.div(start, iters);
   Value lastUnit = s.select(s.lt(start, end), s.ceilDiv(end, iters), firstUnit);
@@ -173,15 +181,22 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
     }
     FlagSignalOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p));
 
-    // Peers: programs p+1 .. owner(unitEnd - 1), where the owner of
-    // iteration i is ceil((i + 1) · G / T) − 1.
+    // Peers: programs p+1 .. owner(unitEnd − 1), where the owner of
+    // iteration i is ⌈(i + 1)·G/T⌉ − 1.
     b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
     Value firstPeer = s.add(p, one);
-    Value lastPeer = s.sub(s.ceilDiv(s.mul(unitEnd, g), total), one);
-    Value peerEnd = s.add(lastPeer, one);
+    Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
     auto peers = scf::ForOp::create(b, loc, firstPeer, peerEnd, one, state);
     b.setInsertionPointToStart(peers.getBody());
     Value q = peers.getInductionVar();
+    // With more programs than iterations some peers own nothing: they
+    // neither compute nor signal, so they are skipped.
+    Value qStart = rangeStart(q);
+    Value qEnd = rangeStart(s.add(q, one));
+    auto nonEmpty =
+        scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(qStart, qEnd),
+                          /*withElseRegion=*/true);
+    b.setInsertionPointToStart(nonEmpty.thenBlock());
     FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, q));
     SmallVector<Value> mergeArgs(peers.getRegionIterArgs());
     for (auto [type, ws] : llvm::zip(stateTypes, workspaces)) {
@@ -190,6 +205,10 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
     }
     SmallVector<Value> merged = inlineRegion(b, op.getMerge(), mergeArgs);
     scf::YieldOp::create(b, loc, merged);
+    b.setInsertionPointToStart(nonEmpty.elseBlock());
+    scf::YieldOp::create(b, loc, peers.getRegionIterArgs());
+    b.setInsertionPointAfter(nonEmpty);
+    scf::YieldOp::create(b, loc, nonEmpty.getResults());
 
     b.setInsertionPointAfter(peers);
     SmallVector<Value> epilogueArgs = {unit32};

@@ -9,7 +9,8 @@
 // CHECK-SAME: tessel.launch = "persistent"
 // CHECK-SAME: tessel.workspace = array<i64: 8, 1, 1>
 func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
-  // This program's iterations: [p*T/G, (p+1)*T/G), T = units * iters, in i64.
+  // This program's iterations: [p*T/G, (p+1)*T/G), T = units * iters, in i64,
+  // computed as p*(T/G) + p*(T%G)/G.
   // CHECK: %[[P32:.*]] = tessel.program_id 0
   // CHECK: %[[P:.*]] = arith.extsi %[[P32]] : i32 to i64
   // CHECK: %[[G32:.*]] = tessel.num_programs 0
@@ -17,8 +18,12 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[IT:.*]] = arith.extsi %[[ITERS]]
   // CHECK: %[[U:.*]] = arith.extsi %[[UNITS]]
   // CHECK: %[[T:.*]] = arith.muli %[[U]], %[[IT]] : i64
-  // CHECK: %[[PT:.*]] = arith.muli %[[P]], %[[T]]
-  // CHECK: %[[START:.*]] = arith.divsi %[[PT]], %[[G]]
+  // CHECK: %[[QUOT:.*]] = arith.divsi %[[T]], %[[G]]
+  // CHECK: %[[REM:.*]] = arith.remsi %[[T]], %[[G]]
+  // CHECK: %[[WHOLE:.*]] = arith.muli %[[P]], %[[QUOT]]
+  // CHECK: %[[PR:.*]] = arith.muli %[[P]], %[[REM]]
+  // CHECK: %[[PART:.*]] = arith.divsi %[[PR]], %[[G]]
+  // CHECK: %[[START:.*]] = arith.addi %[[WHOLE]], %[[PART]]
   // CHECK: %[[FIRST:.*]] = arith.divsi %[[START]], %[[IT]]
   // CHECK: %[[LAST:.*]] = arith.select
   // CHECK: scf.for %[[UNIT:.*]] = %[[FIRST]] to %[[LAST]] step
@@ -28,7 +33,10 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[HOST:.*]] = arith.cmpi sle, %[[START]], %[[UB]]
   // CHECK: scf.if %[[HOST]] {
   // The host merges its peers' partials in order, then runs the epilogue.
+  // Peers that own no iteration (more programs than iterations) are skipped.
   // CHECK: %[[PEERS:.*]]:2 = scf.for %[[Q:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+  // CHECK: %[[NONEMPTY:.*]] = arith.cmpi slt
+  // CHECK: scf.if %[[NONEMPTY]]
   // CHECK: %[[QFLAG:.*]] = tessel.addptr %[[FLAGS]], %[[Q]]
   // CHECK: tessel.flag_wait %[[QFLAG]]
   // CHECK: tessel.load

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 
+using namespace tessel;
 using namespace tessel::test;
 
 TestModule::TestModule(const std::string &source) {
@@ -33,14 +34,62 @@ TestModule::TestModule(const std::string &source) {
     diagnostics = "parse failed";
 }
 
-std::string TestModule::expandOnline() {
+std::string TestModule::lower(bool streamK) {
   if (!module)
     return "no module: " + diagnostics;
   mlir::PassManager pm(&context);
   pm.addPass(mlir::tessel::createTesselExpandOnline());
+  if (streamK)
+    pm.addPass(mlir::tessel::createTesselLowerStreamK());
   if (mlir::failed(pm.run(*module)))
-    return "tessel-expand-online failed: " + diagnostics;
+    return "lowering failed: " + diagnostics;
   return "";
+}
+
+mlir::func::FuncOp TestModule::kernel(const std::string &name) {
+  if (!module)
+    return {};
+  return mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+      *module, mlir::StringAttr::get(&context, name));
+}
+
+/// Zeroed workspaces (one per state value) and flags for a kernel lowered
+/// by tessel-lower-stream-k; nothing for any other kernel.
+static std::vector<KernelArg>
+workspaceArgs(TestModule &t, const std::string &name, int64_t programs) {
+  mlir::func::FuncOp kernel = t.kernel(name);
+  auto sizes = kernel->getAttrOfType<mlir::DenseI64ArrayAttr>(
+      mlir::tessel::TesselDialect::getWorkspaceAttrName());
+  if (!sizes)
+    return {};
+  std::vector<KernelArg> args;
+  auto types = kernel.getArgumentTypes().take_back(sizes.size());
+  for (auto [type, size] : llvm::zip(types, sizes.asArrayRef())) {
+    auto pointee = mlir::cast<mlir::tessel::PtrType>(type).getPointeeType();
+    args.push_back(buf(t.buffer(*dtypeOf(pointee), programs * size)));
+  }
+  return args;
+}
+
+/// Runs `kernel` in `plain` and in `lowered` on buffers made by `setup` (and
+/// the lowered kernel's workspaces) and compares the buffers `setup` made.
+static void expectSameRuns(TestModule &plain, TestModule &lowered,
+                           const std::string &kernel, const Setup &setup,
+                           std::array<int64_t, 3> grid) {
+  ASSERT_EQ(plain.parseErrors(), "");
+  std::vector<KernelArg> args = setup(plain), lowArgs = setup(lowered);
+  int shared = plain.memory.numBuffers();
+  std::vector<KernelArg> extra =
+      workspaceArgs(lowered, kernel, grid[0] * grid[1] * grid[2]);
+  lowArgs.insert(lowArgs.end(), extra.begin(), extra.end());
+  ASSERT_EQ(plain.run(kernel, args, grid), "");
+  ASSERT_EQ(lowered.run(kernel, lowArgs, grid), "");
+  for (int id = 0; id < shared; ++id) {
+    size_t bytes = plain.memory.size(id) * dtypeSize(plain.memory.dtype(id));
+    EXPECT_EQ(
+        std::memcmp(plain.memory.data(id), lowered.memory.data(id), bytes), 0)
+        << "buffer #" << id << " of kernel " << kernel;
+  }
 }
 
 void tessel::test::expectSameAfterExpansion(const std::string &source,
@@ -48,17 +97,22 @@ void tessel::test::expectSameAfterExpansion(const std::string &source,
                                             const Setup &setup,
                                             std::array<int64_t, 3> grid) {
   TestModule plain(source), expanded(source);
-  ASSERT_EQ(plain.parseErrors(), "");
-  ASSERT_EQ(expanded.expandOnline(), "");
-  ASSERT_EQ(plain.run(kernel, setup(plain), grid), "");
-  ASSERT_EQ(expanded.run(kernel, setup(expanded), grid), "");
-  ASSERT_EQ(plain.memory.numBuffers(), expanded.memory.numBuffers());
-  for (int id = 0; id < plain.memory.numBuffers(); ++id) {
-    size_t bytes = plain.memory.size(id) * dtypeSize(plain.memory.dtype(id));
-    EXPECT_EQ(
-        std::memcmp(plain.memory.data(id), expanded.memory.data(id), bytes), 0)
-        << "buffer #" << id << " of kernel " << kernel;
-  }
+  ASSERT_EQ(expanded.lower(/*streamK=*/false), "");
+  expectSameRuns(plain, expanded, kernel, setup, grid);
+}
+
+void tessel::test::expectSameAfterLowering(const std::string &source,
+                                           const std::string &kernel,
+                                           const Setup &setup,
+                                           std::array<int64_t, 3> grid) {
+  TestModule plain(source), lowered(source);
+  ASSERT_EQ(lowered.lower(/*streamK=*/true), "");
+  ASSERT_TRUE(lowered.kernel(kernel)->hasAttr(
+      mlir::tessel::TesselDialect::getWorkspaceAttrName()));
+  expectSameRuns(plain, lowered, kernel, setup, grid);
+  int flags = lowered.memory.numBuffers() - 1;
+  for (int64_t f : lowered.memory.readInts(flags))
+    EXPECT_EQ(f, 0) << "a flag was left set";
 }
 
 int TestModule::buffer(DType type, size_t n) {
@@ -76,8 +130,7 @@ std::string TestModule::run(const std::string &name,
                             std::array<int64_t, 3> grid) {
   if (!module)
     return "no module: " + diagnostics;
-  auto kernel = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
-      *module, mlir::StringAttr::get(&context, name));
+  mlir::func::FuncOp kernel = this->kernel(name);
   if (!kernel)
     return "no kernel " + name;
   std::string error;

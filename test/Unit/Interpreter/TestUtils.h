@@ -5,6 +5,7 @@
 
 #include "tessel/Interpreter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -27,8 +28,12 @@ public:
   int buffer(DType type, size_t n);
   int buffer(DType type, const std::vector<double> &values);
 
-  /// Runs tessel-expand-online on the module; returns "" on success.
-  std::string expandOnline();
+  /// Runs tessel-expand-online, then tessel-lower-stream-k if asked;
+  /// returns "" on success.
+  std::string lower(bool streamK);
+
+  /// The kernel called `name`, or null.
+  mlir::func::FuncOp kernel(const std::string &name);
 
   /// Runs kernel `name`; returns "" on success, the error otherwise.
   std::string run(const std::string &name, const std::vector<KernelArg> &args,
@@ -52,6 +57,14 @@ using Setup = std::function<std::vector<KernelArg>(TestModule &)>;
 void expectSameAfterExpansion(const std::string &source,
                               const std::string &kernel, const Setup &setup,
                               std::array<int64_t, 3> grid = {1, 1, 1});
+
+/// The same after tessel-expand-online and tessel-lower-stream-k, whose
+/// kernel gets zeroed workspace and flag buffers as `tessel.workspace` says.
+/// The flags must end cleared. Merges happen in the same order, so the
+/// results are bit for bit those of the stream_k op.
+void expectSameAfterLowering(const std::string &source,
+                             const std::string &kernel, const Setup &setup,
+                             std::array<int64_t, 3> grid);
 
 /// "!tessel.tile<4x8xf32>".
 std::string tileType(const std::vector<int64_t> &shape, const std::string &elt);
