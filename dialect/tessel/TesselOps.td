@@ -367,6 +367,10 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     - `epilogue(%unit, %state...)` consumes the merged state of a whole unit
       once.
 
+    `iters` below 1 counts as one empty iteration: every unit still gets
+    `body(unit, 0, 0)` and its epilogue. Program p of G owns the linear
+    iterations [⌊p·T/G⌋, ⌊(p+1)·T/G⌋) with T = units · max(iters, 1).
+
     The op is executed by the whole grid; `tessel-lower-stream-k` turns it
     into the persistent loop with a partial-state workspace and arrival
     flags, or into split-K with a combine kernel.

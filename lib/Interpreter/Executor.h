@@ -160,7 +160,8 @@ private:
   mlir::LogicalResult execFlag(mlir::Operation *op, bool signal);
 
   mlir::LogicalResult runStreamKUnit(mlir::Operation *op, int64_t unit,
-                                     int64_t iters, int64_t total);
+                                     int64_t iters, int64_t total,
+                                     int64_t bodyIters);
 
   Memory &memory;
   mlir::func::FuncOp kernel;

@@ -54,7 +54,8 @@ int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total) {
 }
 
 LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
-                                       int64_t iters, int64_t total) {
+                                       int64_t iters, int64_t total,
+                                       int64_t bodyIters) {
   auto streamK = cast<ts::StreamKOp>(op);
   int64_t programs = grid[0] * grid[1] * grid[2];
   int64_t first = unit * iters, last = first + iters;
@@ -66,8 +67,9 @@ LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
     pid = {q % grid[0], (q / grid[0]) % grid[1], q / (grid[0] * grid[1])};
     LogicalResult ran =
         runRegion(streamK.getBody(),
-                  {RtValue::intScalar(unit), RtValue::intScalar(begin - first),
-                   RtValue::intScalar(end - first)},
+                  {RtValue::intScalar(unit),
+                   RtValue::intScalar(std::min(begin - first, bodyIters)),
+                   RtValue::intScalar(std::min(end - first, bodyIters))},
                   partial);
     pid = host;
     if (failed(ran))
@@ -95,10 +97,12 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
   int64_t iters = get(streamK.getIters()).ints[0];
   if (units < 0)
     return fail(op, "stream_k needs units >= 0, got " + Twine(units));
-  if (units > 0 && iters < 1)
-    return fail(op, "stream_k needs iters >= 1, got " + Twine(iters));
   if (units == 0)
     return success();
+  // Fewer than one iteration per unit counts as one empty slot, so every
+  // unit still gets body(unit, 0, 0) and its epilogue (as in the lowering).
+  int64_t bodyIters = std::max<int64_t>(iters, 0);
+  iters = std::max<int64_t>(iters, 1);
   int64_t programs = grid[0] * grid[1] * grid[2];
   int64_t self = pid[0] + grid[0] * (pid[1] + grid[1] * pid[2]);
   int64_t total = units * iters;
@@ -106,7 +110,7 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
   // Units whose first iteration u * iters lies in [mine.begin, mine.end).
   for (int64_t unit = (mine.begin + iters - 1) / iters;
        unit < units && unit * iters < mine.end; ++unit)
-    if (failed(runStreamKUnit(op, unit, iters, total)))
+    if (failed(runStreamKUnit(op, unit, iters, total, bodyIters)))
       return failure();
   return success();
 }

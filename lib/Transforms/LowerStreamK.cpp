@@ -143,7 +143,10 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
   // without overflowing 64 bits.
   Value p = s.wide(ProgramIdOp::create(b, loc, i32, 0u));
   Value g = s.wide(NumProgramsOp::create(b, loc, i32, 0u));
-  Value iters = s.wide(op.getIters());
+  // Fewer than one iteration per unit counts as one empty slot, so every
+  // unit still gets body(unit, 0, 0) and its epilogue.
+  Value bodyIters = s.max(s.wide(op.getIters()), s.i64(0));
+  Value iters = s.max(bodyIters, s.i64(1));
   Value total = s.mul(s.wide(op.getUnits()), iters);
   Value quotient = s.div(total, g);
   Value remainder = arith::RemSIOp::create(b, loc, total, g);
@@ -163,8 +166,8 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
   Value unit = loop.getInductionVar();
   Value unitBegin = s.mul(unit, iters);
   Value unitEnd = s.add(unitBegin, iters);
-  Value begin = s.sub(s.max(start, unitBegin), unitBegin);
-  Value stop = s.sub(s.min(end, unitEnd), unitBegin);
+  Value begin = s.min(s.sub(s.max(start, unitBegin), unitBegin), bodyIters);
+  Value stop = s.min(s.sub(s.min(end, unitEnd), unitBegin), bodyIters);
   Value unit32 = s.narrow(unit);
   SmallVector<Value> state =
       inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(stop)});

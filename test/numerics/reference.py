@@ -60,7 +60,7 @@ def masked_softmax(S, vis):
     Sm = np.where(vis, S, NEG_INF)
     m = Sm.max(axis=-1, keepdims=True)
     m_safe = np.where(np.isfinite(m), m, 0.0)
-    e = np.where(vis, np.exp(np.where(vis, S, 0.0) - m_safe), 0.0)
+    e = np.where(vis, np.exp(np.where(vis, S, m_safe) - m_safe), 0.0)
     l = e.sum(axis=-1, keepdims=True)
     P = e / np.where(l > 0, l, 1.0)
     lse = np.where(l > 0, m_safe + np.log(np.where(l > 0, l, 1.0)), NEG_INF)[..., 0]
@@ -108,9 +108,12 @@ def decode_attention(q, k, v, scale, causal=False):
     return attention_fwd(q, k, v, scale, causal, causal_offset=k.shape[2] - q.shape[2])
 
 
-def attention_bwd(q, k, v, do, scale, causal=False, causal_offset=0, mask=None):
+def attention_bwd(q, k, v, do, scale, causal=False, causal_offset=0, mask=None, delta=None):
     """dQ, dK, dV of L = Σ O ∘ dO (LSE treated as auxiliary, no gradient), by materialisation:
-    dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP - rowsum(P ∘ dP)), dQ = scale dS K, dK = scale dSᵀ Q."""
+    dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP - Delta), dQ = scale dS K, dK = scale dSᵀ Q, with
+    Delta = rowsum(P ∘ dP) = rowsum(dO ∘ O).  `delta` [B, H, Nq], if given, replaces Delta: a
+    FlashAttention backward computes it from the stored (rounded) O, and its contract is this formula
+    with that Delta."""
     q, k, v, do = _f64(q, k, v, do)
     H, HKV, Nq, Nk = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
     ke, ve = expand_kv(k, H), expand_kv(v, H)
@@ -118,7 +121,8 @@ def attention_bwd(q, k, v, do, scale, causal=False, causal_offset=0, mask=None):
     P, _ = masked_softmax(S, visibility(Nq, Nk, causal, causal_offset, mask))
     dv = np.einsum("bhij,bhid->bhjd", P, do)
     dP = np.einsum("bhid,bhjd->bhij", do, ve)
-    dS = P * (dP - (P * dP).sum(axis=-1, keepdims=True))
+    Delta = (P * dP).sum(axis=-1, keepdims=True) if delta is None else _f64(delta)[0][..., None]
+    dS = P * (dP - Delta)
     dq = scale * np.einsum("bhij,bhjd->bhid", dS, ke)
     dk = scale * np.einsum("bhij,bhid->bhjd", dS, q)
     return dq, reduce_kv(dk, HKV), reduce_kv(dv, HKV)
@@ -224,9 +228,10 @@ def mta_fwd(q, k, v, w, scale):
     return P @ expand_kv(v, H), lse
 
 
-def mta_bwd(q, k, v, w, do, scale):
+def mta_bwd(q, k, v, w, do, scale, delta=None):
     """dQ, dK, dV, dW of L = Σ O ∘ dO:
-    dV = Pᵀ dO;  dP = dO Vᵀ;  dC = P ∘ (dP - rowsum(P ∘ dP));  dS0 = conv_adjoint(dC, W);
+    dV = Pᵀ dO;  dP = dO Vᵀ;  dC = P ∘ (dP - Delta), Delta = rowsum(P ∘ dP) (or `delta`, as in
+    attention_bwd);  dS0 = conv_adjoint(dC, W);
     dS = dS0 masked to 0 <= j <= i;  dQ = scale dS K;  dK = scale dSᵀ Q;
     dW[a, b] = Σ dC[i, j] S0[i - a, j + b - pad]."""
     q, k, v, w, do = _f64(q, k, v, w, do)
@@ -238,7 +243,8 @@ def mta_bwd(q, k, v, w, do, scale):
     P, _ = masked_softmax(mta_conv_corr(s0, w), vis)
     dv = np.einsum("bhij,bhid->bhjd", P, do)
     dP = np.einsum("bhid,bhjd->bhij", do, ve)
-    dC = P * (dP - (P * dP).sum(axis=-1, keepdims=True))
+    Delta = (P * dP).sum(axis=-1, keepdims=True) if delta is None else _f64(delta)[0][..., None]
+    dC = P * (dP - Delta)
     dS = np.where(vis, mta_conv_adjoint(dC, w), 0.0)
     dq = scale * np.einsum("bhij,bhjd->bhid", dS, ke)
     dk = scale * np.einsum("bhij,bhid->bhjd", dS, q)
@@ -351,6 +357,9 @@ def _selftest_attention(rng):
         if with_mask:
             assert np.all(O[:, :, 1] == 0) and np.all(L[:, :, 1] == NEG_INF)
         dq, dk, dv = attention_bwd(q, k, v, do, scale, causal, off, mask)
+        for got, want in zip(attention_bwd(q, k, v, do, scale, causal, off, mask, (O * do).sum(-1)),
+                             (dq, dk, dv)):
+            _close("attn bwd with delta = rowsum(dO O)", got, want, 1e-12)
         loss = lambda: float((attention_fwd(q, k, v, scale, causal, off, mask)[0] * do).sum())
         _close("attn dq", dq, _num_grad(loss, q))
         _close("attn dk", dk, _num_grad(loss, k))
@@ -401,6 +410,8 @@ def _selftest_mta(rng):
         _close("mta decode", Od, O[:, :, -1:], 0)
         # gradients
         dq, dk, dv, dw = mta_bwd(q, k, v, w, do, scale)
+        for got, want in zip(mta_bwd(q, k, v, w, do, scale, (O * do).sum(-1)), (dq, dk, dv, dw)):
+            _close("mta bwd with delta = rowsum(dO O)", got, want, 1e-12)
         loss = lambda: float((mta_fwd(q, k, v, w, scale)[0] * do).sum())
         _close("mta dq", dq, _num_grad(loss, q))
         _close("mta dk", dk, _num_grad(loss, k))

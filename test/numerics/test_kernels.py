@@ -1,0 +1,418 @@
+"""Numerical tests of every kernel in kernels/*.tsl on the CPU interpreter (tessel-run), against the
+independent float64 references of reference.py.
+
+    TESSEL_BUILD_DIR=build /usr/bin/python3 -m pytest -s test/numerics/test_kernels.py
+
+`-s` shows, per case and output, the max abs error, the max rel error (max abs error / max |ref|) and
+the limit.  Inputs are drawn in float64, rounded to the element type (f16 or bf16, the kernels'
+DTYPE constexpr), and the references see exactly those rounded values; so every difference comes
+from the kernels' own arithmetic.  Sizes are small and ragged (never multiples of the tile sizes),
+with GQA, strided (B, N, H, D) views, causal masks, fully masked rows (Nk = 0), ±1e4-magnitude
+scores and degenerate shapes.
+
+TOLERANCES (the table TOL below).  A tensor passes iff  max|got - ref| <= atol + rtol * M  with
+M = max|ref| unless stated; infinities (LSE = -inf of an empty row) must match exactly, and every
+element must have been written (outputs are pre-filled with 7.0).  u = unit roundoff of the element
+type (f16: 2^-11 = 4.9e-4, bf16: 2^-8 = 3.9e-3); MMAs take element-type operands and accumulate in
+f32 (u32 = 2^-24 = 6e-8).
+
+    dtype   "out" atol, rtol      "grad" atol, rtol     "f32" atol, rtol
+    f16     1.95e-3, 9.8e-4       9.8e-4, 1.95e-3       1e-5, 4e-6
+    bf16    1.56e-2, 7.8e-3       7.8e-3, 1.56e-2       1e-5, 4e-6
+
+  * "out" (4u, 2u): outputs stored in the element type: O of every forward, the decode O.  Two
+    roundings to the element type in the data path: P before the P·V MMA (|ΔO| <= u·Σp|v| <= u·max|V|,
+    and max|V| ~ 4 for N(0,1) values) and the final store (<= u·|O|).  Observed: <= 1.9u absolute.
+  * "grad" (2u, 4u): dQ (f32, atomically accumulated), dK, dV, dKs (element type), dQs, dW (f32).
+    dK/dV are stored in the element type (<= u·M); P, dS, dT are rounded to the element type before
+    their MMAs, each term off by <= u relative, and these errors have random signs over the <= 100
+    summed rows, so they stay below u·M in practice.  Observed: <= 1.1u·M.
+    The backward kernels are checked against the reference of their contract: Delta = rowsum(dO∘O)
+    of the STORED (rounded) O, computed in float64 from the forward's output (FlashAttention
+    computes Delta from the stored O, and with a near one-hot softmax the O rounding, times
+    scale·|K| ~ 20, dominates the exact gradient, which is ~0 there).  The error against the exact
+    gradient (exact Delta) is printed for information.
+  * "f32" (1e-5, 4e-6 ~ 64·u32): outputs computed from the element-type inputs by f32 arithmetic only:
+    LSE, KL, Delta, the decode LSE.  f32 accumulation of D <= 128 terms and f32 exp/log: error
+    <= ~64·u32 relative to the magnitude of the TERMS, which is M for LSE (~1e3 for the ±1e4
+    scores), max(|KL|, |LSE_t|, |LSE_s|) for KL = Σp(s-t) - LSE_t + LSE_s, and max_i Σ_d |O·dO| for
+    Delta.  Independent of the element type.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel_launch as kl  # noqa: E402
+import reference as ref  # noqa: E402
+import tessel_run as tr  # noqa: E402
+
+U = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+TOL = {dt: {"out": (4 * u, 2 * u), "grad": (2 * u, 4 * u), "f32": (1e-5, 4e-6)} for dt, u in U.items()}
+DTYPES = ("f16", "bf16")
+
+
+def scaled_tol(dt, cls, magnitude):
+    """The tolerance TOL[dt][cls] with rtol applied to `magnitude` (the magnitude of the terms, for
+    "f32" outputs whose rounding scales with it rather than with their value): (atol', 0)."""
+    atol, rtol = TOL[dt][cls]
+    return atol + rtol * magnitude, 0.0
+
+
+def _seed(*key):
+    """A generator seeded by the case's name (deterministic across runs and case orders)."""
+    return np.random.default_rng(list(repr(key).encode()))
+
+
+def _header(text):
+    print(f"\n  {text}")
+
+
+def _unwritten(name, *arrays):
+    for a in arrays:
+        assert not np.any(a == 7.0), f"{name}: elements left unwritten (sentinel 7.0)"
+
+
+# ---------------------------------------------------------------------------------------------
+# test_reference: the references themselves (vs naive loops and finite differences)
+
+def test_reference_selftest():
+    rng = np.random.default_rng(20261122)
+    with np.errstate(all="raise", under="ignore"):
+        ref._selftest_attention(rng)
+        ref._selftest_mta(rng)
+        ref._selftest_kl(rng)
+
+
+def test_tessel_run_roundtrip():
+    """The helper's plumbing: inputs come back rounded exactly as round_to rounds them, outputs keep
+    their shapes, and a failing run raises TesselRunError with tessel-run's message."""
+    x = np.random.default_rng(1).standard_normal(15) * 100
+    for dt in DTYPES:
+        out = tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
+                     dict(o=tr.zeros((1, 16), dt), do=tr.Buffer(np.append(x, 0.0).reshape(1, 16), dt),
+                          delta=tr.full(1, 7.0, "f32"), sdob=16, sdoh=16, sdon=16, H=1, Nq=1),
+                     dict(D=16, BLOCK_M=2, DTYPE=dt))
+        assert out["do"].shape == (1, 16) and out["delta"].shape == (1,)
+        assert np.array_equal(out["do"][0, :15], tr.round_to(x, dt)), dt
+        assert out["delta"][0] == 0.0
+    with pytest.raises(tr.TesselRunError, match=r"out-of-bounds load of buffer #0 at element 4 \(size 4\)"):
+        tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
+               dict(o=tr.zeros(4, "f16"), do=tr.zeros(4, "f16"), delta=tr.zeros(1, "f32"),
+                    sdob=16, sdoh=16, sdon=16, H=1, Nq=1), dict(D=16, BLOCK_M=2))
+
+
+def test_tessel_run_missing_binary(monkeypatch, tmp_path):
+    monkeypatch.setenv("TESSEL_BUILD_DIR", str(tmp_path))
+    with pytest.raises(tr.TesselRunError, match="tessel-run not found at .*TESSEL_BUILD_DIR"):
+        tr.run("attention.tsl", "attention_bwd_preprocess", 1, {})
+
+
+# ---------------------------------------------------------------------------------------------
+# attention.tsl: attention_fwd, attention_bwd_preprocess, attention_bwd
+
+ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, score scale (None: 1/sqrt(D))
+    "gqa2-ragged":        (2, 4, 2, 70, 90, 64, False, 32, 16, "bnhd", 1.0, None),
+    "causal-gqa2":        (1, 2, 1, 100, 100, 64, True, 32, 16, "bhnd", 1.0, None),
+    "causal-d128":        (1, 2, 2, 37, 37, 128, True, 16, 16, "bnhd", 1.0, None),
+    "gqa3-nq-lt-block":      (1, 3, 1, 21, 50, 64, False, 64, 32, "bhnd", 1.0, None),
+    "nq1":                (2, 2, 1, 1, 19, 64, False, 16, 16, "bnhd", 1.0, None),
+    "gqa8":               (1, 8, 1, 13, 29, 32, False, 16, 16, "bnhd", 1.0, None),
+    "causal-n1":          (1, 2, 2, 1, 1, 32, True, 16, 16, "bhnd", 1.0, None),
+    # ±1e4 raw scores (q, k ~ N(0, 35^2), D = 64: q·k ~ ±1e4): with 1/sqrt(D) the softmax is one-hot
+    # (scaled scores ~1e3), with scale 1e-3 it is spread out but every score passes through 1e4.
+    "large-causal":       (1, 4, 2, 45, 45, 64, True, 16, 16, "bnhd", 35.0, None),
+    "large-smallscale":   (1, 2, 1, 33, 47, 64, False, 16, 16, "bhnd", 35.0, 1e-3),
+}
+
+
+def _run_attention(name, dt):
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, s, scale = ATTN_CASES[name]
+    scale = kl.f32(scale if scale is not None else 1.0 / np.sqrt(D))
+    rng = _seed("attention", name, dt)
+    q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
+        kl.randn(rng, (B, HKV, Nk, D), dt)
+    do = kl.randn(rng, (B, H, Nq, D), dt)
+    _header(f"attention {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} causal={causal} "
+            f"blocks {BM}x{BN} {layout} |q|,|k|~{s} scale {scale:.4g}")
+    fwd = kl.attention_fwd(q, k, v, scale, causal, BM, BN, dt, layout)
+    _unwritten("attention_fwd", fwd["o"], fwd["lse"])
+    O, L = ref.attention_fwd(q, k, v, scale, causal)
+    kl.compare("O", fwd["o"], O, TOL[dt]["out"])
+    kl.compare("LSE", fwd["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+
+    delta = kl.attention_bwd_preprocess(fwd["o"], do, BM, dt, layout)
+    kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
+               scaled_tol(dt, "f32", np.max(np.abs(fwd["o"] * do).sum(-1))))
+    bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout)
+    _unwritten("attention_bwd", bwd["dk"], bwd["dv"])
+    grads = ref.attention_bwd(q, k, v, do, scale, causal, delta=(fwd["o"] * do).sum(-1))
+    exact = ref.attention_bwd(q, k, v, do, scale, causal)
+    for n, g, want, want_exact in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]), grads, exact):
+        kl.compare(n, g, want, TOL[dt]["grad"])
+        kl.report(f"{n} end-to-end (exact Delta)", g, want_exact)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", list(ATTN_CASES))
+def test_attention(name, dt):
+    _run_attention(name, dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_attention_no_keys(dt):
+    """Nk = 0: every row is fully masked -> O = 0, LSE = -inf; the backward grid is empty, dQ = 0."""
+    B, H, HKV, Nq, D = 1, 2, 1, 5, 64
+    rng = _seed("attention-nk0", dt)
+    q, do = kl.randn(rng, (B, H, Nq, D), dt), kl.randn(rng, (B, H, Nq, D), dt)
+    kv = np.zeros((B, HKV, 0, D))
+    _header(f"attention Nk=0 [{dt}]: B{B} H{H}/{HKV} Nq{Nq} D{D}")
+    for causal in (False, True):
+        fwd = kl.attention_fwd(q, kv, kv, 0.125, causal, 16, 16, dt)
+        kl.compare(f"O == 0 (causal={causal})", fwd["o"], np.zeros_like(fwd["o"]), (0.0, 0.0))
+        kl.compare(f"LSE == -inf (causal={causal})", fwd["lse"], np.full(fwd["lse"].shape, -np.inf), (0.0, 0.0))
+    delta = kl.attention_bwd_preprocess(fwd["o"], do, 16, dt)
+    kl.compare("Delta == 0", delta, np.zeros_like(delta), (0.0, 0.0))
+    bwd = kl.attention_bwd(q, kv, kv, do, fwd["lse"], delta, 0.125, False, 16, 16, dt)
+    kl.compare("dQ == 0", bwd["dq"], np.zeros_like(bwd["dq"]), (0.0, 0.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# lean_attention.tsl (decode, stream_k; run here in its lowered persistent form; the stream-K
+# schedule itself is tested in test_stream_k.py)
+
+LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
+    "gqa4-nq1":           (2, 4, 1, 1, 300, 64, False, 16, 32, 5, 1.0),
+    "causal-gqa2-d128":   (1, 4, 2, 5, 257, 128, True, 16, 64, 3, 1.0),
+    "nq-eq-block":        (2, 2, 2, 16, 33, 64, False, 16, 16, 4, 1.0),
+    "causal-nk-eq-nq":    (1, 2, 1, 3, 3, 64, True, 4, 16, 2, 1.0),
+    "causal-large":       (1, 2, 1, 4, 70, 64, True, 8, 16, 3, 35.0),
+    # Nk = 0: every unit fully masked (O = 0, LSE = -inf); CAUSAL needs Nk >= Nq, so non-causal only.
+    "nk0":                (1, 4, 2, 2, 0, 64, False, 4, 16, 3, 1.0),
+    "nk0-nq1-G1":         (1, 2, 2, 1, 0, 32, False, 4, 16, 1, 1.0),
+}
+
+
+def _run_lean(name, dt):
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
+    scale = kl.f32(1.0 / np.sqrt(D))
+    rng = _seed("lean", name, dt)
+    q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
+        kl.randn(rng, (B, HKV, Nk, D), dt)
+    out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G, "lowered", dt)
+    _unwritten("lean_attention", out["o"], out["lse"])
+    if Nk == 0:
+        kl.compare("O == 0", out["o"], np.zeros_like(out["o"]), (0.0, 0.0))
+        kl.compare("LSE == -inf", out["lse"], np.full(out["lse"].shape, -np.inf), (0.0, 0.0))
+    else:
+        O, L = ref.decode_attention(q, k, v, scale, causal)
+        kl.compare("O", out["o"], O, TOL[dt]["out"])
+        kl.compare("LSE", out["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_attention(name, dt):
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
+    _header(f"lean_attention {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} causal={causal} "
+            f"blocks {BM}x{BN}, {G} persistent programs, |q|,|k|~{s}")
+    _run_lean(name, dt)
+
+
+# ---------------------------------------------------------------------------------------------
+# mta.tsl: mta_fwd, mta_bwd_preprocess, mta_bwd, mta_decode_split + mta_decode_combine
+
+MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None: 1/sqrt(D)),
+    #               decode runs ((QN, nsplit, BLOCK_N), ...): QN = N (full Q), cq (rolling Q cache),
+    #               nsplit > key blocks (empty splits)
+    "cq3-ck5-gqa2":       (1, 4, 2, 75, 64, 3, 5, 16, 16, 1.0, None, ((75, 3, 16), (3, 1, 32), (5, 8, 16))),
+    "cq6-ck11":           (1, 2, 2, 70, 64, 6, 11, 32, 32, 1.0, None,
+                           ((70, 3, 16), (6, 1, 32), (8, 8, 16), (9, 2, 64))),
+    "cq2-ck4-even":       (2, 2, 1, 40, 64, 2, 4, 16, 32, 1.0, None, ((40, 3, 16), (2, 1, 32), (4, 8, 16))),
+    "cq1-ck1":            (1, 2, 1, 19, 64, 1, 1, 16, 16, 1.0, None, ((19, 3, 16), (1, 1, 32), (3, 8, 16))),
+    "cq6-ck11-n-lt-cq":      (1, 2, 1, 4, 32, 6, 11, 16, 16, 1.0, None, ((4, 1, 16), (4, 3, 16))),
+    "cq3-ck5-large":      (1, 2, 1, 37, 64, 3, 5, 16, 16, 35.0, None, ((37, 3, 16),)),
+    "cq6-ck11-large-smallscale": (1, 2, 1, 29, 64, 6, 11, 16, 16, 35.0, 1e-3, ((29, 2, 16),)),
+}
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", list(MTA_CASES))
+def test_mta(name, dt):
+    B, H, HKV, N, D, cq, ck, BM, BN, s, scale, decodes = MTA_CASES[name]
+    rng = _seed("mta", name, dt)
+    scale = kl.f32(scale if scale is not None else 1.0 / np.sqrt(D))
+    q, k, v = kl.randn(rng, (B, H, N, D), dt, s), kl.randn(rng, (B, HKV, N, D), dt, s), \
+        kl.randn(rng, (B, HKV, N, D), dt)
+    do = kl.randn(rng, (B, H, N, D), dt)
+    w = tr.round_to(rng.standard_normal((H, cq, ck)) * 0.3, "f32")
+    w[:, 0, (ck - 1) // 2] += 1.0               # near the identity kernel (C ~ S0), as trained MTA
+    _header(f"mta {name} [{dt}]: B{B} H{H}/{HKV} N{N} D{D} cq{cq} ck{ck} blocks {BM}x{BN} "
+            f"|q|,|k|~{s} scale {scale:.4g}")
+    fwd = kl.mta_fwd(q, k, v, w, scale, BM, BN, dt)
+    _unwritten("mta_fwd", fwd["o"], fwd["lse"])
+    O, L = ref.mta_fwd(q, k, v, w, scale)
+    kl.compare("O", fwd["o"], O, TOL[dt]["out"])
+    kl.compare("LSE", fwd["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+
+    delta = kl.mta_bwd_preprocess(fwd["o"], do, BM, dt)
+    kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
+               scaled_tol(dt, "f32", np.max(np.abs(fwd["o"] * do).sum(-1))))
+    bwd = kl.mta_bwd(q, k, v, w, do, fwd["lse"], delta, scale, BM, BN, dt)
+    _unwritten("mta_bwd", bwd["dk"], bwd["dv"])
+    grads = ref.mta_bwd(q, k, v, w, do, scale, delta=(fwd["o"] * do).sum(-1))
+    exact = ref.mta_bwd(q, k, v, w, do, scale)
+    for n, g, want, want_exact in zip(("dQ", "dK", "dV", "dW"), (bwd["dq"], bwd["dk"], bwd["dv"], bwd["dw"]),
+                                      grads, exact):
+        kl.compare(n, g, want, TOL[dt]["grad"])
+        kl.report(f"{n} end-to-end (exact Delta)", g, want_exact)
+
+    Od, Ld = ref.mta_decode(q, k, v, w, scale)
+    for QN, nsplit, BNd in decodes:
+        o, lse, parts = kl.mta_decode(np.ascontiguousarray(q[:, :, N - QN:]), k, v, w, N, scale, nsplit,
+                                      BNd, 8, dt)
+        assert not np.any(np.isnan(parts["lse_part"])), "a split left its partial unwritten"
+        kl.compare(f"decode O (QN={QN}, {nsplit} splits, BN={BNd})", o, Od, TOL[dt]["out"])
+        kl.compare(f"decode LSE (QN={QN}, {nsplit} splits)", lse, Ld,
+                   scaled_tol(dt, "f32", np.max(np.abs(Ld))))
+
+
+# ---------------------------------------------------------------------------------------------
+# attention_kl.tsl: attention_kl_fwd, attention_kl_bwd
+
+KL_CASES = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, BM, BN, teacher input scale, reduction
+    "causal-gqa-sum":     (2, 4, 2, 1, 70, 70, 64, 32, True, 32, 16, 1.0, "sum"),
+    "dt128-ds64-mean":    (1, 4, 4, 2, 50, 80, 128, 64, False, 16, 32, 1.0, "mean"),
+    "causal-batchmean":   (2, 2, 1, 1, 33, 33, 64, 64, True, 16, 16, 1.0, "batchmean"),
+    "large-teacher":      (1, 2, 1, 2, 29, 41, 64, 32, False, 16, 16, 35.0, "sum"),
+}
+
+
+def _kl_weights(rng, B, H, Nq, reduction):
+    """The host's folding of the reduction (and of a row mask) into the per-row upstream gradient g:
+    loss = Σ_rows g·KL."""
+    keep = np.ones((B, H, Nq))
+    keep[:, :, 3::7] = 0.0                       # masked-out rows (e.g. padding tokens)
+    if reduction == "sum":
+        g = keep
+    elif reduction == "mean":                    # mean over the kept rows
+        g = keep / keep.sum()
+    elif reduction == "batchmean":               # sum / batch size
+        g = keep / B
+    else:
+        raise ValueError(reduction)
+    return tr.round_to(g, "f32"), keep
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", list(KL_CASES))
+def test_attention_kl(name, dt):
+    B, H, HKT, HKS, Nq, Nk, DT, DS, causal, BM, BN, s, reduction = KL_CASES[name]
+    rng = _seed("kl", name, dt)
+    tq, tk = kl.randn(rng, (B, H, Nq, DT), dt, s), kl.randn(rng, (B, HKT, Nk, DT), dt, s)
+    sq, sk = kl.randn(rng, (B, H, Nq, DS), dt), kl.randn(rng, (B, HKS, Nk, DS), dt)
+    sc_t, sc_s = kl.f32(1.0 / np.sqrt(DT)), kl.f32(1.3 / np.sqrt(DS))
+    _header(f"attention_kl {name} [{dt}]: B{B} H{H} HKT{HKT} HKS{HKS} Nq{Nq} Nk{Nk} DT{DT} DS{DS} "
+            f"causal={causal} blocks {BM}x{BN} |teacher|~{s} reduction={reduction}")
+    fwd = kl.kl_fwd(tq, tk, sq, sk, sc_t, sc_s, causal, BM, BN, dt)
+    _unwritten("attention_kl_fwd", fwd["kl"], fwd["lse_t"], fwd["lse_s"])
+    KL, LT, LS = ref.kl_fwd(tq, tk, sq, sk, sc_t, sc_s, causal)
+    mag = max(np.max(np.abs(KL)), np.max(np.abs(LT)), np.max(np.abs(LS)))
+    kl.compare("KL", fwd["kl"], KL, scaled_tol(dt, "f32", mag))
+    kl.compare("LSE teacher", fwd["lse_t"], LT, scaled_tol(dt, "f32", np.max(np.abs(LT))))
+    kl.compare("LSE student", fwd["lse_s"], LS, scaled_tol(dt, "f32", np.max(np.abs(LS))))
+    g, keep = _kl_weights(rng, B, H, Nq, reduction)
+    kl.compare(f"loss = Σ g·KL ({reduction})", np.sum(g * fwd["kl"]), np.sum(g * KL),
+               scaled_tol(dt, "f32", mag * np.sum(np.abs(g))))
+
+    bwd = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc_t, sc_s, causal, BM, BN, dt)
+    _unwritten("attention_kl_bwd", bwd["dsk"])
+    _, dSQ, dSK = ref.kl_bwd(tq, tk, sq, sk, g, sc_t, sc_s, causal)
+    kl.compare("dQs", bwd["dsq"], dSQ, TOL[dt]["grad"])
+    kl.compare("dKs", bwd["dsk"], dSK, TOL[dt]["grad"])
+    assert np.all(bwd["dsq"][keep == 0] == 0), "masked rows (g = 0) got a gradient"
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_attention_kl_no_keys(dt):
+    """Nk = 0: KL = 0, both LSEs = -inf; the backward grid is empty and dQs stays 0."""
+    B, H, Nq, D = 1, 2, 4, 64
+    rng = _seed("kl-nk0", dt)
+    x = kl.randn(rng, (B, H, Nq, D), dt)
+    z = np.zeros((B, 1, 0, D))
+    _header(f"attention_kl Nk=0 [{dt}]: B{B} H{H} Nq{Nq} D{D}")
+    for causal in (False, True):
+        fwd = kl.kl_fwd(x, z, x, z, 0.125, 0.125, causal, 16, 16, dt)
+        kl.compare(f"KL == 0 (causal={causal})", fwd["kl"], np.zeros_like(fwd["kl"]), (0.0, 0.0))
+        for n in ("lse_t", "lse_s"):
+            kl.compare(f"{n} == -inf", fwd[n], np.full(fwd[n].shape, -np.inf), (0.0, 0.0))
+    bwd = kl.kl_bwd(x, z, x, z, fwd["lse_t"], fwd["lse_s"], np.ones((B, H, Nq)), 0.125, 0.125, False,
+                    16, 16, dt)
+    kl.compare("dQs == 0", bwd["dsq"], np.zeros_like(bwd["dsq"]), (0.0, 0.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks can fail: deliberately broken variants of the kernels must be caught.
+
+MUTANTS = {
+    # kernel file, the exact text replaced, its replacement, what runs it
+    "attention_fwd scale x1.02": (
+        "attention.tsl", "        s = dot(qt, trans(kt)) * scale\n        st = online_softmax(st, s, vt)\n",
+        "        s = dot(qt, trans(kt)) * (scale * 1.02)\n        st = online_softmax(st, s, vt)\n",
+        "attention"),
+    "lean causal offset off by one": (
+        "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + offs_m[:, None])",
+        "(offs_n[None, :] <= (Nk - Nq - 1) + offs_m[:, None])", "lean"),
+    "lean merge that drops the later partial": (
+        "lean_attention.tsl", "merge=softmax_merge", "merge=keep_first", "lean"),
+}
+
+
+def _mutate(tmp_path, name):
+    tsl, old, new, _ = MUTANTS[name]
+    src = open(tr.kernel_path(tsl)).read()
+    assert src.count(old) == 1, f"mutant '{name}': the text to replace is not in {tsl} exactly once"
+    src = src.replace(old, new)
+    if "keep_first" in new:
+        src = src.replace("    def epilogue(unit, st):",
+                          "    def keep_first(a, b):\n        return a\n\n    def epilogue(unit, st):")
+    path = tmp_path / tsl
+    path.write_text(src)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_broken_kernel_is_caught(tmp_path, name):
+    path = _mutate(tmp_path, name)
+    kind = MUTANTS[name][3]
+    _header(f"mutant: {name} (must FAIL the comparison)")
+    if kind == "attention":
+        B, H, HKV, Nq, Nk, D = 1, 2, 1, 21, 37, 64
+        rng = _seed("mutant", name)
+        q, k, v = kl.randn(rng, (B, H, Nq, D), "f16"), kl.randn(rng, (B, HKV, Nk, D), "f16"), \
+            kl.randn(rng, (B, HKV, Nk, D), "f16")
+        scale = kl.f32(1.0 / np.sqrt(D))
+        out = kl.attention_fwd(q, k, v, scale, False, 16, 16, "f16", tsl=path)
+        O, L = ref.attention_fwd(q, k, v, scale, False)
+        with pytest.raises(kl.Mismatch):
+            kl.compare("O", out["o"], O, TOL["f16"]["out"])
+            kl.compare("LSE", out["lse"], L, scaled_tol("f16", "f32", np.max(np.abs(L))))
+        # and the unmutated kernel passes the same comparison
+        good = kl.attention_fwd(q, k, v, scale, False, 16, 16, "f16")
+        kl.compare("O (original kernel)", good["o"], O, TOL["f16"]["out"])
+    else:
+        B, H, HKV, Nq, Nk, D = 1, 2, 1, 4, 70, 64
+        rng = _seed("mutant", name)
+        q, k, v = kl.randn(rng, (B, H, Nq, D), "f16"), kl.randn(rng, (B, HKV, Nk, D), "f16"), \
+            kl.randn(rng, (B, HKV, Nk, D), "f16")
+        scale = kl.f32(1.0 / np.sqrt(D))
+        out = kl.lean_attention(q, k, v, scale, True, 8, 16, 3, None, "f16", tsl=path)
+        O, L = ref.decode_attention(q, k, v, scale, True)
+        with pytest.raises(kl.Mismatch):
+            kl.compare("O", out["o"], O, TOL["f16"]["out"])
+            kl.compare("LSE", out["lse"], L, scaled_tol("f16", "f32", np.max(np.abs(L))))
+        good = kl.lean_attention(q, k, v, scale, True, 8, 16, 3, None, "f16")
+        kl.compare("O (original kernel)", good["o"], O, TOL["f16"]["out"])
