@@ -12,7 +12,7 @@ jobs=${JOBS:-$(nproc)}
 
 "$root/scripts/deps.sh" || { echo "error: installing dependencies failed"; exit 1; }
 
-cmake -S "$root" -B "$build" -G Ninja \
+cmake -S "$root" -B "$build" -G Ninja -DTESSEL_ENABLE_PYTHON=ON \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; echo "error: configure failed"; exit 1; }
 ninja -C "$build" -j "$jobs" all || { echo "error: build failed"; exit 1; }
@@ -46,11 +46,11 @@ run_suite() { # $1: build dir, $2: label
 
 run_suite "$build" "release"
 
-# Python suites (kernel numerics on the interpreter): Debian's interpreter,
-# which has numpy and pytest.
+# Python suites (kernel numerics on the interpreter, the tessel package):
+# Debian's interpreter, which has numpy and pytest.
 echo "== pytest"
 TESSEL_BUILD_DIR=$build /usr/bin/python3 -m pytest -v -p no:cacheprovider \
-  "$root/test/numerics" 2>&1 | tee "$build/pytest.log"
+  "$root/test/numerics" "$root/test/python" 2>&1 | tee "$build/pytest.log"
 count "$build/pytest.log" ' PASSED' ' (FAILED|ERROR)'
 if grep -qE ' (SKIPPED|XFAIL)' "$build/pytest.log"; then
   echo "error: skipped or expected-fail Python tests are not allowed"
@@ -64,6 +64,7 @@ if [ "${TESSEL_SKIP_SANITIZERS:-0}" != 1 ]; then
   CC=clang-22 CXX=clang++-22 cmake -S "$root" -B "$asan" -G Ninja \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTESSEL_ENABLE_SANITIZERS=ON \
     -DTESSEL_ENABLE_FUZZER=ON -DTESSEL_ENABLE_CUDA_RUNTIME=OFF \
+    -DTESSEL_ENABLE_PYTHON=OFF \
     >"$asan.configure.log" 2>&1 ||
     { cat "$asan.configure.log"; echo "error: sanitizer configure failed"; exit 1; }
   ninja -C "$asan" -j "$jobs" all || { echo "error: sanitizer build failed"; exit 1; }

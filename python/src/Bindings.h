@@ -1,0 +1,37 @@
+//===- Bindings.h - Parts of the tessel._tessel extension -------*- C++ -*-===//
+//
+// The extension is assembled from parts that depend on what the build has:
+// the compiler and interpreter need MLIR, the CUDA runtime does not, so a GPU
+// machine without MLIR can still build the extension and launch bundles
+// compiled elsewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_PYTHON_BINDINGS_H
+#define TESSEL_PYTHON_BINDINGS_H
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+namespace tessel::python {
+
+/// Raises the exception class `name` of the pure-Python module tessel.errors
+/// with `args`, so that C++ and Python raise the same documented types.
+[[noreturn]] void raise(const char *name, const pybind11::tuple &args);
+[[noreturn]] inline void raise(const char *name, const std::string &message) {
+  raise(name, pybind11::make_tuple(message));
+}
+
+#if TESSEL_PY_COMPILER
+/// compile(), signatures() and the Program class (the CPU interpreter).
+void bindCompiler(pybind11::module_ &m);
+#endif
+#if TESSEL_PY_RUNTIME
+/// The Runtime, Module and Kernel classes (CUDA Driver API).
+void bindRuntime(pybind11::module_ &m);
+#endif
+
+} // namespace tessel::python
+
+#endif // TESSEL_PYTHON_BINDINGS_H

@@ -1,0 +1,363 @@
+//===- CompilerBindings.cpp - Front end, passes and interpreter -----------===//
+//
+// compile() runs the front end and the tile passes (expand-online,
+// lower-stream-k) and returns the lowered IR as text with its .tsl
+// locations, which is what the Python package caches on disk; Program parses
+// that text back and runs its kernels on the CPU interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "Frontend/Lexer.h"
+#include "Frontend/MLIRGen.h"
+#include "Frontend/Parser.h"
+#include "tessel/Interpreter.h"
+#include "tessel/Passes.h"
+#include "tessel/TesselDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace py = pybind11;
+using namespace tessel;
+using mlir::tessel::TesselDialect;
+
+namespace {
+
+const char *severityName(Severity severity) {
+  switch (severity) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+/// Raises tessel.CompileError(text, [(severity, file, line, col, message)]).
+[[noreturn]] void raiseCompileError(const DiagnosticEngine &diag,
+                                    const std::string &text) {
+  py::list diagnostics;
+  const std::string &file = diag.getSourceManager().getFilename();
+  for (const Diagnostic &d : diag.getDiagnostics())
+    diagnostics.append(py::make_tuple(severityName(d.severity), file,
+                                      d.loc.line, d.loc.col, d.message));
+  python::raise("CompileError", py::make_tuple(text, diagnostics));
+}
+
+/// The first file:line:col inside `loc` (fused and named locations nest).
+SourceLoc sourceLocOf(mlir::Location loc) {
+  SourceLoc at;
+  loc->walk([&](mlir::Location l) {
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(l)) {
+      at = {file.getLine(), file.getColumn()};
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return at;
+}
+
+/// Front end + tile passes; the lowered module printed with its locations.
+std::string compile(const std::string &source, const std::string &filename,
+                    const std::string &kernel,
+                    const std::map<std::string, std::string> &defines) {
+  // One context per compile, used by one thread: no thread pool to start.
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  // A pass error is about the DSL line it names; the IR of the op would bury
+  // it.
+  context.printOpOnDiagnostic(false);
+  loadFrontendDialects(context);
+  SourceManager sm(filename, source);
+  std::ostringstream printed;
+  DiagnosticEngine diag(sm, printed);
+  std::string ir;
+  {
+    py::gil_scoped_release release;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        compileSource(context, sm, diag, {kernel, defines});
+    if (module) {
+      // Pass errors (e.g. two stream_k in one kernel) point at the DSL.
+      mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+        diag.error(sourceLocOf(d.getLocation()), d.str());
+        for (const mlir::Diagnostic &note : d.getNotes())
+          diag.note(sourceLocOf(note.getLocation()), note.str());
+        return mlir::success();
+      });
+      mlir::PassManager pm(&context);
+      pm.addPass(mlir::tessel::createTesselExpandOnline());
+      pm.addPass(mlir::tessel::createTesselLowerStreamK());
+      if (mlir::succeeded(pm.run(*module)) && !diag.hasErrors()) {
+        llvm::raw_string_ostream os(ir);
+        module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+      }
+    }
+  }
+  if (!diag.hasErrors() && ir.empty())
+    diag.error({}, "internal compiler error: compilation failed without a "
+                   "diagnostic");
+  if (diag.hasErrors())
+    raiseCompileError(diag, printed.str());
+  return ir;
+}
+
+/// The kernels of a source with their parameters, from the parser alone:
+/// [(kernel, [(param, is_constexpr, has_default)])]. Lets the package sort
+/// launch arguments into constexprs and runtime values before compiling.
+py::list signatures(const std::string &source, const std::string &filename) {
+  SourceManager sm(filename, source);
+  std::ostringstream printed;
+  DiagnosticEngine diag(sm, printed);
+  Lexer lexer(sm, diag);
+  Parser parser(lexer, diag);
+  std::unique_ptr<ast::Module> module = parser.parseModule();
+  if (diag.hasErrors())
+    raiseCompileError(diag, printed.str());
+  py::list kernels;
+  for (const auto &f : module->getFunctions()) {
+    const ast::Decorator *decorator = f->getDecorator();
+    if (!decorator || decorator->name != "kernel")
+      continue;
+    py::list params;
+    for (const ast::Param &p : f->getParams()) {
+      const auto *ann = ast::rtti::dyn_cast<ast::Name>(p.annotation.get());
+      params.append(py::make_tuple(p.name, ann && ann->getName() == "constexpr",
+                                   p.defaultValue != nullptr));
+    }
+    kernels.append(py::make_tuple(f->getName(), params));
+  }
+  return kernels;
+}
+
+std::string argName(mlir::BlockArgument arg) {
+  if (auto named = llvm::dyn_cast<mlir::NameLoc>(arg.getLoc()))
+    return named.getName().str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+py::object constantValue(mlir::Attribute attr) {
+  if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
+    return py::bool_(b.getValue());
+  if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(attr))
+    return py::int_(i.getInt());
+  if (auto f = llvm::dyn_cast<mlir::FloatAttr>(attr))
+    return py::float_(f.getValueAsDouble());
+  if (auto t = llvm::dyn_cast<mlir::TypeAttr>(attr))
+    if (auto dtype = dtypeOf(t.getValue()))
+      return py::str(dtypeName(*dtype));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return py::str(text);
+}
+
+/// Lowered tessel IR, parsed once, whose kernels run on the interpreter.
+class Program {
+public:
+  Program(const std::string &ir, const std::string &name)
+      : context(std::make_unique<mlir::MLIRContext>(
+            mlir::MLIRContext::Threading::DISABLED)) {
+    loadFrontendDialects(*context);
+    std::string errors;
+    mlir::ScopedDiagnosticHandler handler(
+        context.get(), [&](mlir::Diagnostic &d) {
+          errors += (errors.empty() ? "" : "; ") + d.str();
+          return mlir::success();
+        });
+    mlir::ParserConfig config(context.get());
+    module = mlir::parseSourceString<mlir::ModuleOp>(ir, config, name);
+    if (!module)
+      throw py::value_error("cannot parse tessel IR '" + name + "': " + errors);
+  }
+
+  /// One dict per kernel: name, params [(name, type, elem)] (type "ptr" or a
+  /// scalar type; elem the pointee type of a pointer), num_warps, constants,
+  /// persistent, workspace (elements per program of each trailing workspace
+  /// argument the launcher provides; those are not in params).
+  py::list kernels() {
+    py::list result;
+    module->walk([&](mlir::func::FuncOp f) {
+      if (!f->hasAttr(TesselDialect::getKernelAttrName()))
+        return;
+      llvm::ArrayRef<int64_t> workspace = workspaceOf(f);
+      py::list params;
+      unsigned numUser = f.getNumArguments() - workspace.size();
+      for (mlir::BlockArgument arg : f.getArguments().take_front(numUser)) {
+        mlir::Type type = arg.getType();
+        if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type)) {
+          auto elem = dtypeOf(ptr.getPointeeType());
+          params.append(py::make_tuple(argName(arg), "ptr",
+                                       elem ? dtypeName(*elem) : "?"));
+        } else {
+          auto dtype = dtypeOf(type);
+          params.append(py::make_tuple(argName(arg),
+                                       dtype ? dtypeName(*dtype) : "?", ""));
+        }
+      }
+      py::dict constants;
+      if (auto dict = f->getAttrOfType<mlir::DictionaryAttr>(
+              TesselDialect::getConstantsAttrName()))
+        for (mlir::NamedAttribute entry : dict)
+          constants[py::str(entry.getName().str())] =
+              constantValue(entry.getValue());
+      auto warps = f->getAttrOfType<mlir::IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName());
+      auto launch = f->getAttrOfType<mlir::StringAttr>(
+          TesselDialect::getLaunchAttrName());
+      py::dict info;
+      info["name"] = f.getSymName().str();
+      info["params"] = params;
+      info["num_warps"] = warps ? warps.getInt() : 4;
+      info["constants"] = constants;
+      info["persistent"] = launch && launch.getValue() == "persistent";
+      info["workspace"] =
+          std::vector<int64_t>(workspace.begin(), workspace.end());
+      result.append(info);
+    });
+    return result;
+  }
+
+  /// Runs `kernel` over `grid` with `args` (contiguous, writeable NumPy
+  /// arrays of the pointee's storage size for pointers, Python numbers for
+  /// scalars). Arrays are copied in and copied back after the run, also after
+  /// a failure (memory written before it stays written, as on a GPU); the
+  /// same array passed twice is one buffer. Workspaces are allocated zeroed,
+  /// per program. A fault raises tessel.LaunchError.
+  void run(const std::string &name, const py::list &args,
+           const std::array<int64_t, 3> &grid) {
+    mlir::func::FuncOp kernel = lookup(name);
+    llvm::ArrayRef<int64_t> workspace = workspaceOf(kernel);
+    size_t numUser = kernel.getNumArguments() - workspace.size();
+    if (args.size() != numUser)
+      throw py::value_error("kernel '" + name + "' takes " +
+                            std::to_string(numUser) + " arguments, got " +
+                            std::to_string(args.size()));
+    Memory memory;
+    std::vector<KernelArg> kernelArgs;
+    std::vector<std::pair<py::array, int>> copyBack;
+    std::map<void *, int> bufferOf;
+    for (mlir::BlockArgument arg : kernel.getArguments().take_front(numUser)) {
+      py::handle value = args[arg.getArgNumber()];
+      mlir::Type type = arg.getType();
+      std::string where =
+          "kernel '" + name + "', argument '" + argName(arg) + "'";
+      if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type)) {
+        if (!py::isinstance<py::array>(value))
+          throw py::type_error(where + ": expected a NumPy array");
+        auto array = py::reinterpret_borrow<py::array>(value);
+        std::optional<DType> pointee = dtypeOf(ptr.getPointeeType());
+        if (!pointee)
+          throw py::value_error(where + ": unsupported pointee type");
+        DType elem = *pointee;
+        if (!(array.flags() & py::array::c_style) || !array.writeable() ||
+            static_cast<size_t>(array.itemsize()) != dtypeSize(elem))
+          throw py::value_error(where +
+                                ": expected a writeable C-contiguous "
+                                "array of " +
+                                std::to_string(dtypeSize(elem)) +
+                                "-byte elements");
+        void *data = array.mutable_data();
+        // The same array twice is one buffer, as on a GPU. (Empty arrays may
+        // share an address without being the same buffer.)
+        auto known = array.size() ? bufferOf.find(data) : bufferOf.end();
+        if (known != bufferOf.end()) {
+          if (memory.dtype(known->second) != elem ||
+              memory.size(known->second) != static_cast<size_t>(array.size()))
+            throw py::value_error(where +
+                                  ": the same memory is passed as "
+                                  "another argument with a different type "
+                                  "or size");
+          kernelArgs.push_back(KernelArg::ofBuffer(known->second));
+          continue;
+        }
+        int id = memory.allocate(elem, array.size());
+        std::memcpy(memory.data(id), data, array.nbytes());
+        bufferOf[data] = id;
+        copyBack.emplace_back(array, id);
+        kernelArgs.push_back(KernelArg::ofBuffer(id));
+      } else if (type.isInteger()) {
+        kernelArgs.push_back(KernelArg::ofInt(value.cast<int64_t>()));
+      } else {
+        kernelArgs.push_back(KernelArg::ofFloat(value.cast<double>()));
+      }
+    }
+    int64_t programs = grid[0] * grid[1] * grid[2];
+    for (size_t i = 0; i < workspace.size(); ++i) {
+      auto ptr = llvm::cast<mlir::tessel::PtrType>(
+          kernel.getArgument(numUser + i).getType());
+      kernelArgs.push_back(KernelArg::ofBuffer(memory.allocate(
+          *dtypeOf(ptr.getPointeeType()), workspace[i] * programs)));
+    }
+
+    LaunchConfig config;
+    config.grid = grid;
+    std::string error;
+    mlir::LogicalResult result = mlir::success();
+    {
+      py::gil_scoped_release release;
+      // The context does not lock its uniquer (threading is off): one run
+      // of a Program at a time.
+      std::lock_guard<std::mutex> lock(runMutex);
+      result = runKernel(kernel, kernelArgs, config, memory, error);
+    }
+    for (auto &[array, id] : copyBack)
+      std::memcpy(array.mutable_data(), memory.data(id), array.nbytes());
+    if (mlir::failed(result))
+      python::raise("LaunchError", error);
+  }
+
+private:
+  mlir::func::FuncOp lookup(const std::string &name) {
+    auto f = module->lookupSymbol<mlir::func::FuncOp>(name);
+    if (!f || !f->hasAttr(TesselDialect::getKernelAttrName()))
+      throw py::value_error("no kernel named '" + name + "'");
+    return f;
+  }
+
+  static llvm::ArrayRef<int64_t> workspaceOf(mlir::func::FuncOp f) {
+    if (auto ws = f->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            TesselDialect::getWorkspaceAttrName()))
+      return ws.asArrayRef();
+    return {};
+  }
+
+  // Declared first: the module's IR lives in the context.
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::mutex runMutex;
+};
+
+} // namespace
+
+void tessel::python::bindCompiler(py::module_ &m) {
+  m.def("compile", &compile, py::arg("source"), py::arg("filename"),
+        py::arg("kernel"), py::arg("defines"),
+        "Compiles DSL source to lowered tessel IR (text with locations); "
+        "raises tessel.CompileError. `kernel` empty: every kernel; `defines` "
+        "maps constexpr names to DSL values ('64', 'True', 'bf16').");
+  m.def("signatures", &signatures, py::arg("source"), py::arg("filename"),
+        "[(kernel, [(param, is_constexpr, has_default)])] from the parser; "
+        "raises tessel.CompileError on a syntax error.");
+  py::class_<Program>(m, "Program")
+      .def(py::init<const std::string &, const std::string &>(), py::arg("ir"),
+           py::arg("name"), "Parses lowered tessel IR; ValueError if invalid.")
+      .def("kernels", &Program::kernels)
+      .def("run", &Program::run, py::arg("kernel"), py::arg("args"),
+           py::arg("grid"));
+}

@@ -1,0 +1,93 @@
+"""The on-disk cache of compiled kernels.
+
+An entry is the lowered tessel IR of one kernel (text, with its .tsl locations, so interpreter
+errors still point at the source), keyed by the SHA-256 of everything that determines it: the
+source text and file name, the kernel, its constants, the stage and target, and the compiler (the
+package version and a hash of the extension binary, so a rebuilt compiler never reads entries of
+an older one). A second process compiling the same kernel parses the IR instead of running the
+front end.
+
+Directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; one file per entry,
+`<kernel>-<key>.mlir`. Entries are written to a temporary file and renamed into place, so readers
+never see a partial entry; each carries a checksum of its body, and an entry that fails it (or does
+not parse) is ignored and rewritten. Deleting the directory is always safe. Failing to write the
+cache (read-only home, full disk) is not an error: the kernel is just compiled again next time.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+
+from ._backend import _tessel
+
+# Bumped when the entry layout or the key's fields change.
+FORMAT = 1
+_HEADER = f"// tessel-cache {FORMAT} sha256="
+
+_compiler_id = None
+
+
+def cache_dir():
+    path = os.environ.get("TESSEL_CACHE_DIR")
+    if path:
+        return path
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tessel")
+
+
+def compiler_id():
+    """The package version and the SHA-256 of the extension binary (hashed once per process)."""
+    global _compiler_id
+    if _compiler_id is None:
+        digest = hashlib.sha256()
+        with open(_tessel.__file__, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        _compiler_id = f"{_tessel.version}+{digest.hexdigest()}"
+    return _compiler_id
+
+
+def key(**fields):
+    """The hex SHA-256 of `fields` (JSON-serialisable) and of the compiler."""
+    fields = dict(fields, format=FORMAT, compiler=compiler_id())
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def entry_path(kernel, entry_key):
+    return os.path.join(cache_dir(), f"{kernel}-{entry_key}.mlir")
+
+
+def _digest(body):
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def load(path):
+    """The entry's IR text, or None if there is none or it is damaged."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = f.readline()
+            body = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if header.rstrip("\n") != _HEADER + _digest(body):
+        return None
+    return body
+
+
+def store(path, body):
+    """Writes an entry atomically (temporary file + rename); errors are ignored."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".mlir")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(_HEADER + _digest(body) + "\n")
+                f.write(body)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass

@@ -1,0 +1,351 @@
+"""Compiling DSL kernels and launching them: tessel.compile, tessel.jit, Kernel, JITKernel.
+
+    k = tessel.compile("kernels/add.tsl", constants={"BLOCK": 256})      # one specialisation
+    k[(tessel.cdiv(n, 256),)](x, y, out, n)                               # grid kernel
+    k[lambda meta: (tessel.cdiv(meta["n"], meta["BLOCK"]),)](x, y, out, n=n)
+
+    add = tessel.jit("kernels/add.tsl")             # compiled lazily, per constexpr values
+    add[grid](x, y, out, n, BLOCK=256)              # constexprs by keyword (or position)
+
+    @tessel.jit                                     # or @tessel.jit(num_warps=8)
+    def add(x: ptr[f32], y: ptr[f32], out: ptr[f32], n: i32, BLOCK: constexpr = 1024):
+        ...                                         # the DSL, in a Python file
+
+A persistent (stream_k) kernel sizes its own grid: launch it as `k(*args)`; on the interpreter it
+runs on `programs=` programs (default DEFAULT_PROGRAMS; more programs than work is fine).
+
+Where kernels run: `interpret=True`, or TESSEL_INTERPRET=1 in the environment, or no GPU back end
+(today, always): the CPU interpreter, with NumPy arrays (see tessel.interpreter). An explicit
+`interpret=False` without a GPU back end is an error rather than a silent fallback.
+"""
+
+import ast
+import collections
+import functools
+import inspect
+import math
+import os
+import textwrap
+
+import numpy as np
+
+from . import cache, interpreter, language
+from ._backend import _tessel
+
+# Programs of a persistent kernel on the interpreter when the launch does not say (stream-K
+# splits the work over them; programs without work return at once).
+DEFAULT_PROGRAMS = 8
+
+
+class Param(collections.namedtuple("Param", "name kind elem")):
+    """A runtime parameter: kind 'ptr' (elem: the pointee type) or a scalar type (elem empty)."""
+
+    __slots__ = ()
+
+    @property
+    def type(self):
+        """As written in the DSL: 'ptr[f16]', 'i32'."""
+        return f"ptr[{self.elem}]" if self.kind == "ptr" else self.kind
+
+
+_DTYPE_NAMES = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
+                np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.bool_): "i1"}
+_SCALAR_TYPES = ("i1", "i32", "i64", "f16", "bf16", "f32")
+# An argument the call did not give (a default of its own, so that binding leaves the
+# reporting of missing arguments to us).
+_MISSING = object()
+
+
+def cdiv(a, b):
+    """Ceiling division of integers, as in the DSL and launch rules."""
+    return -(-a // b)
+
+
+def _interpret(interpret):
+    if not _tessel.has_compiler:
+        raise RuntimeError("this tessel was built without the compiler "
+                           "(TESSEL_ENABLE_COMPILER=OFF): it launches precompiled bundles only")
+    if interpret is None:
+        env = os.environ.get("TESSEL_INTERPRET", "").strip().lower()
+        interpret = env in ("1", "true", "yes", "on") or not _tessel.has_gpu_backend
+    if not interpret:
+        raise RuntimeError("interpret=False: the GPU back end is not built yet; kernels run on "
+                           "the CPU interpreter (interpret=True or None)")
+    return True
+
+
+def _read(source_or_path):
+    """(text, file name for diagnostics) of a path or of DSL source text."""
+    if isinstance(source_or_path, os.PathLike) or (
+            isinstance(source_or_path, str) and "\n" not in source_or_path
+            and (source_or_path.endswith(".tsl") or os.path.isfile(source_or_path))):
+        path = os.fspath(source_or_path)
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    if isinstance(source_or_path, str):
+        return source_or_path, "<string>"
+    raise TypeError(f"expected DSL source, a .tsl path or a function, got "
+                    f"{type(source_or_path).__name__}")
+
+
+def _function_source(fn, num_warps):
+    """A Python function holding DSL code -> (DSL source, file name). The function's decorators
+    become `@kernel(num_warps=...)` and its docstring is blanked; blank lines in front keep every
+    line where it is in the Python file, so diagnostics name the right lines (columns are those of
+    the dedented function)."""
+    lines, first = inspect.getsourcelines(fn)
+    text = textwrap.dedent("".join(lines))
+    node = ast.parse(text).body[0]
+    body = text.splitlines()
+    doc = node.body[0] if node.body else None
+    if (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)):
+        for i in range(doc.lineno - 1, doc.end_lineno):
+            body[i] = ""
+    def_line = first + node.lineno - 1
+    source = "\n" * max(def_line - 2, 0) + f"@kernel(num_warps={int(num_warps)})\n"
+    return source + "\n".join(body[node.lineno - 1:]) + "\n", inspect.getsourcefile(fn)
+
+
+def _dsl_value(name, value):
+    """A constant as DSL text: 64, 0.5, True, bf16."""
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return repr(value) if math.isfinite(value) else f'float("{value}")'
+    if isinstance(value, language.dtype) or (isinstance(value, str) and value in _SCALAR_TYPES):
+        return str(value)
+    if isinstance(value, (np.dtype, type)) and np.dtype(value) in _DTYPE_NAMES:
+        return _DTYPE_NAMES[np.dtype(value)]
+    raise TypeError(f"constant '{name}': expected an int, float, bool or element type "
+                    f"({', '.join(_SCALAR_TYPES)}), got {value!r}")
+
+
+def _select(signatures, kernel, filename):
+    """(name, [(param, is_constexpr, has_default)]) of the requested kernel."""
+    names = [name for name, _ in signatures]
+    if kernel is None:
+        if len(names) == 1:
+            return signatures[0]
+        if not names:
+            raise ValueError(f"{filename}: no @kernel in the source")
+        raise ValueError(f"{filename} holds kernels {', '.join(names)}: pass kernel=NAME")
+    for sig in signatures:
+        if sig[0] == kernel:
+            return sig
+    raise ValueError(f"{filename}: no kernel named '{kernel}' (kernels: {', '.join(names)})")
+
+
+def _compile(text, filename, signature, constants):
+    """One specialisation, from the on-disk cache or the compiler."""
+    name, params = signature
+    constexprs = [p for p, is_constexpr, _ in params if is_constexpr]
+    for c in constants:
+        if c in [p for p, is_constexpr, _ in params if not is_constexpr]:
+            raise TypeError(f"kernel '{name}': '{c}' is a runtime parameter, not a constexpr")
+        if c not in constexprs:
+            raise TypeError(f"kernel '{name}' has no constexpr parameter '{c}' "
+                            f"(constexprs: {', '.join(constexprs) or 'none'})")
+    defines = {c: _dsl_value(c, v) for c, v in constants.items()}
+    entry = cache.entry_path(name, cache.key(
+        source=text, filename=filename, kernel=name, constants=sorted(defines.items()),
+        stage="lowered", target="interpreter"))
+    ir = cache.load(entry)
+    program = None
+    if ir is not None:
+        try:
+            program = _tessel.Program(ir, filename)
+        except ValueError:  # a damaged entry that passed the checksum: rebuild it
+            program = None
+    cache_hit = program is not None
+    if not cache_hit:
+        ir = _tessel.compile(text, filename, name, defines)
+        program = _tessel.Program(ir, filename)
+        cache.store(entry, ir)
+    return Kernel(program, name, ir, cache_hit)
+
+
+def compile(source_or_path, constants=None, kernel=None, interpret=None):
+    """Compiles one kernel of DSL source text or a .tsl file, specialised with `constants` (its
+    constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16").
+    `kernel` names it when the source holds several. Returns a Kernel; raises CompileError with
+    the compiler's file:line:col report."""
+    _interpret(interpret)
+    text, filename = _read(source_or_path)
+    signature = _select(_tessel.signatures(text, filename), kernel, filename)
+    return _compile(text, filename, signature, dict(constants or {}))
+
+
+def _normalize_grid(name, grid):
+    if isinstance(grid, (int, np.integer)):
+        grid = (grid,)
+    try:
+        grid = tuple(grid)
+    except TypeError:
+        grid = None
+    if (grid is None or not 1 <= len(grid) <= 3
+            or not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 0
+                       for g in grid)):
+        raise ValueError(f"kernel '{name}': the grid must be 1 to 3 non-negative integers")
+    return tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+
+
+def _bind(name, names, args, kwargs):
+    """{param: value} for the parameters `names`, from a call's args and kwargs; absent ones get
+    _MISSING. Raises TypeError naming the kernel for surplus or unknown arguments."""
+    signature = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_MISSING)
+         for n in names])
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise TypeError(f"kernel '{name}': {error}") from None
+    return {n: bound.arguments.get(n, _MISSING) for n in names}
+
+
+class Kernel:
+    """One compiled kernel, specialised with its constants.
+
+    Attributes: name, params (runtime parameters, Param tuples), constants (constexpr values it
+    was compiled with), num_warps, persistent, ir (the lowered tessel IR text), cache_hit (True
+    when the IR came from the on-disk cache and the front end did not run), interpret.
+    """
+
+    def __init__(self, program, name, ir, cache_hit):
+        info = next(k for k in program.kernels() if k["name"] == name)
+        self._program = program
+        self.name = name
+        self.params = [Param(*p) for p in info["params"]]
+        self.constants = info["constants"]
+        self.num_warps = info["num_warps"]
+        self.persistent = info["persistent"]
+        self.ir = ir
+        self.cache_hit = cache_hit
+        self.interpret = True
+
+    def __repr__(self):
+        params = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f"<tessel.Kernel {self.name}({params}) constants={self.constants}>"
+
+    def __getitem__(self, grid):
+        """kernel[grid](*args, **kwargs): grid is an int, a tuple of 1 to 3 ints, or a callable
+        of the launch's meta-parameters (arguments and constants by name) returning one."""
+        if self.persistent:
+            raise TypeError(f"kernel '{self.name}' is persistent (stream_k): it sizes its own "
+                            f"grid; launch it as kernel(*args)")
+        return functools.partial(self._launch, grid)
+
+    def __call__(self, *args, programs=None, **kwargs):
+        """Launches a persistent kernel; `programs` sets the interpreter's program count."""
+        if not self.persistent:
+            raise TypeError(f"kernel '{self.name}' needs a grid: kernel[grid](*args)")
+        programs = DEFAULT_PROGRAMS if programs is None else programs
+        if isinstance(programs, bool) or not isinstance(programs, (int, np.integer)) \
+                or programs < 1:
+            raise ValueError(f"kernel '{self.name}': programs must be a positive integer")
+        self._run(int(programs), args, kwargs)
+
+    def _launch(self, grid, *args, **kwargs):
+        self._run(grid, args, kwargs)
+
+    def _run(self, grid, args, kwargs):
+        fixed = [k for k in kwargs if k in self.constants]
+        if fixed:
+            raise TypeError(f"kernel '{self.name}': '{fixed[0]}' is a constexpr fixed at compile "
+                            f"time ({fixed[0]}={self.constants[fixed[0]]!r}); compile another "
+                            f"specialisation to change it")
+        values = _bind(self.name, [p.name for p in self.params], args, kwargs)
+        missing = [n for n, v in values.items() if v is _MISSING]
+        if missing:
+            raise TypeError(f"kernel '{self.name}': missing argument(s) "
+                            f"{', '.join(repr(n) for n in missing)}")
+        if callable(grid):
+            grid = grid({**values, **self.constants})
+        grid = _normalize_grid(self.name, grid)
+        interpreter.launch(self._program, self.name, self.params, list(values.values()), grid)
+
+
+class JITKernel:
+    """A kernel compiled on first use, once per set of constexpr values (kept in memory; the
+    on-disk cache serves other processes). Made by tessel.jit."""
+
+    def __init__(self, source, kernel=None, interpret=None, num_warps=None):
+        if callable(source):
+            functools.update_wrapper(self, source)
+            if kernel is not None:
+                raise TypeError("tessel.jit: kernel= names a kernel of a source, not of a function")
+            self._fn, self._source, kernel = source, None, source.__name__
+            self._num_warps = 4 if num_warps is None else num_warps
+        else:
+            if num_warps is not None:
+                raise TypeError("tessel.jit: num_warps= is for functions; a DSL source sets it "
+                                "with @kernel(num_warps=...)")
+            self._fn, self._source = None, source
+        self._kernel = kernel
+        self._interpret = interpret
+        self._loaded = None
+        self._specializations = {}
+
+    def _load(self):
+        """(text, filename, signature), read on first use."""
+        if self._loaded is None:
+            _interpret(self._interpret)
+            if self._fn is not None:
+                text, filename = _function_source(self._fn, self._num_warps)
+            else:
+                text, filename = _read(self._source)
+            signature = _select(_tessel.signatures(text, filename), self._kernel, filename)
+            self._loaded = text, filename, signature
+        return self._loaded
+
+    @property
+    def name(self):
+        return self._load()[2][0]
+
+    def specialize(self, **constants):
+        """The Kernel compiled with these constexpr values (memoised)."""
+        text, filename, signature = self._load()
+        memo = tuple(sorted((k, _dsl_value(k, v)) for k, v in constants.items()))
+        kernel = self._specializations.get(memo)
+        if kernel is None:
+            kernel = self._specializations[memo] = _compile(text, filename, signature, constants)
+        return kernel
+
+    def _split(self, args, kwargs):
+        """The compiled Kernel for a call's constexpr arguments, and its runtime arguments."""
+        _, _, (name, params) = self._load()
+        values = _bind(name, [p for p, _, _ in params], args, kwargs)
+        constants, runtime = {}, {}
+        for p, is_constexpr, has_default in params:
+            value = values[p]
+            if is_constexpr:
+                if value is not _MISSING:
+                    constants[p] = value
+                elif not has_default:
+                    raise TypeError(f"kernel '{name}': missing constexpr '{p}' (it has no default)")
+            elif value is not _MISSING:
+                runtime[p] = value
+        return self.specialize(**constants), runtime
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            kernel, runtime = self._split(args, kwargs)
+            kernel[grid](**runtime)
+        return launch
+
+    def __call__(self, *args, programs=None, **kwargs):
+        kernel, runtime = self._split(args, kwargs)
+        kernel(programs=programs, **runtime)
+
+
+def jit(source=None, *, kernel=None, interpret=None, num_warps=None):
+    """A lazily compiled kernel (JITKernel) from DSL source text, a .tsl path, or a Python
+    function whose body is DSL code (`@tessel.jit` / `@tessel.jit(num_warps=8)`; default 4 warps;
+    the function must be self-contained: @func helpers need a .tsl file). Constexpr parameters
+    may be given at launch, by keyword or position; each new set of values compiles once."""
+    if source is None:
+        return lambda fn: JITKernel(fn, kernel, interpret, num_warps)
+    return JITKernel(source, kernel, interpret, num_warps)

@@ -1,0 +1,74 @@
+"""DSL sources shared by the tests, and a kernel written as a Python function for @tessel.jit."""
+
+import tessel
+from tessel.language import constexpr, f32, i32, ptr
+
+ADD = """\
+@kernel(num_warps=4)
+def add(x: ptr[f32], y: ptr[f32], out: ptr[f32], n: i32, BLOCK: constexpr = 1024):
+    offs = program_id(0) * BLOCK + arange(0, BLOCK)
+    m = offs < n
+    store(out + offs, load(x + offs, mask=m, other=0.0) + load(y + offs, mask=m, other=0.0), mask=m)
+"""
+
+# Every element type and scalar kind: b[i] = a[i] * s + w[i] (bf16), c[i] += big,
+# flags[i] = on and i is even, for i < n.
+MIXED = """\
+@kernel(num_warps=1)
+def mixed(a: ptr[f16], w: ptr[bf16], b: ptr[bf16], c: ptr[i64], flags: ptr[i1],
+          n: i32, big: i64, s: f32, on: i1, BLOCK: constexpr = 16):
+    offs = arange(0, BLOCK)
+    m = offs < n
+    store(b + offs, load(a + offs, mask=m).to(f32) * s + load(w + offs, mask=m).to(f32), mask=m)
+    store(c + offs, load(c + offs, mask=m) + big, mask=m)
+    store(flags + offs, (offs % 2 == 0) & on, mask=m)
+"""
+
+TWO_KERNELS = """\
+@kernel(num_warps=1)
+def first(x: ptr[f32]):
+    store(x, 1.0)
+
+@kernel(num_warps=1)
+def second(x: ptr[f32]):
+    store(x, 2.0)
+"""
+
+# Two errors, on lines 3 and 4.
+BROKEN = """\
+@kernel(num_warps=4)
+def broken(x: ptr[f32], n: i32):
+    y = load(x) + undefined_name
+    store(x + arange(0, 8), dot(n, n))
+"""
+
+# A pass (lower-stream-k), not the front end, rejects the second stream_k at line 12.
+TWO_STREAM_K = """\
+@kernel(num_warps=4)
+def two(x: ptr[f32], n: i32):
+    def body(unit, begin, end):
+        return softmax_state(16, 16)
+
+    def epilogue(unit, st):
+        out, lse = softmax_finalize(st)
+        store(x + unit, sum(lse, axis=0))
+
+    stream_k(units=n, iters=4, body=body, merge=softmax_merge, epilogue=epilogue)
+
+    stream_k(units=n, iters=4, body=body, merge=softmax_merge, epilogue=epilogue)
+"""
+
+
+@tessel.jit
+def scale_add(x: ptr[f32], out: ptr[f32], n: i32, alpha: f32, BLOCK: constexpr = 64):
+    """out += alpha * x (the docstring is not DSL code: the decorator drops it)."""
+    # DSL built-ins, not Python names: hence the noqa comments.
+    offs = program_id(0) * BLOCK + arange(0, BLOCK)  # noqa: F821
+    m = offs < n
+    y = alpha * load(x + offs, mask=m) + load(out + offs, mask=m)  # noqa: F821
+    store(out + offs, y, mask=m)  # noqa: F821
+
+
+@tessel.jit(num_warps=8)
+def broken_function(x: ptr[f32], n: i32):
+    store(x, load(x) + not_defined)  # noqa: F821

@@ -1,0 +1,211 @@
+"""The ready ops in interpret mode against the float64 references of test/numerics/reference.py,
+on small ragged sizes (never multiples of the tiles), with GQA and causal masks, in f16 (float16
+arrays) and bf16 (float32 arrays); and their argument checks.
+
+Tolerances as in test/numerics/test_kernels.py: outputs in the element type within
+4u + 2u·max|ref| (u: 2^-11 for f16, 2^-8 for bf16); f32 results (KL) within 1e-5 + 4e-6·M, M the
+magnitude of the terms (the LSEs)."""
+
+import numpy as np
+import pytest
+
+import reference as ref
+import tessel
+from tessel.interpreter import from_bf16_bits, to_bf16_bits
+
+U = {np.float16: 2.0 ** -11, np.float32: 2.0 ** -8}
+DTYPES = (np.float16, np.float32)
+
+
+def _inputs(seed, dtype, *shapes):
+    """Standard normal arrays of `dtype` (seeded by the string `seed`), and their float64 values
+    as the kernels see them (float32 arrays are rounded to bf16)."""
+    rng = np.random.default_rng(list(seed.encode()))
+    arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    seen = [from_bf16_bits(to_bf16_bits(a)) if dtype == np.float32 else a for a in arrays]
+    return arrays, [s.astype(np.float64) for s in seen]
+
+
+def _check_out(got, want, dtype):
+    u = U[dtype]
+    assert got.dtype == dtype and got.shape == want.shape
+    err = np.max(np.abs(got.astype(np.float64) - want), initial=0.0)
+    assert err <= 4 * u + 2 * u * np.max(np.abs(want), initial=0.0), err
+
+
+ATTENTION = {  # B, H, HKV, Nq, Nk, D, causal, scale
+    "gqa2-ragged": (2, 4, 2, 37, 45, 32, False, None),
+    "causal": (1, 2, 1, 40, 40, 64, True, None),
+    "d16-scale": (1, 3, 3, 9, 70, 16, False, 0.3),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", list(ATTENTION))
+def test_attention(case, dtype):
+    B, H, HKV, Nq, Nk, D, causal, scale = ATTENTION[case]
+    (q, k, v), (q64, k64, v64) = _inputs(case, dtype, (B, H, Nq, D), (B, HKV, Nk, D),
+                                         (B, HKV, Nk, D))
+    o = tessel.attention(q, k, v, causal=causal, scale=scale)
+    want, _ = ref.attention_fwd(q64, k64, v64, np.float32(scale or 1 / np.sqrt(D)), causal)
+    _check_out(o, want, dtype)
+
+
+def test_no_keys():
+    """Rows that see no key: O = 0, KL = 0 (the kernels' contract)."""
+    q = np.ones((1, 2, 5, 16), np.float16)
+    kv = np.ones((1, 2, 0, 16), np.float16)
+    np.testing.assert_array_equal(tessel.attention(q, kv, kv), 0.0)
+    np.testing.assert_array_equal(tessel.lean_attention(q, kv, kv), 0.0)
+    np.testing.assert_array_equal(tessel.attention_kl(q, kv, q, kv, reduction="none"), 0.0)
+
+
+LEAN = {  # B, H, HKV, Nq, Nk, D, causal
+    "gqa4-nq1": (2, 4, 1, 1, 77, 32, False),
+    "causal-gqa2": (1, 4, 2, 5, 40, 64, True),
+    "nq16": (1, 2, 2, 16, 33, 16, False),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", list(LEAN))
+def test_lean_attention(case, dtype):
+    B, H, HKV, Nq, Nk, D, causal = LEAN[case]
+    (q, k, v), (q64, k64, v64) = _inputs(case, dtype, (B, H, Nq, D), (B, HKV, Nk, D),
+                                         (B, HKV, Nk, D))
+    o = tessel.lean_attention(q, k, v, causal=causal)
+    want, _ = ref.decode_attention(q64, k64, v64, np.float32(1 / np.sqrt(D)), causal)
+    _check_out(o, want, dtype)
+
+
+MTA = {  # B, H, HKV, N, D, cq, ck
+    "cq3-ck5-gqa2": (1, 4, 2, 29, 32, 3, 5),
+    "cq2-ck4-batch2": (2, 2, 1, 19, 16, 2, 4),
+    "cq1-ck1": (1, 2, 2, 11, 16, 1, 1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", list(MTA))
+def test_mta_attention(case, dtype):
+    B, H, HKV, N, D, cq, ck = MTA[case]
+    (q, k, v), (q64, k64, v64) = _inputs(case, dtype, (B, H, N, D), (B, HKV, N, D),
+                                         (B, HKV, N, D))
+    w = np.random.default_rng(7).standard_normal((H, cq, ck)) * 0.3  # float64: used in f32
+    o = tessel.mta_attention(q, k, v, w)
+    want, _ = ref.mta_fwd(q64, k64, v64, w.astype(np.float32), np.float32(1 / np.sqrt(D)))
+    _check_out(o, want, dtype)
+
+
+KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, scale
+    "gqa-dt64-ds32": (2, 4, 2, 1, 21, 33, 64, 32, False, None),
+    "causal-one-scale": (1, 2, 1, 2, 30, 30, 32, 32, True, 0.2),
+    "two-scales": (1, 2, 2, 1, 9, 40, 16, 32, False, (0.3, 0.1)),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", list(KL))
+def test_attention_kl(case, dtype):
+    B, H, HKT, HKS, Nq, Nk, DT, DS, causal, scale = KL[case]
+    (qt, kt, qs, ks), xs = _inputs(case, dtype, (B, H, Nq, DT), (B, HKT, Nk, DT),
+                                   (B, H, Nq, DS), (B, HKS, Nk, DS))
+    if scale is None:
+        scales = (1 / np.sqrt(DT), 1 / np.sqrt(DS))
+    else:
+        scales = scale if isinstance(scale, tuple) else (scale, scale)
+    want, lse_t, lse_s = ref.kl_fwd(*xs, *map(np.float32, scales), causal=causal)
+    rows = tessel.attention_kl(qt, kt, qs, ks, causal=causal, scale=scale, reduction="none")
+    assert rows.dtype == np.float32 and rows.shape == (B, H, Nq)
+    magnitude = max(np.max(np.abs(want)), np.max(np.abs(lse_t)), np.max(np.abs(lse_s)))
+    tol = 1e-5 + 4e-6 * magnitude
+    np.testing.assert_allclose(rows, want, rtol=0, atol=tol)
+    for reduction, total in (("sum", want.sum()), ("mean", want.mean()),
+                             ("batchmean", want.sum() / B)):
+        got = tessel.attention_kl(qt, kt, qs, ks, causal=causal, scale=scale, reduction=reduction)
+        assert isinstance(got, np.float32)
+        assert abs(got - total) <= tol * want.size, (reduction, got, total)
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks
+
+def _a(*shape, dtype=np.float16):
+    return np.zeros(shape, dtype)
+
+
+Q, K = _a(1, 4, 8, 32), _a(1, 2, 8, 32)
+OP_ERRORS = {
+    "attention list": (lambda: tessel.attention(Q.tolist(), K, K), TypeError,
+                       r"tessel.attention: q must be a NumPy array \(B, H, N, D\), got list"),
+    "attention 3-d": (lambda: tessel.attention(Q[0], K, K), ValueError,
+                      r"tessel.attention: q must have 4 dimensions \(B, H, N, D\), got shape "
+                      r"\(4, 8, 32\)"),
+    "attention dtypes": (lambda: tessel.attention(Q, K.astype(np.float32), K), TypeError,
+                         r"tessel.attention: the inputs must share one dtype, got q float16, "
+                         r"k float32, v float16"),
+    "attention float64": (lambda: tessel.attention(*(x.astype(np.float64) for x in (Q, K, K))),
+                          TypeError, r"tessel.attention: unsupported dtype float64"),
+    "attention head dim": (lambda: tessel.attention(_a(1, 4, 8, 48), _a(1, 2, 8, 48),
+                                                    _a(1, 2, 8, 48)),
+                           ValueError, r"tessel.attention: head dim 48 of q is not supported "
+                                       r"\(supported: 16, 32, 64, 128\)"),
+    "attention head dims differ": (lambda: tessel.attention(Q, _a(1, 2, 8, 64), _a(1, 2, 8, 64)),
+                                   ValueError, r"head dims must match, got q 32, k 64"),
+    "attention gqa": (lambda: tessel.attention(_a(1, 3, 8, 32), K, K), ValueError,
+                      r"tessel.attention: the 3 heads of q must be a multiple of the 2 heads of "
+                      r"k \(GQA\)"),
+    "attention k vs v": (lambda: tessel.attention(Q, K, _a(1, 2, 9, 32)), ValueError,
+                         r"the shapes of k and v must match"),
+    "attention batch": (lambda: tessel.attention(Q, _a(2, 2, 8, 32), _a(2, 2, 8, 32)), ValueError,
+                        r"batch sizes must match, got q 1, k 2"),
+    "attention causal lengths": (lambda: tessel.attention(Q, _a(1, 2, 9, 32), _a(1, 2, 9, 32),
+                                                          causal=True),
+                                 ValueError, r"causal attention needs as many queries as keys"),
+    "attention scale": (lambda: tessel.attention(Q, K, K, scale="x"), TypeError,
+                        r"tessel.attention: scale must be a real number, got str"),
+    "attention inf scale": (lambda: tessel.attention(Q, K, K, scale=float("inf")), ValueError,
+                            r"scale must be finite"),
+    "lean too many queries": (lambda: tessel.lean_attention(_a(1, 4, 17, 32), K, K), ValueError,
+                              r"tessel.lean_attention: decode takes 1 to 16 query rows, got "
+                              r"Nq 17"),
+    "lean no queries": (lambda: tessel.lean_attention(_a(1, 4, 0, 32), K, K), ValueError,
+                        r"decode takes 1 to 16 query rows, got Nq 0"),
+    "lean causal": (lambda: tessel.lean_attention(Q, _a(1, 2, 4, 32), _a(1, 2, 4, 32),
+                                                  causal=True),
+                    ValueError, r"causal decode needs at least as many keys as queries"),
+    "mta lengths": (lambda: tessel.mta_attention(Q, _a(1, 2, 9, 32), _a(1, 2, 9, 32),
+                                                 _a(4, 3, 5, dtype=np.float32)),
+                    ValueError, r"tessel.mta_attention: query and key lengths \(MTA is causal "
+                                r"self-attention\) must match, got q 8, k 9"),
+    "mta weight heads": (lambda: tessel.mta_attention(Q, K, K, _a(2, 3, 5, dtype=np.float32)),
+                         ValueError, r"weight must have shape \(H=4, cq >= 1, ck >= 1\), got "
+                                     r"\(2, 3, 5\)"),
+    "mta empty window": (lambda: tessel.mta_attention(Q, K, K, _a(4, 0, 5, dtype=np.float32)),
+                         ValueError, r"weight must have shape"),
+    "mta weight dtype": (lambda: tessel.mta_attention(Q, K, K, np.zeros((4, 3, 5), np.int32)),
+                         TypeError, r"weight must be a float array, got int32"),
+    "mta weight list": (lambda: tessel.mta_attention(Q, K, K, [[[1.0]]]), TypeError,
+                        r"weight must be a NumPy array \(H, cq, ck\), got list"),
+    "kl query heads": (lambda: tessel.attention_kl(Q, K, _a(1, 2, 8, 32), K), ValueError,
+                       r"tessel.attention_kl: query heads must match, got q_t 4, q_s 2"),
+    "kl student gqa": (lambda: tessel.attention_kl(Q, K, Q, _a(1, 3, 8, 32)), ValueError,
+                       r"the 4 heads of q_s must be a multiple of the 3 heads of k_s \(GQA\)"),
+    "kl key lengths": (lambda: tessel.attention_kl(Q, K, Q, _a(1, 2, 9, 32)), ValueError,
+                       r"key lengths must match, got k_t 8, k_s 9"),
+    "kl teacher dims": (lambda: tessel.attention_kl(Q, _a(1, 2, 8, 64), Q, K), ValueError,
+                        r"teacher head dims must match, got q_t 32, k_t 64"),
+    "kl reduction": (lambda: tessel.attention_kl(Q, K, Q, K, reduction="max"), ValueError,
+                     r"reduction must be one of none, sum, mean, batchmean, got 'max'"),
+    "kl scale pair": (lambda: tessel.attention_kl(Q, K, Q, K, scale=(1.0,)), ValueError,
+                      r"scale must be a number or \(scale_t, scale_s\)"),
+    "kl dtypes": (lambda: tessel.attention_kl(Q, K, Q.astype(np.float32), K), TypeError,
+                  r"the inputs must share one dtype, got q_t float16, k_t float16, q_s float32"),
+}
+
+
+@pytest.mark.parametrize("case", list(OP_ERRORS))
+def test_op_errors(case):
+    call, error, message = OP_ERRORS[case]
+    with pytest.raises(error, match=message):
+        call()
