@@ -36,8 +36,8 @@ static std::optional<Args> matchArgs(Generator &g, const ast::Call &call,
   const auto &args = call.getArgs();
   if (args.size() > names.size()) {
     g.error(args[names.size()]->getLoc(),
-            name + "() takes at most " + std::to_string(names.size()) +
-                " arguments, got " + std::to_string(args.size()));
+            name + "() takes at most " + pluralize(names.size(), "argument") +
+                ", got " + std::to_string(args.size()));
     return std::nullopt;
   }
   for (size_t i = 0; i < args.size(); ++i)
@@ -145,8 +145,18 @@ TValue Generator::genMethod(const ast::Attribute &attr, const ast::Call &call) {
   if (!type || isa<tsl::PtrType>(*type))
     return error((*args)[0]->getLoc(),
                  "to() expects a scalar type (i1, i32, i64, f16, bf16, f32)");
-  if (v.isConst())
-    return TValue::ofValue(materialize(call.getLoc(), v.constant, *type));
+  if (v.isConst() && v.constant.isNumber()) {
+    Const c = v.constant;
+    if (c.kind == Const::Kind::Float && type->isSignlessInteger()) {
+      // Truncates toward zero, as the conversion of values does.
+      double t = std::trunc(c.f);
+      if (!(t >= -0x1p63 && t < 0x1p63))
+        return error(attr.getLoc(), "cannot convert " + describe(v) + " to " +
+                                        describe(*type));
+      c = Const::ofInt(int64_t(t));
+    }
+    return TValue::ofValue(materialize(call.getLoc(), c, *type));
+  }
   if (!v.isValue() || tsl::isPtrLike(v.value.getType()) ||
       isa<tsl::SoftmaxStateType, tsl::KLStateType>(v.value.getType()))
     return error(attr.getLoc(),
@@ -229,17 +239,24 @@ static std::optional<SmallVector<int64_t>> shapeArg(CallCtx &c,
   SmallVector<int64_t> shape;
   std::vector<TValue> dims =
       v.kind == TValue::Kind::Tuple ? v.elements : std::vector<TValue>{v};
-  for (const TValue &d : dims) {
+  // Point at the offending dimension when the shape is written out.
+  auto *tuple = ast::rtti::dyn_cast<ast::Tuple>(e);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const TValue &d = dims[i];
     if (d.isInvalid())
       return std::nullopt;
     if (!d.isConst() || d.constant.kind != Const::Kind::Int ||
         d.constant.i <= 0) {
-      c.fail(e, "a shape is a tuple of positive constexpr integers, got " +
-                    c.g.describe(d));
+      bool exact = tuple && tuple->getElements().size() == dims.size();
+      c.fail(exact ? tuple->getElements()[i].get() : e,
+             "a shape is a tuple of positive constexpr integers, got " +
+                 c.g.describe(d));
       return std::nullopt;
     }
     shape.push_back(d.constant.i);
   }
+  if (!c.g.checkTileSize(e->getLoc(), shape))
+    return std::nullopt;
   return shape;
 }
 
@@ -364,8 +381,8 @@ static TValue genMemory(CallCtx &c) {
   }
   Type pointee = getElementTypeOrSelf(value.getType());
   if (!pointee.isF32() && !pointee.isInteger(32))
-    return c.fail((*args)[0], "atomic_add needs f32 or i32 pointees, got " +
-                                  g.describe(ptrType));
+    return c.fail((*args)[0],
+                  "needs f32 or i32 pointees, got " + g.describe(ptrType));
   return TValue::ofValue(tsl::AtomicAddOp::create(
       g.builder, at, value.getType(), ptr, value, *mask));
 }
@@ -478,7 +495,7 @@ static TValue genReduce(CallCtx &c, tsl::ReduceKind kind) {
     return c.fail((*args)[0], "cannot reduce pointers");
   Value v = x.value;
   Location at = g.loc(c.l);
-  int64_t axis;
+  int64_t axis = 0;
   if ((*args)[1]) {
     auto a = g.genConstInt(*(*args)[1], "axis");
     if (!a)
@@ -487,12 +504,16 @@ static TValue genReduce(CallCtx &c, tsl::ReduceKind kind) {
     if (axis < 0 || axis >= t.getRank())
       return c.fail((*args)[1], "axis " + std::to_string(*a) +
                                     " is out of range for " + g.describe(t));
-  } else { // Reduce everything: flatten first.
-    if (t.getRank() > 1)
-      v = tsl::ReshapeOp::create(
-          g.builder, at, g.shaped({t.getNumElements()}, t.getElementType()), v);
-    axis = 0;
   }
+  // Summing booleans counts them (as in Python), in i32.
+  Type elt = t.getElementType();
+  if (kind == tsl::ReduceKind::sum && elt.isInteger(1)) {
+    elt = g.builder.getI32Type();
+    v = g.convert(c.l, v, elt);
+  }
+  if (!(*args)[1] && t.getRank() > 1) // Reduce everything: flatten first.
+    v = tsl::ReshapeOp::create(g.builder, at,
+                               g.shaped({t.getNumElements()}, elt), v);
   auto vt = cast<tsl::TileType>(v.getType());
   SmallVector<int64_t> shape(vt.getShape());
   shape.erase(shape.begin() + axis);
@@ -519,6 +540,8 @@ static TValue genDot(CallCtx &c) {
     return c.fail((*args)[1], "expects a: MxK and b: KxN, got " +
                                   g.describe(a) + " and " + g.describe(b));
   SmallVector<int64_t> shape = {a.getDimSize(0), b.getDimSize(1)};
+  if (!g.checkTileSize(c.l, shape))
+    return TValue::invalid();
   Value acc;
   if ((*args)[2]) {
     acc = c.f32Tile((*args)[2], c.arg((*args)[2]), shape, "acc");
@@ -559,6 +582,8 @@ static TValue genWhere(CallCtx &c) {
     return c.fail((*args)[0], "cannot broadcast the condition " +
                                   g.describe(cv.getType()) + " with " +
                                   g.describe(a.getType()));
+  if (!g.checkTileSize(c.l, *shape))
+    return TValue::invalid();
   Location at = g.loc(c.l);
   cv = g.broadcastTo(c.l, cv, *shape);
   a = g.broadcastTo(c.l, a, *shape);
@@ -583,7 +608,12 @@ static TValue genOnline(CallCtx &c) {
     if (!rows || !cols)
       return TValue::invalid();
     if (*rows <= 0 || *cols <= 0)
-      return c.fail((*args)[0], "rows and cols must be positive");
+      return c.fail(*rows <= 0 ? (*args)[0] : (*args)[1],
+                    softmax ? "rows and cols must be positive"
+                            : "rows must be positive");
+    if (!g.checkTileSize(c.l, softmax ? SmallVector<int64_t>{*rows, *cols}
+                                      : SmallVector<int64_t>{*rows}))
+      return TValue::invalid();
     if (softmax)
       return TValue::ofValue(tsl::SoftmaxInitOp::create(
           g.builder, at, tsl::SoftmaxStateType::get(&g.context, *rows, *cols)));
@@ -735,6 +765,22 @@ TValue Generator::genStreamK(const ast::Call &call) {
     return c.fail((*args)[3], "merge must be a function, softmax_merge or "
                               "kl_merge, got " +
                                   describe(merge));
+  // Each function is called with a fixed argument list.
+  for (auto [fn, e, role, signature, n] :
+       {std::tuple(&body, (*args)[2], "body", "(unit, begin, end)", 3u),
+        std::tuple(&merge, (*args)[3], "merge", "(a, b)", 2u),
+        std::tuple(&epilogue, (*args)[4], "epilogue", "(unit, state)", 2u)}) {
+    if (!isFn(*fn))
+      continue;
+    const auto &params = fn->function->getParams();
+    size_t required = 0;
+    for (const ast::Param &p : params)
+      required += p.defaultValue ? 0 : 1;
+    if (params.size() < n || required > n)
+      return c.fail(e, std::string(role) + " is called as " + role + signature +
+                           ", but '" + fn->function->getName() + "' takes " +
+                           pluralize(params.size(), "parameter"));
+  }
   Location at = loc(call.getLoc());
   auto op = tsl::StreamKOp::create(builder, at, units, iters);
   OpBuilder::InsertionGuard guard(builder);
@@ -850,6 +896,8 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
       return c.fail((*args)[1], "needs start < end within i32, got [" +
                                     std::to_string(*start) + ", " +
                                     std::to_string(*end) + ")");
+    if (!checkTileSize(call.getLoc(), {*end - *start}))
+      return TValue::invalid();
     return TValue::ofValue(tsl::ArangeOp::create(
         builder, at, shaped({*end - *start}, builder.getI32Type()),
         builder.getI32IntegerAttr(*start), builder.getI32IntegerAttr(*end)));

@@ -38,6 +38,11 @@ struct Const {
 
 class Env;
 
+/// `n` and `noun`, pluralised: "1 argument", "2 arguments".
+inline std::string pluralize(size_t n, const std::string &noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 /// What a DSL name or expression stands for while emitting.
 struct TValue {
   enum class Kind {
@@ -95,12 +100,21 @@ public:
   std::map<std::string, TValue> names;
   /// Set for a nested def: the enclosing names, read-only.
   std::shared_ptr<Env> parent;
+  /// Names that did not leave a run-time `if` or `for`, with why: the hint
+  /// of an "unknown name" error.
+  std::map<std::string, std::string> leftBehind;
 
   const TValue *lookup(const std::string &name) const {
     auto it = names.find(name);
     if (it != names.end())
       return &it->second;
     return parent ? parent->lookup(name) : nullptr;
+  }
+  const std::string *whyUnknown(const std::string &name) const {
+    auto it = leftBehind.find(name);
+    if (it != leftBehind.end())
+      return &it->second;
+    return parent ? parent->whyUnknown(name) : nullptr;
   }
 };
 
@@ -133,6 +147,8 @@ public:
   mlir::Value materialize(SourceLoc l, const Const &c, mlir::Type type);
   /// A constant with its natural type (i32/i64, f32, i1).
   mlir::Value materialize(SourceLoc l, const Const &c);
+  /// That natural type; null for None.
+  mlir::Type naturalType(const Const &c);
   /// Value or constant as an SSA value; constants get `hint`'s element type
   /// if given. Null (after an error) for other kinds.
   mlir::Value toValue(SourceLoc l, const TValue &v, mlir::Type hint = {});
@@ -152,6 +168,11 @@ public:
              mlir::Value &b, const char *what);
   /// `type` with `shape` (a scalar when empty).
   mlir::Type shaped(llvm::ArrayRef<int64_t> shape, mlir::Type elementType);
+  /// The most elements one tile may hold (Triton's limit too).
+  static constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+  /// False, after reporting an error at `l`, if a tile of `shape` would hold
+  /// more than kMaxTileElements.
+  bool checkTileSize(SourceLoc l, llvm::ArrayRef<int64_t> shape);
 
   //===--- Built-in calls (Builtins.cpp) ---------------------------------===//
   TValue genCall(const ast::Call &call);

@@ -42,10 +42,13 @@ Location Generator::loc(SourceLoc l) const {
     return FileLineColLoc::get(&context, diag.getSourceManager().getFilename(),
                                s.line, s.col);
   };
-  Location result = fileLoc(l);
-  for (auto it = inlineSites.rbegin(); it != inlineSites.rend(); ++it)
-    result = CallSiteLoc::get(result, fileLoc(*it));
-  return result;
+  if (inlineSites.empty())
+    return fileLoc(l);
+  // As MLIR's inliner nests them: callsite(op at callsite(inner at outer)).
+  Location caller = fileLoc(inlineSites.front());
+  for (size_t i = 1; i < inlineSites.size(); ++i)
+    caller = CallSiteLoc::get(fileLoc(inlineSites[i]), caller);
+  return CallSiteLoc::get(fileLoc(l), caller);
 }
 
 std::string Generator::describe(Type type) {
@@ -147,6 +150,21 @@ Type Generator::shaped(ArrayRef<int64_t> shape, Type elementType) {
   return tsl::TileType::get(shape, elementType);
 }
 
+bool Generator::checkTileSize(SourceLoc l, ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d > kMaxTileElements || (n *= d) > kMaxTileElements) {
+      std::string dims;
+      for (int64_t e : shape)
+        dims += (dims.empty() ? "" : "x") + std::to_string(e);
+      error(l, "a tile of shape " + dims +
+                   " is too large; tiles hold at most " +
+                   std::to_string(kMaxTileElements) + " elements");
+      return false;
+    }
+  return true;
+}
+
 static bool isFloat(Type t) { return isa<FloatType>(t); }
 static bool isInt(Type t) { return t.isSignlessInteger(); }
 
@@ -178,19 +196,23 @@ Value Generator::materialize(SourceLoc l, const Const &c, Type type) {
                                    builder.getIntegerAttr(type, c.i));
 }
 
-Value Generator::materialize(SourceLoc l, const Const &c) {
+Type Generator::naturalType(const Const &c) {
   switch (c.kind) {
   case Const::Kind::Int:
-    return materialize(l, c,
-                       c.i == int32_t(c.i) ? builder.getI32Type()
-                                           : builder.getI64Type());
+    return c.i == int32_t(c.i) ? builder.getI32Type() : builder.getI64Type();
   case Const::Kind::Float:
-    return materialize(l, c, builder.getF32Type());
+    return builder.getF32Type();
   case Const::Kind::Bool:
-    return materialize(l, c, builder.getI1Type());
+    return builder.getI1Type();
   case Const::Kind::None:
     break;
   }
+  return {};
+}
+
+Value Generator::materialize(SourceLoc l, const Const &c) {
+  if (Type type = naturalType(c))
+    return materialize(l, c, type);
   error(l, "None has no value here");
   return {};
 }
@@ -303,6 +325,10 @@ bool Generator::unify(SourceLoc l, TValue lhs, TValue rhs, Value &a, Value &b,
     // A float literal meeting an integer value makes the operation float.
     if (cst.constant.kind == Const::Kind::Float && isInt(elt))
       elt = builder.getF32Type();
+    // An integer literal keeps the value's integer type unless it does not
+    // fit (i64) or the value is a boolean (i32).
+    else if (cst.constant.kind == Const::Kind::Int && isInt(elt))
+      elt = promote(elt, naturalType(cst.constant));
   }
   a = toValue(l, lhs, elt);
   b = toValue(l, rhs, elt);
@@ -315,6 +341,8 @@ bool Generator::unify(SourceLoc l, TValue lhs, TValue rhs, Value &a, Value &b,
                  " and " + describe(b.getType()) + " in '" + what + "'");
     return false;
   }
+  if (!checkTileSize(l, *shape))
+    return false;
   a = broadcastTo(l, convert(l, a, elt), *shape);
   b = broadcastTo(l, convert(l, b, elt), *shape);
   return true;
@@ -329,32 +357,47 @@ static std::optional<Const> foldBinary(ast::BinOpKind op, Const a, Const b,
   using K = ast::BinOpKind;
   bool ints = a.isIntegral() && b.isIntegral();
   if (ints) {
-    int64_t x = a.i, y = b.i;
+    int64_t x = a.i, y = b.i, r = 0;
+    bool overflow = false;
     switch (op) {
     case K::Add:
-      return Const::ofInt(x + y);
+      overflow = __builtin_add_overflow(x, y, &r);
+      break;
     case K::Sub:
-      return Const::ofInt(x - y);
+      overflow = __builtin_sub_overflow(x, y, &r);
+      break;
     case K::Mul:
-      return Const::ofInt(x * y);
+      overflow = __builtin_mul_overflow(x, y, &r);
+      break;
     case K::Div:
-      if (y == 0)
-        break;
+      if (y == 0) {
+        err = "division by zero in a constexpr expression";
+        return std::nullopt;
+      }
       return Const::ofFloat(double(x) / double(y));
     case K::FloorDiv:
     case K::Mod:
-      if (y == 0)
-        break;
+      if (y == 0) {
+        err = "division by zero in a constexpr expression";
+        return std::nullopt;
+      }
       // Truncation toward zero, as the generated code does at run time.
-      return Const::ofInt(op == K::FloorDiv ? x / y : x % y);
-    case K::Pow: {
+      if (y == -1) // x / -1 overflows for INT64_MIN; x % -1 is 0.
+        overflow = op == K::FloorDiv && __builtin_sub_overflow(0, x, &r);
+      else
+        r = op == K::FloorDiv ? x / y : x % y;
+      break;
+    case K::Pow:
       if (y < 0)
         return Const::ofFloat(std::pow(double(x), double(y)));
-      int64_t r = 1;
-      for (int64_t i = 0; i < y && i < 64; ++i)
-        r *= x;
-      return Const::ofInt(r);
-    }
+      if (x == 0 || x == 1 || x == -1) {
+        r = y == 0 ? 1 : (x == -1 && y % 2 == 0 ? 1 : x);
+        break;
+      }
+      r = 1; // |x| >= 2 overflows within 63 steps.
+      for (int64_t i = 0; i < y && !overflow; ++i)
+        overflow = __builtin_mul_overflow(r, x, &r);
+      break;
     case K::BitAnd:
       return a.kind == Const::Kind::Bool && b.kind == Const::Kind::Bool
                  ? Const::ofBool(x & y)
@@ -366,8 +409,12 @@ static std::optional<Const> foldBinary(ast::BinOpKind op, Const a, Const b,
     case K::BitXor:
       return Const::ofInt(x ^ y);
     }
-    err = "division by zero in a constexpr expression";
-    return std::nullopt;
+    if (overflow) {
+      err = std::string("constexpr integer overflow in '") +
+            ast::getBinOpSpelling(op) + "'";
+      return std::nullopt;
+    }
+    return Const::ofInt(r);
   }
   double x = a.asDouble(), y = b.asDouble();
   switch (op) {
@@ -413,8 +460,13 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
                           spelling + "' on " + describe(lhs) + " and " +
                           describe(rhs));
     Value ptr = lptr ? lhs.value : rhs.value;
-    const TValue &offT = lptr ? rhs : lhs;
-    Value off = toValue(l, offT, builder.getI32Type());
+    TValue offT = lptr ? rhs : lhs;
+    bool negate = op == K::Sub;
+    if (negate && offT.isConst()) { // Folded: ptr - 1 is ptr + (-1).
+      offT = genUnary(l, ast::UnaryOpKind::Neg, offT);
+      negate = false;
+    }
+    Value off = toValue(l, offT);
     if (!off)
       return TValue::invalid();
     if (!isInt(getElementTypeOrSelf(off.getType())))
@@ -425,9 +477,11 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
     if (!shape)
       return error(l, "cannot broadcast " + describe(ptr.getType()) + " and " +
                           describe(off.getType()) + " in '" + spelling + "'");
+    if (!checkTileSize(l, *shape))
+      return TValue::invalid();
     ptr = broadcastTo(l, ptr, *shape);
     off = broadcastTo(l, off, *shape);
-    if (op == K::Sub)
+    if (negate)
       off = genUnary(l, ast::UnaryOpKind::Neg, TValue::ofValue(off)).value;
     return TValue::ofValue(
         tsl::AddPtrOp::create(builder, loc(l), ptr.getType(), ptr, off));
@@ -576,8 +630,11 @@ TValue Generator::genUnary(SourceLoc l, ast::UnaryOpKind op, TValue v) {
                           ast::getUnaryOpSpelling(op) + "': None");
     switch (op) {
     case K::Neg:
-      return TValue::ofConst(c.kind == Const::Kind::Float ? Const::ofFloat(-c.f)
-                                                          : Const::ofInt(-c.i));
+      if (c.kind == Const::Kind::Float)
+        return TValue::ofConst(Const::ofFloat(-c.f));
+      if (c.i == INT64_MIN)
+        return error(l, "constexpr integer overflow in '-'");
+      return TValue::ofConst(Const::ofInt(-c.i));
     case K::Pos:
       return v;
     case K::Invert:
@@ -714,7 +771,8 @@ TValue Generator::genExpr(const ast::Expr &expr) {
       const ast::Decorator *dec = fn->getDecorator();
       if (dec && dec->name == "kernel")
         return error(l, "kernel '" + name +
-                            "' cannot be called; only @func helpers can");
+                            "' cannot be called or used as a value; only "
+                            "@func helpers can");
       TValue v;
       v.kind = TValue::Kind::Function;
       v.function = fn;
@@ -728,6 +786,8 @@ TValue Generator::genExpr(const ast::Expr &expr) {
     }
     if (auto type = scalarTypeByName(name))
       return TValue::ofType(*type);
+    if (const std::string *why = env->whyUnknown(name))
+      return error(l, "unknown name '" + name + "': " + *why);
     return error(l, "unknown name '" + name + "'");
   }
   case K::IntLit:
@@ -816,15 +876,33 @@ TValue Generator::genExpr(const ast::Expr &expr) {
 // Statements
 //===----------------------------------------------------------------------===//
 
+/// Helpers (and nested defs) take the types of their arguments at each call:
+/// annotations would be ignored, so they are rejected.
+static void checkHelperSignature(Generator &g, const ast::FunctionDef &fn) {
+  for (const ast::Param &p : fn.getParams())
+    if (p.annotation)
+      g.error(p.annotation->getLoc(),
+              "helper parameters take no annotation: their types come from "
+              "each call");
+  if (const ast::Expr *ret = fn.getReturnAnnotation())
+    g.error(ret->getLoc(), "helpers take no return annotation: their types "
+                           "come from each call");
+}
+
 void Generator::genBody(const ast::StmtList &body) {
+  const ast::Stmt *prev = nullptr;
   for (const ast::StmtPtr &stmt : body) {
     if (diag.shouldStop())
       return;
     if (returned) {
-      error(stmt->getLoc(), "code after 'return' is never run");
+      // A return inside a constexpr `if` ends the function silently, as the
+      // rest is what runs when the condition is false.
+      if (ast::rtti::isa<ast::Return>(prev))
+        error(stmt->getLoc(), "code after 'return' is never run");
       return;
     }
     genStmt(*stmt);
+    prev = stmt.get();
   }
 }
 
@@ -883,6 +961,10 @@ void Generator::genStmt(const ast::Stmt &stmt) {
     }
     returned =
         ret->getValue() ? genExpr(*ret->getValue()) : TValue::ofConst(Const());
+    if (callStack.empty() && !returned->isInvalid() &&
+        !(returned->isConst() && returned->constant.kind == Const::Kind::None))
+      error(ret->getValue()->getLoc(), "a kernel must not return a value; "
+                                       "results leave through pointers");
     return;
   }
   case K::Pass:
@@ -896,11 +978,17 @@ void Generator::genStmt(const ast::Stmt &stmt) {
       error(fn->getDecorator()->loc, "nested functions take no decorator");
       return;
     }
+    checkHelperSignature(*this, *fn);
     TValue v;
     v.kind = TValue::Kind::Function;
     v.function = fn;
-    // A nested def sees the enclosing names as they are when it is defined.
+    // A nested def sees the enclosing names as they are when it is defined,
+    // and itself, so that recursion is reported as such (without a closure:
+    // it is only reached from its own body, where the call is rejected).
     v.closure = std::make_shared<Env>(*env);
+    TValue self = v;
+    self.closure = nullptr;
+    v.closure->names[fn->getName()] = std::move(self);
     bind(fn->getName(), std::move(v));
     return;
   }
@@ -973,6 +1061,16 @@ void Generator::genIf(const ast::If &stmt) {
   --controlDepth;
   env = before;
 
+  // Names new in one branch only stay in it.
+  for (auto [branch, other] :
+       {std::pair(thenEnv, elseEnv), std::pair(elseEnv, thenEnv)})
+    for (auto &[name, v] : branch->names)
+      if (!before->names.count(name) && !other->names.count(name))
+        before->leftBehind[name] =
+            "it is only assigned in one branch of the run-time 'if' at "
+            "line " +
+            std::to_string(l.line) +
+            "; assign it before the 'if' or in both branches";
   // Names changed in either branch (or new in both) leave the 'if'.
   std::vector<std::string> names;
   for (auto &[name, v] : thenEnv->names) {
@@ -994,13 +1092,21 @@ void Generator::genIf(const ast::If &stmt) {
       bind(name, TValue::invalid());
       continue;
     }
-    if (t.isConst() && e.isConst() && sameBinding(t, e)) {
+    if (sameBinding(t, e)) {
       bind(name, t);
       continue;
     }
-    bool ok = (t.isConst() || t.isValue()) && (e.isConst() || e.isValue());
-    Type hint = t.isValue() ? t.value.getType()
-                            : (e.isValue() ? e.value.getType() : Type());
+    auto isNumeric = [](const TValue &v) {
+      return v.isValue() || (v.isConst() && v.constant.isNumber());
+    };
+    bool ok = isNumeric(t) && isNumeric(e);
+    Type hint;
+    if (t.isValue())
+      hint = t.value.getType();
+    else if (e.isValue())
+      hint = e.value.getType();
+    else if (ok) // Two constants: their common type (int and float: f32).
+      hint = promote(naturalType(t.constant), naturalType(e.constant));
     Value tv, ev;
     if (ok) {
       setInsertionBeforeEnd(builder, ifOp.thenBlock());
@@ -1010,10 +1116,14 @@ void Generator::genIf(const ast::If &stmt) {
       ok = tv && ev && tv.getType() == ev.getType();
     }
     if (!ok) {
-      error(l, "'" + name + "' is " + describe(t) +
-                   " after the 'if' branch "
-                   "but " +
-                   describe(e) + " after the 'else' branch");
+      std::string then = describe(t), other = describe(e);
+      error(l, then == other
+                   ? "'" + name + "' is a different " + then +
+                         " in each branch of a run-time 'if'; only values "
+                         "may differ"
+                   : "'" + name + "' is " + then +
+                         " after the 'if' branch but " + other +
+                         " after the 'else' branch");
       bind(name, TValue::invalid());
       continue;
     }
@@ -1022,8 +1132,17 @@ void Generator::genIf(const ast::If &stmt) {
     types.push_back(tv.getType());
     resultNames.push_back(name);
   }
-  if (types.empty())
+  if (types.empty()) {
+    // Drop what is empty: the else region, or the whole op.
+    auto isEmpty = [](Block *b) { return b->getOperations().size() == 1; };
+    if (isEmpty(ifOp.elseBlock())) {
+      if (isEmpty(ifOp.thenBlock()))
+        ifOp.erase();
+      else
+        ifOp.elseBlock()->erase();
+    }
     return;
+  }
   // Rebuild the op with results now that they are known.
   builder.setInsertionPoint(ifOp);
   auto newIf = scf::IfOp::create(builder, loc(l), types, cond.value,
@@ -1045,21 +1164,21 @@ void Generator::genIf(const ast::If &stmt) {
 
 /// Names assigned anywhere in `body` (not inside nested defs).
 static void collectAssigned(const ast::StmtList &body,
-                            std::set<std::string> &out) {
+                            std::map<std::string, SourceLoc> &out) {
   for (const ast::StmtPtr &stmt : body) {
     if (auto *a = ast::rtti::dyn_cast<ast::Assign>(stmt.get()))
       for (const auto &t : a->getTargets())
-        out.insert(t->getName());
+        out[t->getName()] = t->getLoc();
     else if (auto *aug = ast::rtti::dyn_cast<ast::AugAssign>(stmt.get()))
-      out.insert(aug->getTarget()->getName());
+      out[aug->getTarget()->getName()] = aug->getTarget()->getLoc();
     else if (auto *i = ast::rtti::dyn_cast<ast::If>(stmt.get())) {
       collectAssigned(i->getThenBody(), out);
       collectAssigned(i->getElseBody(), out);
     } else if (auto *f = ast::rtti::dyn_cast<ast::For>(stmt.get())) {
-      out.insert(f->getTarget()->getName());
+      out[f->getTarget()->getName()] = f->getTarget()->getLoc();
       collectAssigned(f->getBody(), out);
     } else if (auto *d = ast::rtti::dyn_cast<ast::FunctionDef>(stmt.get()))
-      out.insert(d->getName());
+      out[d->getName()] = d->getNameLoc();
   }
 }
 
@@ -1078,12 +1197,19 @@ void Generator::genFor(const ast::For &stmt) {
     return;
   }
   std::vector<TValue> bounds;
-  for (const ast::ExprPtr &a : args)
+  std::vector<SourceLoc> boundLocs; // Implicit bounds point at the call.
+  for (const ast::ExprPtr &a : args) {
     bounds.push_back(genExpr(*a));
-  if (bounds.size() == 1)
+    boundLocs.push_back(a->getLoc());
+  }
+  if (bounds.size() == 1) {
     bounds.insert(bounds.begin(), TValue::ofConst(Const::ofInt(0)));
-  if (bounds.size() == 2)
+    boundLocs.insert(boundLocs.begin(), iter->getLoc());
+  }
+  if (bounds.size() == 2) {
     bounds.push_back(TValue::ofConst(Const::ofInt(1)));
+    boundLocs.push_back(iter->getLoc());
+  }
   for (const TValue &b : bounds)
     if (b.isInvalid())
       return;
@@ -1092,26 +1218,28 @@ void Generator::genFor(const ast::For &stmt) {
   if (callee == "static_range") {
     for (size_t i = 0; i < 3; ++i)
       if (!bounds[i].isConst() || !bounds[i].constant.isIntegral()) {
-        error(args[std::min(i, args.size() - 1)]->getLoc(),
-              "static_range bounds must be constexpr integers, got " +
-                  describe(bounds[i]));
+        error(boundLocs[i], "static_range bounds must be constexpr integers, "
+                            "got " +
+                                describe(bounds[i]));
         return;
       }
     int64_t lo = bounds[0].constant.i, hi = bounds[1].constant.i,
             step = bounds[2].constant.i;
     if (step == 0) {
-      error(iter->getLoc(), "static_range step must not be zero");
+      error(boundLocs[2], "static_range step must not be zero");
       return;
     }
-    int64_t trips =
-        step > 0 ? (hi - lo + step - 1) / step : (lo - hi - step - 1) / -step;
+    // In 128 bits: the bounds may be anywhere in int64.
+    __int128 span = step > 0 ? __int128(hi) - lo : __int128(lo) - hi;
+    __int128 stride = step > 0 ? __int128(step) : -__int128(step);
+    __int128 trips = span <= 0 ? 0 : (span + stride - 1) / stride;
     if (trips > 4096) {
-      error(iter->getLoc(), "static_range unrolls " + std::to_string(trips) +
-                                " iterations; at most 4096 are allowed");
+      error(iter->getLoc(), "static_range unrolls more than 4096 iterations "
+                            "(the limit)");
       return;
     }
-    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
-      bind(target, TValue::ofConst(Const::ofInt(i)));
+    for (int64_t t = 0; t < int64_t(trips); ++t) {
+      bind(target, TValue::ofConst(Const::ofInt(lo + t * step)));
       genBody(stmt.getBody());
       if (diag.hasErrors() || returned)
         return;
@@ -1121,47 +1249,54 @@ void Generator::genFor(const ast::For &stmt) {
 
   // Run-time loop: i32 induction variable unless a bound is i64.
   Type ivType = builder.getI32Type();
-  for (const TValue &b : bounds) {
-    if (b.isValue() && !isInt(b.value.getType())) {
-      error(l, "range bounds must be integer scalars, got " + describe(b));
+  for (size_t i = 0; i < 3; ++i) {
+    const TValue &b = bounds[i];
+    if ((b.isValue() && !isInt(b.value.getType())) ||
+        (b.isConst() && !b.constant.isIntegral()) ||
+        (!b.isValue() && !b.isConst())) {
+      error(boundLocs[i],
+            "range bounds must be integer scalars, got " + describe(b));
       return;
     }
-    if (b.isConst() && !b.constant.isIntegral()) {
-      error(l, "range bounds must be integers, got " + describe(b));
-      return;
-    }
-    if (b.isValue() && b.value.getType().isInteger(64))
+    if ((b.isValue() && b.value.getType().isInteger(64)) ||
+        (b.isConst() && b.constant.i != int32_t(b.constant.i)))
       ivType = builder.getI64Type();
   }
   if (bounds[2].isConst() && bounds[2].constant.i <= 0) {
-    error(args.back()->getLoc(), "range step must be positive");
+    error(boundLocs[2], "range step must be positive (a run-time loop counts "
+                        "up; use static_range to count down)");
     return;
   }
   SmallVector<Value> b3;
   for (const TValue &b : bounds)
     b3.push_back(convert(l, toValue(l, b, ivType), ivType));
 
-  std::set<std::string> assigned;
+  // Names assigned in the body (at their last assignment) that exist before
+  // the loop are carried through it.
+  std::map<std::string, SourceLoc> assigned;
   collectAssigned(stmt.getBody(), assigned);
-  std::vector<std::string> carried;
+  std::vector<std::string> carried, poisoned;
   SmallVector<Value> inits;
-  for (const std::string &name : assigned) {
+  for (const auto &[name, at] : assigned) {
     auto it = env->names.find(name);
     if (it == env->names.end() || name == target)
       continue;
     const TValue &v = it->second;
     if (v.isInvalid())
-      return;
-    if (!v.isValue() && !v.isConst()) {
-      error(l, "'" + name + "' (" + describe(v) +
-                   ") cannot be reassigned inside a run-time loop");
-      return;
+      continue;
+    if (v.isConst() && v.constant.kind == Const::Kind::None)
+      error(at, "'" + name +
+                    "' is None before the loop and assigned inside it; give "
+                    "it an initial value of the type it gets in the loop");
+    else if (!v.isValue() && !v.isConst())
+      error(at, "'" + name + "' (" + describe(v) +
+                    ") cannot be reassigned inside a run-time loop");
+    else if (Value init = toValue(l, v)) {
+      carried.push_back(name);
+      inits.push_back(init);
+      continue;
     }
-    Value init = toValue(l, v);
-    if (!init)
-      return;
-    carried.push_back(name);
-    inits.push_back(init);
+    poisoned.push_back(name);
   }
   auto forOp = scf::ForOp::create(builder, loc(l), b3[0], b3[1], b3[2], inits);
   std::shared_ptr<Env> before = env;
@@ -1170,6 +1305,9 @@ void Generator::genFor(const ast::For &stmt) {
   bind(target, TValue::ofValue(forOp.getInductionVar()));
   for (size_t i = 0; i < carried.size(); ++i)
     bind(carried[i], TValue::ofValue(forOp.getRegionIterArgs()[i]));
+  for (const std::string &name : poisoned)
+    bind(name, TValue::invalid());
+  std::vector<bool> broken(carried.size(), false);
   {
     OpBuilder::InsertionGuard guard(builder);
     setInsertionBeforeEnd(builder, body);
@@ -1179,22 +1317,43 @@ void Generator::genFor(const ast::For &stmt) {
     SmallVector<Value> yields;
     for (size_t i = 0; i < carried.size(); ++i) {
       const TValue &v = env->names[carried[i]];
-      Value y = v.isInvalid() ? Value() : toValue(l, v, inits[i].getType());
+      Value y;
+      if (v.isValue() || (v.isConst() && v.constant.isNumber()))
+        y = toValue(l, v, inits[i].getType());
       if (y && y.getType() != inits[i].getType()) {
-        error(l, "'" + carried[i] + "' changes type inside the loop, from " +
-                     describe(inits[i].getType()) + " to " +
-                     describe(y.getType()));
+        error(assigned[carried[i]],
+              "'" + carried[i] + "' changes type inside the loop, from " +
+                  describe(inits[i].getType()) + " to " +
+                  describe(y.getType()));
         y = {};
+      } else if (!y && !v.isInvalid()) {
+        error(assigned[carried[i]],
+              "'" + carried[i] + "' changes type inside the loop, from " +
+                  describe(inits[i].getType()) + " to " + describe(v));
       }
       // Keep the IR well formed after an error; it is never used.
+      broken[i] = !y;
       yields.push_back(y ? y : forOp.getRegionIterArgs()[i]);
     }
     if (!carried.empty())
       scf::YieldOp::create(builder, loc(l), yields);
   }
+  std::string line = std::to_string(l.line);
+  for (auto &[name, v] : env->names)
+    if (!before->names.count(name))
+      before->leftBehind[name] =
+          name == target
+              ? "it is the variable of the run-time 'for' at line " + line +
+                    ", which is not visible after the loop"
+              : "it is first assigned inside the run-time 'for' at line " +
+                    line +
+                    ", so it stays in the loop; assign it before the loop";
   env = before;
   for (size_t i = 0; i < carried.size(); ++i)
-    bind(carried[i], TValue::ofValue(forOp.getResult(i)));
+    bind(carried[i],
+         broken[i] ? TValue::invalid() : TValue::ofValue(forOp.getResult(i)));
+  for (const std::string &name : poisoned)
+    bind(name, TValue::invalid());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1211,7 +1370,7 @@ TValue Generator::callFunction(SourceLoc l, const TValue &callee,
   const auto &params = fn->getParams();
   if (args.size() > params.size())
     return error(l, "'" + fn->getName() + "' takes " +
-                        std::to_string(params.size()) + " arguments, got " +
+                        pluralize(params.size(), "argument") + ", got " +
                         std::to_string(args.size()));
   auto callEnv = std::make_shared<Env>();
   callEnv->parent = callee.closure;
@@ -1338,6 +1497,9 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
     argLocs.push_back(NameLoc::get(b.getStringAttr(p.name), g.loc(p.loc)));
     runtime.push_back(&p);
   }
+  if (const ast::Expr *ret = fn.getReturnAnnotation())
+    g.error(ret->getLoc(), "a kernel returns nothing; remove the '->' "
+                           "annotation");
   int64_t numWarps = 4;
   for (const ast::Keyword &kw : fn.getDecorator()->keywords) {
     if (kw.name != "num_warps") {
@@ -1372,11 +1534,6 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
   g.genBody(fn.getBody());
-  if (g.returned && !(g.returned->isConst() &&
-                      g.returned->constant.kind == Const::Kind::None))
-    g.error(fn.getLoc(), "kernel '" + fn.getName() +
-                             "' must not return a value; results leave "
-                             "through pointers");
   func::ReturnOp::create(b, g.loc(fn.getLoc()));
 }
 
@@ -1387,7 +1544,16 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
       &context, diag.getSourceManager().getFilename(), 1, 1));
   builder.setInsertionPointToEnd(mod->getBody());
   bool found = options.kernel.empty();
+  std::set<std::string> constexprParams;
+  std::map<std::string, SourceLoc> defined;
   for (const auto &fn : m.getFunctions()) {
+    auto [first, isNew] = defined.emplace(fn->getName(), fn->getNameLoc());
+    if (!isNew) {
+      error(fn->getNameLoc(), "'" + fn->getName() +
+                                  "' is already defined at line " +
+                                  std::to_string(first->second.line));
+      continue;
+    }
     const ast::Decorator *dec = fn->getDecorator();
     if (!dec) {
       error(fn->getLoc(),
@@ -1397,6 +1563,7 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
     if (dec->name == "func") {
       if (!dec->keywords.empty())
         error(dec->loc, "@func takes no options");
+      checkHelperSignature(*this, *fn);
       continue;
     }
     if (dec->name != "kernel") {
@@ -1408,9 +1575,20 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
       continue;
     found = true;
     genKernel(*this, *fn);
+    for (const ast::Param &p : fn->getParams())
+      if (auto *ann = ast::rtti::dyn_cast<ast::Name>(p.annotation.get()))
+        if (ann->getName() == "constexpr")
+          constexprParams.insert(p.name);
   }
   if (!found)
     error(SourceLoc{1, 1}, "no kernel named '" + options.kernel + "'");
+  // A misspelt -D would otherwise be ignored silently.
+  for (const auto &[name, value] : options.defines)
+    if (found && !constexprParams.count(name))
+      error(SourceLoc{}, "-D " + name + "=" + value +
+                             ": no kernel compiled here has a constexpr "
+                             "parameter '" +
+                             name + "'");
   if (diag.hasErrors())
     return nullptr;
   if (failed(verify(*mod)))

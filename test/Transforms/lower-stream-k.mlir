@@ -15,7 +15,10 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[P:.*]] = arith.extsi %[[P32]] : i32 to i64
   // CHECK: %[[G32:.*]] = tessel.num_programs 0
   // CHECK: %[[G:.*]] = arith.extsi %[[G32]] : i32 to i64
-  // CHECK: %[[IT:.*]] = arith.extsi %[[ITERS]]
+  // Fewer than one iteration counts as one empty slot: iters' = max(iters, 1).
+  // CHECK: %[[IT0:.*]] = arith.extsi %[[ITERS]]
+  // CHECK: %[[BODYIT:.*]] = arith.maxsi %[[IT0]], %{{.*}} : i64
+  // CHECK: %[[IT:.*]] = arith.maxsi %[[BODYIT]], %{{.*}} : i64
   // CHECK: %[[U:.*]] = arith.extsi %[[UNITS]]
   // CHECK: %[[T:.*]] = arith.muli %[[U]], %[[IT]] : i64
   // CHECK: %[[QUOT:.*]] = arith.divsi %[[T]], %[[G]]
