@@ -272,6 +272,22 @@ static std::optional<Type> dtypeArg(CallCtx &c, const ast::Expr *e,
   return t;
 }
 
+/// `v` broadcast to the shape of the pointers it goes with, or null after
+/// reporting that it does not fit.
+static Value broadcastToPointers(CallCtx &c, const ast::Expr *e, Value v,
+                                 Type ptrType, const char *what) {
+  ArrayRef<int64_t> shape = tsl::getShapeOrEmpty(ptrType);
+  auto common =
+      Generator::broadcastShapes(tsl::getShapeOrEmpty(v.getType()), shape);
+  if (!common || ArrayRef<int64_t>(*common) != shape) {
+    c.fail(e, std::string(what) + " " + c.g.describe(v.getType()) +
+                  " does not broadcast to the pointers' shape " +
+                  c.g.describe(ptrType));
+    return {};
+  }
+  return c.g.broadcastTo(e->getLoc(), v, shape);
+}
+
 /// The mask of a memory access, broadcast to the pointers' shape.
 static std::optional<Value> maskArg(CallCtx &c, const ast::Expr *e,
                                     Type ptrType) {
@@ -287,16 +303,9 @@ static std::optional<Value> maskArg(CallCtx &c, const ast::Expr *e,
     c.fail(e, "the mask must be boolean, got " + c.g.describe(v.getType()));
     return std::nullopt;
   }
-  ArrayRef<int64_t> shape = tsl::getShapeOrEmpty(ptrType);
-  auto common =
-      Generator::broadcastShapes(tsl::getShapeOrEmpty(v.getType()), shape);
-  if (!common || ArrayRef<int64_t>(*common) != shape) {
-    c.fail(e, "mask " + c.g.describe(v.getType()) +
-                  " does not broadcast to the pointers' shape " +
-                  c.g.describe(ptrType));
-    return std::nullopt;
-  }
-  return c.g.broadcastTo(e->getLoc(), v, shape);
+  if (Value mask = broadcastToPointers(c, e, v, ptrType, "mask"))
+    return mask;
+  return std::nullopt;
 }
 
 /// A value stored through pointers of `ptrType`: converted within float or
@@ -315,17 +324,8 @@ static Value storedValue(CallCtx &c, const ast::Expr *e, Type ptrType) {
                   c.g.describe(pointee) + "))");
     return {};
   }
-  ArrayRef<int64_t> shape = tsl::getShapeOrEmpty(ptrType);
-  auto common =
-      Generator::broadcastShapes(tsl::getShapeOrEmpty(v.getType()), shape);
-  if (!common || ArrayRef<int64_t>(*common) != shape) {
-    c.fail(e, "value " + c.g.describe(v.getType()) +
-                  " does not broadcast to the pointers' shape " +
-                  c.g.describe(ptrType));
-    return {};
-  }
-  return c.g.broadcastTo(e->getLoc(), c.g.convert(e->getLoc(), v, pointee),
-                         shape);
+  return broadcastToPointers(c, e, c.g.convert(e->getLoc(), v, pointee),
+                             ptrType, "value");
 }
 
 static Value pointerArg(CallCtx &c, const ast::Expr *e) {

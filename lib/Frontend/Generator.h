@@ -21,6 +21,9 @@
 
 namespace tessel {
 
+inline bool isFloat(mlir::Type t) { return llvm::isa<mlir::FloatType>(t); }
+inline bool isInt(mlir::Type t) { return t.isSignlessInteger(); }
+
 /// A compile-time value: constexpr parameters and everything computed from
 /// them only.
 struct Const {
@@ -189,6 +192,8 @@ public:
   void genStmt(const ast::Stmt &stmt);
   void genAssign(const ast::Assign &assign);
   void genIf(const ast::If &stmt);
+  /// Rejects annotations on helper parameters and results.
+  void checkHelperSignature(const ast::FunctionDef &fn);
   void genFor(const ast::For &stmt);
   void bind(const std::string &name, TValue value) {
     env->names[name] = std::move(value);

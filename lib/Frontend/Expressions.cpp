@@ -1,0 +1,210 @@
+//===- Expressions.cpp - Expressions of the DSL
+//-----------------------------===//
+//
+// Names, literals, operators, calls, indexing and tuples.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Frontend/Generator.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+using namespace ::tessel;
+namespace tsl = mlir::tessel;
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> Generator::genConstInt(const ast::Expr &expr,
+                                              const std::string &what) {
+  TValue v = genExpr(expr);
+  if (v.isInvalid())
+    return std::nullopt;
+  if (v.isConst() && v.constant.isIntegral())
+    return v.constant.i;
+  error(expr.getLoc(),
+        what + " must be a constexpr integer, got " + describe(v));
+  return std::nullopt;
+}
+
+static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
+  TValue base = g.genExpr(*sub.getValue());
+  if (base.isInvalid())
+    return base;
+  SourceLoc l = sub.getLoc();
+  if (!base.isValue() || !isa<tsl::TileType>(base.value.getType()))
+    return g.error(l, "only tiles can be indexed, got " + g.describe(base));
+  auto tile = cast<tsl::TileType>(base.value.getType());
+  ArrayRef<int64_t> shape = tile.getShape();
+  SmallVector<int64_t> offsets(shape.size(), 0), sizes(shape);
+  SmallVector<int32_t> newAxes;
+  size_t dim = 0, outPos = 0;
+  for (const ast::ExprPtr &item : sub.getIndices()) {
+    if (ast::rtti::isa<ast::NoneLit>(item.get())) {
+      newAxes.push_back(outPos++);
+      continue;
+    }
+    auto *slice = ast::rtti::dyn_cast<ast::Slice>(item.get());
+    if (!slice)
+      return g.error(item->getLoc(),
+                     "integer indexing of tiles is not supported; use "
+                     "slices with constexpr bounds and None");
+    if (dim >= shape.size())
+      return g.error(item->getLoc(),
+                     "too many indices for " + g.describe(tile));
+    int64_t lo = 0, hi = shape[dim];
+    if (slice->getLower()) {
+      auto v = g.genConstInt(*slice->getLower(), "a slice bound");
+      if (!v)
+        return TValue::invalid();
+      lo = *v;
+    }
+    if (slice->getUpper()) {
+      auto v = g.genConstInt(*slice->getUpper(), "a slice bound");
+      if (!v)
+        return TValue::invalid();
+      hi = *v;
+    }
+    if (lo < 0 || hi > shape[dim] || lo >= hi)
+      return g.error(item->getLoc(), "slice [" + std::to_string(lo) + ":" +
+                                         std::to_string(hi) +
+                                         "] is out of bounds for "
+                                         "dimension " +
+                                         std::to_string(dim) + " of size " +
+                                         std::to_string(shape[dim]));
+    offsets[dim] = lo;
+    sizes[dim] = hi - lo;
+    ++dim;
+    ++outPos;
+  }
+  Value v = base.value;
+  Type elt = tile.getElementType();
+  if (ArrayRef<int64_t>(sizes) != shape)
+    v = tsl::ExtractSliceOp::create(g.builder, g.loc(l), g.shaped(sizes, elt),
+                                    v, g.builder.getDenseI64ArrayAttr(offsets));
+  for (int32_t axis : newAxes) {
+    sizes.insert(sizes.begin() + axis, 1);
+    v = tsl::ExpandDimsOp::create(g.builder, g.loc(l), g.shaped(sizes, elt), v,
+                                  g.builder.getI32IntegerAttr(axis));
+  }
+  return TValue::ofValue(v);
+}
+
+TValue Generator::genExpr(const ast::Expr &expr) {
+  using K = ast::Expr::Kind;
+  SourceLoc l = expr.getLoc();
+  switch (expr.getKind()) {
+  case K::Name: {
+    const std::string &name = ast::rtti::cast<ast::Name>(&expr)->getName();
+    if (const TValue *v = env->lookup(name))
+      return *v;
+    if (const ast::FunctionDef *fn = module->lookup(name)) {
+      const ast::Decorator *dec = fn->getDecorator();
+      if (dec && dec->name == "kernel")
+        return error(l, "kernel '" + name +
+                            "' cannot be called or used as a value; only "
+                            "@func helpers can");
+      TValue v;
+      v.kind = TValue::Kind::Function;
+      v.function = fn;
+      return v;
+    }
+    if (isBuiltin(name)) {
+      TValue v;
+      v.kind = TValue::Kind::Builtin;
+      v.builtin = name;
+      return v;
+    }
+    if (auto type = scalarTypeByName(name))
+      return TValue::ofType(*type);
+    if (const std::string *why = env->whyUnknown(name))
+      return error(l, "unknown name '" + name + "': " + *why);
+    return error(l, "unknown name '" + name + "'");
+  }
+  case K::IntLit:
+    return TValue::ofConst(
+        Const::ofInt(ast::rtti::cast<ast::IntLit>(&expr)->getValue()));
+  case K::FloatLit:
+    return TValue::ofConst(
+        Const::ofFloat(ast::rtti::cast<ast::FloatLit>(&expr)->getValue()));
+  case K::BoolLit:
+    return TValue::ofConst(
+        Const::ofBool(ast::rtti::cast<ast::BoolLit>(&expr)->getValue()));
+  case K::NoneLit:
+    return TValue::ofConst(Const());
+  case K::StringLit:
+    return error(l, "strings are only allowed in float(\"inf\"), "
+                    "float(\"-inf\") and float(\"nan\")");
+  case K::BinOp: {
+    auto *b = ast::rtti::cast<ast::BinOp>(&expr);
+    TValue lhs = genExpr(*b->getLHS());
+    TValue rhs = genExpr(*b->getRHS());
+    return genBinary(l, b->getOp(), lhs, rhs);
+  }
+  case K::UnaryOp: {
+    auto *u = ast::rtti::cast<ast::UnaryOp>(&expr);
+    return genUnary(l, u->getOp(), genExpr(*u->getOperand()));
+  }
+  case K::Compare: {
+    auto *c = ast::rtti::cast<ast::Compare>(&expr);
+    TValue lhs = genExpr(*c->getLHS());
+    TValue rhs = genExpr(*c->getRHS());
+    return genCompare(l, c->getOp(), lhs, rhs);
+  }
+  case K::BoolOp: {
+    auto *b = ast::rtti::cast<ast::BoolOp>(&expr);
+    TValue lhs = genExpr(*b->getLHS());
+    TValue rhs = genExpr(*b->getRHS());
+    if (lhs.isInvalid() || rhs.isInvalid())
+      return TValue::invalid();
+    bool isAnd = b->getOp() == ast::BoolOpKind::And;
+    if (lhs.isConst() && rhs.isConst()) {
+      bool x = lhs.constant.asDouble() != 0, y = rhs.constant.asDouble() != 0;
+      return TValue::ofConst(Const::ofBool(isAnd ? (x && y) : (x || y)));
+    }
+    auto isBoolScalar = [](const TValue &v) {
+      return (v.isConst() && v.constant.kind == Const::Kind::Bool) ||
+             (v.isValue() && v.value.getType().isInteger(1));
+    };
+    if (!isBoolScalar(lhs) || !isBoolScalar(rhs))
+      return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
+                          "' needs boolean scalars, got " + describe(lhs) +
+                          " and " + describe(rhs) +
+                          " (use '&' and '|' on tiles)");
+    return genBinary(l, isAnd ? ast::BinOpKind::BitAnd : ast::BinOpKind::BitOr,
+                     lhs, rhs);
+  }
+  case K::Call:
+    return genCall(*ast::rtti::cast<ast::Call>(&expr));
+  case K::Attribute:
+    return error(l, "attribute '" +
+                        ast::rtti::cast<ast::Attribute>(&expr)->getAttr() +
+                        "' is not supported; the only method is x.to(T)");
+  case K::Subscript: {
+    auto *sub = ast::rtti::cast<ast::Subscript>(&expr);
+    if (auto *name = ast::rtti::dyn_cast<ast::Name>(sub->getValue()))
+      if (name->getName() == "ptr") {
+        if (auto type = parseTypeExpr(expr))
+          return TValue::ofType(*type);
+        return error(l, "ptr[T] needs a scalar type T");
+      }
+    return genSubscript(*this, *sub);
+  }
+  case K::Slice:
+    return error(l, "a slice is only allowed inside [...]");
+  case K::Tuple: {
+    std::vector<TValue> elements;
+    for (const ast::ExprPtr &e :
+         ast::rtti::cast<ast::Tuple>(&expr)->getElements())
+      elements.push_back(genExpr(*e));
+    return TValue::ofTuple(std::move(elements));
+  }
+  }
+  return TValue::invalid();
+}
