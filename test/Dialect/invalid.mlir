@@ -1149,3 +1149,47 @@ func.func @yield_outside_stream_k() {
   // expected-error @+1 {{'tessel.yield' op expects parent op 'tessel.stream_k'}}
   tessel.yield
 }
+
+// -----
+
+func.func @flag_signal_not_i32(%f: !tessel.ptr<f32>) {
+  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.ptr<f32>'}}
+  tessel.flag_signal %f : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @flag_wait_tile(%f: !tessel.tile<4x!tessel.ptr<i32>>) {
+  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.tile<4x!tessel.ptr<i32>>'}}
+  tessel.flag_wait %f : !tessel.tile<4x!tessel.ptr<i32>>
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.launch' expects "persistent", got "grid"}}
+func.func @bad_launch() attributes {tessel.kernel, tessel.launch = "grid"} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.workspace' describes 2 workspace arguments but the kernel has only 1 arguments}}
+func.func @bad_workspace(%a: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.workspace = array<i64: 1, 1>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.workspace' is only valid on a kernel}}
+func.func @workspace_not_kernel(%a: !tessel.ptr<i32>) attributes {tessel.workspace = array<i64: 1>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.constants' must be a dictionary, got 3 : i64}}
+func.func @bad_constants() attributes {tessel.kernel, tessel.constants = 3} {
+  return
+}

@@ -200,3 +200,13 @@ func.func @stream_k(%units: i32, %iters: i32, %out: !tessel.ptr<f32>) {
   }
   return
 }
+
+// CHECK-LABEL: func.func @flags
+func.func @flags(%f: !tessel.ptr<i32>) {
+  // CHECK: tessel.flag_signal %{{.*}} : !tessel.ptr<i32>
+  tessel.flag_signal %f : !tessel.ptr<i32>
+  // CHECK: tessel.flag_wait %{{.*}} : !tessel.ptr<i32>
+  tessel.flag_wait %f : !tessel.ptr<i32>
+  // GENERIC: "tessel.flag_wait"(%{{.*}}) : (!tessel.ptr<i32>) -> ()
+  return
+}
