@@ -19,6 +19,7 @@
 #ifndef TESSEL_RUNTIME_H
 #define TESSEL_RUNTIME_H
 
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <functional>
@@ -150,6 +151,8 @@ private:
 };
 
 using DevicePtr = uint64_t;
+/// CTAs along x, y, z.
+using Grid = std::array<uint32_t, 3>;
 /// A CUstream (e.g. torch.cuda.current_stream().cuda_stream); nullptr is the
 /// legacy default stream.
 using Stream = void *;
@@ -182,6 +185,11 @@ public:
   /// A grid with a zero dimension launches nothing and succeeds.
   Status launch(const Kernel &kernel, const std::vector<Arg> &args,
                 Stream stream = nullptr);
+  /// The same with the grid given by the caller: for kernels whose bundle
+  /// has no grid formula (as for Triton's kernel[grid]); not for persistent
+  /// kernels, which size their own grid.
+  Status launch(const Kernel &kernel, const std::vector<Arg> &args,
+                const Grid &grid, Stream stream = nullptr);
 
   int multiprocessorCount() const;
 
@@ -202,6 +210,8 @@ public:
 
 private:
   explicit Runtime(std::unique_ptr<detail::RuntimeImpl> impl);
+  Status launchWith(const Kernel &kernel, const std::vector<Arg> &args,
+                    const Grid *grid, Stream stream);
   std::unique_ptr<detail::RuntimeImpl> impl;
 };
 

@@ -303,10 +303,12 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
       if (const JsonValue *v = obj.find(key))
         return errorAt(*v, "'" + std::string(key) +
                                "' applies to persistent launches only");
-    TESSEL_TRY(get(obj, "grid", Type::Array, grid));
-    if (grid->array.empty() || grid->array.size() > 3)
+    // Without 'grid' the caller gives the grid at each launch.
+    grid = obj.find("grid");
+    if (grid && (grid->type != Type::Array || grid->array.empty() ||
+                 grid->array.size() > 3))
       return errorAt(*grid, "'grid' must have 1 to 3 entries");
-    for (size_t i = 0; i < grid->array.size(); ++i) {
+    for (size_t i = 0; grid && i < grid->array.size(); ++i) {
       std::optional<Expr> e;
       TESSEL_TRY(readExpr(grid->array[i], k, "grid[" + std::to_string(i) + "]",
                           false, e));

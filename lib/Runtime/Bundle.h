@@ -25,7 +25,8 @@ namespace tessel {
 struct LaunchRule {
   enum class Kind { Grid, Persistent };
   Kind kind = Kind::Grid;
-  /// Grid: x, y, z (missing ones are 1).
+  /// Grid: x, y, z (missing ones are 1); empty when the caller gives the
+  /// grid at each launch.
   std::vector<Expr> grid;
   /// Persistent: an upper bound on the number of CTAs (the work available).
   std::optional<Expr> maxCtas;

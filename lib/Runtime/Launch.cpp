@@ -76,7 +76,7 @@ static Status sizePersistentGrid(const KernelInfo &k, Evaluator &ev, int numSMs,
 
 Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
                                       const std::vector<Arg> &args, int numSMs,
-                                      int blocksPerSM) {
+                                      int blocksPerSM, const Grid *grid) {
   TESSEL_TRY(checkArgs(k, args));
   Evaluator ev{k, std::vector<int64_t>(k.numCtasSlot() + 1, 0)};
   for (size_t i = 0; i < args.size(); ++i)
@@ -88,7 +88,25 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
   plan.sharedBytes = k.sharedBytes;
   const LaunchRule &rule = k.launch;
   if (rule.kind == LaunchRule::Kind::Persistent) {
+    if (grid)
+      return Status::error("kernel '" + k.name +
+                           "': a persistent kernel sizes its own grid; "
+                           "launch it without one");
     TESSEL_TRY(sizePersistentGrid(k, ev, numSMs, blocksPerSM, plan));
+  } else if (grid) {
+    static const uint32_t maxDims[3] = {uint32_t(INT32_MAX), 65535, 65535};
+    for (int i = 0; i < 3; ++i) {
+      if ((*grid)[i] > maxDims[i])
+        return Status::error("kernel '" + k.name + "': grid[" +
+                             std::to_string(i) +
+                             "] = " + std::to_string((*grid)[i]) + " exceeds " +
+                             std::to_string(maxDims[i]));
+      plan.grid[i] = (*grid)[i];
+    }
+  } else if (rule.grid.empty()) {
+    return Status::error("kernel '" + k.name +
+                         "': its bundle has no grid formula; give the grid "
+                         "at launch");
   } else {
     // CUDA's limits on grid dimensions (x, y, z).
     static const int64_t maxDims[3] = {std::numeric_limits<int32_t>::max(),

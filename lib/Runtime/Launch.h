@@ -31,8 +31,11 @@ Status checkArgs(const KernelInfo &k, const std::vector<Arg> &args);
 /// Checks `args` and evaluates the launch rule. Persistent grids are capped
 /// at `numSMs` x `blocksPerSM` (the occupancy of this kernel), so every CTA
 /// is resident at once and CTAs that spin-wait on each other cannot deadlock.
+/// `grid`, when given, replaces the kernel's grid formula; a kernel without
+/// one needs it.
 Result<LaunchPlan> planLaunch(const KernelInfo &k, const std::vector<Arg> &args,
-                              int numSMs, int blocksPerSM);
+                              int numSMs, int blocksPerSM,
+                              const Grid *grid = nullptr);
 
 } // namespace tessel
 

@@ -299,12 +299,22 @@ Result<Module> Runtime::loadBundleFromString(std::string_view text,
 
 Status Runtime::launch(const Kernel &kernel, const std::vector<Arg> &args,
                        Stream stream) {
+  return launchWith(kernel, args, nullptr, stream);
+}
+
+Status Runtime::launch(const Kernel &kernel, const std::vector<Arg> &args,
+                       const Grid &grid, Stream stream) {
+  return launchWith(kernel, args, &grid, stream);
+}
+
+Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
+                           const Grid *grid, Stream stream) {
   KernelState &k = *kernel.state;
   if (k.owner != impl.get())
     return Status::error(kernelContext(k.info) +
                          "it was loaded by another Runtime");
   Result<LaunchPlan> plan =
-      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM);
+      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM, grid);
   if (!plan.ok())
     return plan.status();
   if (plan->empty())

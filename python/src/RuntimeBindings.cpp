@@ -139,11 +139,22 @@ void tessel::python::bindRuntime(py::module_ &m) {
       .def(
           "launch",
           [](Runtime &rt, const Kernel &kernel, const py::sequence &args,
-             uintptr_t stream) {
-            check(rt.launch(kernel, toArgs(kernel, args), toStream(stream)),
+             uintptr_t stream, std::optional<std::vector<uint32_t>> grid) {
+            std::vector<Arg> converted = toArgs(kernel, args);
+            if (!grid) {
+              check(rt.launch(kernel, converted, toStream(stream)),
+                    "LaunchError");
+              return;
+            }
+            if (grid->empty() || grid->size() > 3)
+              throw py::value_error("grid must have 1 to 3 dimensions");
+            Grid dims = {1, 1, 1};
+            std::copy(grid->begin(), grid->end(), dims.begin());
+            check(rt.launch(kernel, converted, dims, toStream(stream)),
                   "LaunchError");
           },
-          py::arg("kernel"), py::arg("args"), py::arg("stream") = 0)
+          py::arg("kernel"), py::arg("args"), py::arg("stream") = 0,
+          py::arg("grid") = py::none())
       .def_property_readonly("multiprocessor_count",
                              &Runtime::multiprocessorCount)
       .def(

@@ -170,3 +170,38 @@ TEST(Arg, ScalarsAndPointers) {
   EXPECT_EQ(argKindSize(ArgKind::BF16), 2u);
   EXPECT_STREQ(argKindName(ArgKind::BF16), "bf16");
 }
+
+// A bundle may leave the grid to the caller, as Triton's kernel[grid] does.
+TEST(Grid, CallerGivenGrid) {
+  KernelInfo k = kernelWith(R"json({"kind": "grid"})json");
+  EXPECT_EQ(planError(k, args(2, 3, 4)),
+            "kernel 'k': its bundle has no grid formula; give the grid at "
+            "launch");
+  Grid grid = {7, 2, 1};
+  Result<LaunchPlan> plan = planLaunch(k, args(2, 3, 4), 132, 2, &grid);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 7u);
+  EXPECT_EQ(plan->grid[1], 2u);
+  EXPECT_EQ(plan->grid[2], 1u);
+  grid = {1, 70000, 1};
+  plan = planLaunch(k, args(2, 3, 4), 132, 2, &grid);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(), "kernel 'k': grid[1] = 70000 exceeds 65535");
+}
+
+TEST(Grid, CallerGridOverridesTheFormula) {
+  KernelInfo k = kernelWith(R"json({"kind": "grid", "grid": ["B*H"]})json");
+  Grid grid = {5, 1, 1};
+  Result<LaunchPlan> plan = planLaunch(k, args(2, 3, 4), 132, 2, &grid);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 5u);
+}
+
+TEST(Grid, PersistentKernelsRefuseACallerGrid) {
+  KernelInfo k = kernelWith(R"json({"kind": "persistent"})json");
+  Grid grid = {5, 1, 1};
+  Result<LaunchPlan> plan = planLaunch(k, args(2, 3, 4), 132, 2, &grid);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(), "kernel 'k': a persistent kernel sizes its own "
+                            "grid; launch it without one");
+}
