@@ -33,3 +33,47 @@ fi
 
 echo "== runtime smoke tests on the GPU"
 TESSEL_RUNTIME_TEST_INPUTS="$root/test/Unit/Runtime/Inputs" "$smoke" 2>&1 | tee "$out/smoke.log"
+smoke_rc=${PIPESTATUS[0]}
+
+echo "== numerics of the recorded bundles (test/numerics/test_kernels.py on the GPU)"
+# Kernels compiled on the development machine by scripts/gpu/record_bundles.sh
+# into $TESSEL_BUNDLE_DIR (default <repo>/.gpu-bundles), run here through the
+# Python extension's runtime (runtime-only build) by the same tests as on the
+# CPU interpreter (TESSEL_BACKEND=gpu in test/numerics/tessel_run.py). Left out:
+# test_tessel_run_* (the interpreter's own plumbing: a deliberate out-of-bounds
+# load, which would poison the CUDA context, and a missing tessel-run binary).
+bundles=${TESSEL_BUNDLE_DIR:-$root/.gpu-bundles}
+numerics_filter="not test_tessel_run"
+py=$(command -v python3)
+if [ ! -f "$bundles/index.json" ]; then
+  echo "no bundles in $bundles: run scripts/gpu/record_bundles.sh first (and carry .gpu-bundles)"
+  exit 1
+fi
+echo "$(find "$bundles" -maxdepth 1 -name '*.bundle' | wc -l) bundles in $bundles"
+pybind11_dir=$("$py" -m pybind11 --cmakedir 2>/dev/null) || {
+  "$py" -m pip install -q pybind11 >"$out/pip.log" 2>&1
+  pybind11_dir=$("$py" -m pybind11 --cmakedir 2>/dev/null) || pybind11_dir=
+}
+[ -n "$pybind11_dir" ] || echo "(pybind11 not found for $py: see $out/pip.log)"
+if cmake -S "$root" -B "$build" -DTESSEL_ENABLE_COMPILER=OFF -DTESSEL_ENABLE_PYTHON=ON \
+     -DPython_EXECUTABLE="$py" -Dpybind11_DIR="$pybind11_dir" \
+     >"$out/configure-python.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" --target TesselPython \
+     >"$out/build-python.log" 2>&1; then
+  echo "Python extension built: $(ls "$build"/python/tessel/_tessel*.so)"
+else
+  echo "Python extension build failed:"
+  tail -20 "$out/configure-python.log" "$out/build-python.log"
+  exit 1
+fi
+"$py" -c "import numpy, pytest" 2>/dev/null || echo "(python3 lacks numpy or pytest)"
+(cd "$root" && TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR="$bundles" PYTHONPATH="$build/python" \
+   "$py" -m pytest -v -s -p no:cacheprovider --junitxml="$out/numerics.xml" \
+   -k "$numerics_filter" test/numerics/test_kernels.py) >"$out/numerics.log" 2>&1
+numerics_rc=$?
+tail -3 "$out/numerics.log"
+echo "== numerics table (pytest rc $numerics_rc; full log: numerics.log)"
+"$py" "$root/scripts/gpu/numerics_table.py" "$out/numerics.log" "$out/numerics.xml" \
+  | tee "$out/numerics-table.txt"
+[ "$smoke_rc" -eq 0 ] || echo "(the runtime smoke tests failed: rc $smoke_rc)"
+[ "$smoke_rc" -eq 0 ] && [ "$numerics_rc" -eq 0 ]

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Records, on the development machine (LLVM/MLIR, build/bin/tesselc and
+# tessel-run built), the kernel bundles that scripts/gpu/check.sh runs on a GPU:
+# runs every case of test/numerics/test_kernels.py on the CPU interpreter with
+# TESSEL_BACKEND=record, which also compiles each distinct (kernel file, kernel,
+# defines) with `tesselc --emit=bundle` (PTX for sm_90) into the bundle
+# directory (see test/numerics/tessel_run.py). Nothing is skipped here; the GPU
+# run leaves out only the interpreter's own plumbing tests (check.sh).
+#   scripts/gpu/record_bundles.sh [BUNDLE_DIR]     (default <repo>/.gpu-bundles)
+# Environment: TESSEL_BUILD_DIR (default <repo>/build), PYTHON (default
+# /usr/bin/python3), BUNDLE_LIMIT_MB (default 40: fail above it, the device
+# tool carries at most 64 MiB with the working tree).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mkdir -p "${1:-$root/.gpu-bundles}" && cd "${1:-$root/.gpu-bundles}" && pwd)
+python=${PYTHON:-/usr/bin/python3}
+limit_mb=${BUNDLE_LIMIT_MB:-40}
+
+# A fresh record: no stale bundles of kernels that changed since.
+rm -f "$dir"/*.bundle "$dir"/*.bundle.tmp* "$dir/index.json" "$dir/index.json.tmp"* "$dir/.index.lock"
+
+cd "$root"
+TESSEL_BACKEND=record TESSEL_BUNDLE_DIR="$dir" \
+  TESSEL_BUILD_DIR="${TESSEL_BUILD_DIR:-$root/build}" \
+  "$python" -m pytest -q -p no:cacheprovider test/numerics/test_kernels.py
+rm -f "$dir/.index.lock"
+
+count=$(find "$dir" -maxdepth 1 -name '*.bundle' | wc -l)
+bytes=$(du -sb "$dir" | cut -f1)
+echo "recorded $count bundles in $dir: $((bytes / 1024)) KiB"
+if [ "$bytes" -gt $((limit_mb * 1024 * 1024)) ]; then
+  echo "error: the bundles take more than $limit_mb MB: record a subset (pytest -k)" >&2
+  exit 1
+fi
