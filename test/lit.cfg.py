@@ -1,5 +1,7 @@
 # -*- Python -*-
 import os
+import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -22,3 +24,15 @@ tools = [
     for name in ["tessel-opt", "tesselc", "tessel-run"]
 ]
 llvm_config.add_tool_substitutions(tools, [config.tessel_tools_dir, config.llvm_tools_dir])
+
+# ptxas checks the PTX tesselc emits (no GPU needed): from PATH, else the
+# CUDA toolkit's default location.
+config.substitutions.append(
+    ("%ptxas", shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"))
+
+# Conversion/Emulation runs kernels' LLVM IR on the CPU: it needs the host
+# clang++ and a Python with NumPy (the one running lit).
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(
+    ("%clangxx", os.path.join(config.llvm_tools_dir, "clang++")))
+config.substitutions.append(("%tessel_tools", config.tessel_tools_dir))

@@ -43,4 +43,44 @@ def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU path: layouts and the conversion to the LLVM dialect
+//===----------------------------------------------------------------------===//
+
+def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
+  let summary = "Give every tile a layout encoding; convert_layout where they meet";
+  let description = [{
+    Runs after tessel-expand-online and tessel-lower-stream-k. Tiles tied by
+    elementwise ops, memory ops and loop/branch values share one encoding.
+    A tile shape gets one #tessel.blocked layout per kernel: the kernel's
+    `tessel.num_warps`, and per thread a vector along the fastest dimension
+    as wide as 16 bytes of the narrowest element that tiles of that shape
+    load or store (where the dimension is a multiple of it). The layout
+    repeats to cover shapes that are not powers of two; the tail positions
+    hold copies of real elements and are masked on writes. Reduction
+    results and expand_dims operands take #tessel.slice of their 2-D
+    partner, broadcast operands the layout of the result, transposes the
+    permuted layout, so those ops move no data; where a value needs two
+    different layouts a tessel.convert_layout is inserted.
+  }];
+}
+
+def ConvertTesselToLLVM : Pass<"convert-tessel-to-llvm", "ModuleOp"> {
+  let summary = "Lower tessel kernels with layouts to the LLVM and NVVM dialects";
+  let description = [{
+    Every tile becomes the scalars its layout gives the thread (a 1:N type
+    conversion); kernels become llvm.func with nvvm.kernel and
+    nvvm.maxntid = 32 · num_warps and one parameter per argument (pointers
+    are bare global pointers). Data that must cross threads goes through one
+    dynamic shared-memory buffer, each use fenced by CTA barriers. A
+    persistent kernel's workspace arguments are packed behind one trailing
+    pointer, laid out region after region, each region `num_ctas` slots of
+    16-byte-aligned size (see docs/bundle.md).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect"];
+}
+
 #endif // TESSEL_PASSES

@@ -16,7 +16,23 @@ class Tessel_Attr<string name, string attrMnemonic, list<Trait> traits = []>
   let mnemonic = attrMnemonic;
 }
 
-def Tessel_BlockedEncodingAttr : Tessel_Attr<"BlockedEncoding", "blocked"> {
+def Tessel_LayoutEncodingAttrInterface
+    : AttrInterface<"LayoutEncodingAttrInterface"> {
+  let cppNamespace = "::mlir::tessel";
+  let description = [{
+    A layout encoding of a tile type: says how the tile's elements are
+    spread over the threads (or the shared memory) of a CTA. The tile type
+    accepts any attribute implementing it, so new encodings (shared, MMA
+    accumulator and operand) need no change to the type.
+  }];
+  let methods = [
+    InterfaceMethod<"Rank of the tiles this encoding distributes.",
+                    "unsigned", "getRank">
+  ];
+}
+
+def Tessel_BlockedEncodingAttr : Tessel_Attr<"BlockedEncoding", "blocked",
+    [DeclareAttrInterfaceMethods<Tessel_LayoutEncodingAttrInterface>]> {
   let summary = "Blocked distribution of a tile over threads and warps";
   let description = [{
     Each thread owns `sizePerThread` contiguous elements per dimension, a warp
@@ -38,6 +54,22 @@ def Tessel_BlockedEncodingAttr : Tessel_Attr<"BlockedEncoding", "blocked"> {
         `warpsPerCTA` `=` `[` $warpsPerCTA `]` `,`
         `order` `=` `[` $order `]` `>`
   }];
+  let genVerifyDecl = 1;
+}
+
+def Tessel_SliceEncodingAttr : Tessel_Attr<"SliceEncoding", "slice",
+    [DeclareAttrInterfaceMethods<Tessel_LayoutEncodingAttrInterface>]> {
+  let summary = "A parent layout with one dimension removed";
+  let description = [{
+    A tile of rank r in `#tessel.slice<dim = d, parent = P>` is held as P
+    holds a tile of rank r + 1 whose dimension `d` has size 1: the threads
+    that differ only along `d` in P hold the same elements. It is the layout
+    of a reduction along `d` of a P tile and of the operand of an
+    expand_dims at `d` into P, so both are free of data movement (Triton's
+    SliceEncoding).
+  }];
+  let parameters = (ins "unsigned":$dim, "Attribute":$parent);
+  let assemblyFormat = "`<` `dim` `=` $dim `,` `parent` `=` $parent `>`";
   let genVerifyDecl = 1;
 }
 

@@ -26,6 +26,8 @@
 
 #include "tessel/TesselEnums.h.inc"
 
+#include "tessel/TesselAttrInterfaces.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "tessel/TesselAttrs.h.inc"
 

@@ -18,6 +18,8 @@ using namespace mlir::tessel;
 
 #include "tessel/TesselEnums.cpp.inc"
 
+#include "tessel/TesselAttrInterfaces.cpp.inc"
+
 static bool isScalarElementType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() ||
          type.isSignlessInteger(1) || type.isSignlessInteger(32) ||
@@ -63,15 +65,13 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << elementType;
   if (!encoding)
     return success();
-  // Layout encodings are tessel attributes; list new ones here.
-  auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
-  if (!blocked)
+  auto layout = dyn_cast<LayoutEncodingAttrInterface>(encoding);
+  if (!layout)
     return emitError() << "tile encoding must be a layout attribute "
-                          "(#tessel.blocked), got "
+                          "(#tessel.blocked, #tessel.slice), got "
                        << encoding;
-  if (blocked.getOrder().size() != shape.size())
-    return emitError() << "blocked encoding of rank "
-                       << blocked.getOrder().size()
+  if (layout.getRank() != shape.size())
+    return emitError() << "layout encoding of rank " << layout.getRank()
                        << " does not fit a tile of rank " << shape.size();
   return success();
 }
@@ -192,6 +192,33 @@ LogicalResult BlockedEncodingAttr::verify(
     seen[dim] = true;
   }
   return success();
+}
+
+unsigned BlockedEncodingAttr::getRank() const { return getOrder().size(); }
+
+//===----------------------------------------------------------------------===//
+// SliceEncodingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          unsigned dim, Attribute parent) {
+  auto layout = dyn_cast<LayoutEncodingAttrInterface>(parent);
+  if (!layout)
+    return emitError() << "slice parent must be a layout attribute, got "
+                       << parent;
+  // The slice must still describe a tile: rank at least 1.
+  if (layout.getRank() < 2)
+    return emitError() << "slice parent must have rank at least 2, got "
+                       << layout.getRank();
+  if (dim >= layout.getRank())
+    return emitError() << "slice dim " << dim << " is out of range for a "
+                       << "parent of rank " << layout.getRank();
+  return success();
+}
+
+unsigned SliceEncodingAttr::getRank() const {
+  return cast<LayoutEncodingAttrInterface>(getParent()).getRank() - 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -61,13 +61,37 @@ func.func private @tile_of_tile(!tessel.tile<16x!tessel.tile<4xf32>>)
 
 // -----
 
-// expected-error @+1 {{tile encoding must be a layout attribute (#tessel.blocked), got "row_major"}}
+// expected-error @+1 {{tile encoding must be a layout attribute (#tessel.blocked, #tessel.slice), got "row_major"}}
 func.func private @tile_encoding_not_layout(!tessel.tile<16x16xf32, "row_major">)
 
 // -----
 
-// expected-error @+1 {{blocked encoding of rank 2 does not fit a tile of rank 1}}
+// expected-error @+1 {{layout encoding of rank 2 does not fit a tile of rank 1}}
 func.func private @tile_encoding_rank(!tessel.tile<64xf32, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+// expected-error @+1 {{layout encoding of rank 1 does not fit a tile of rank 2}}
+func.func private @slice_rank(!tessel.tile<4x8xf32, #tessel.slice<dim = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tessel.slice
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{slice dim 2 is out of range for a parent of rank 2}}
+func.func private @slice_dim(!tessel.tile<4xf32, #tessel.slice<dim = 2, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>>)
+
+// -----
+
+// expected-error @+1 {{slice parent must have rank at least 2, got 1}}
+func.func private @slice_of_1d(!tessel.tile<4xf32, #tessel.slice<dim = 0, parent = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>>>)
+
+// -----
+
+// expected-error @+1 {{slice parent must be a layout attribute, got "row_major"}}
+func.func private @slice_parent(!tessel.tile<4xf32, #tessel.slice<dim = 0, parent = "row_major">>)
 
 // -----
 

@@ -11,6 +11,8 @@
 #include "Frontend/MLIRGen.h"
 #include "Frontend/Parser.h"
 
+#include "Conversion/NVPTX/GPUCompile.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -44,7 +46,8 @@ cl::opt<Emit> emit(
     cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree, as text"),
                clEnumValN(Emit::Tessel, "tessel",
                           "tessel IR as emitted by the front end (verified)"),
-               clEnumValN(Emit::LLVM, "llvm", "LLVM IR for the NVPTX target"),
+               clEnumValN(Emit::LLVM, "llvm",
+                          "LLVM IR for the NVPTX target, optimised (O3)"),
                clEnumValN(Emit::PTX, "ptx", "PTX assembly"),
                clEnumValN(Emit::Bundle, "bundle",
                           "a kernel bundle: PTX with its launch metadata")));
@@ -52,6 +55,37 @@ cl::opt<std::string> target("target",
                             cl::desc("GPU architecture: sm_80 or sm_90"),
                             cl::init("sm_90"));
 } // namespace
+
+/// The GPU stages: LLVM IR, PTX or a bundle of `module` on `os`.
+static bool emitGPU(mlir::ModuleOp module, llvm::raw_ostream &os) {
+  std::vector<tessel::KernelInfo> kernels;
+  if (mlir::failed(tessel::lowerToLLVMDialect(module, kernels)))
+    return false;
+  std::string error;
+  auto machine = tessel::createNVPTXTargetMachine(target, error);
+  if (!machine) {
+    llvm::errs() << "tesselc: error: " << error << "\n";
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = tessel::translateToLLVMIR(module, llvmContext, *machine);
+  if (!llvmModule)
+    return false;
+  if (emit == Emit::LLVM) {
+    llvmModule->print(os, nullptr);
+    return true;
+  }
+  std::string ptx = tessel::emitPTX(*llvmModule, *machine, error);
+  if (ptx.empty()) {
+    llvm::errs() << "tesselc: error: " << error << "\n";
+    return false;
+  }
+  if (emit == Emit::PTX)
+    os << ptx;
+  else
+    os << tessel::writeBundle(kernels, ptx, target, "tesselc " + inputFile);
+  return true;
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -82,12 +116,6 @@ int main(int argc, char **argv) {
     }
     options.defines[d.substr(0, eq)] = d.substr(eq + 1);
   }
-  if (emit == Emit::LLVM || emit == Emit::PTX || emit == Emit::Bundle) {
-    llvm::errs() << "tesselc: error: this build has no GPU back end yet; "
-                    "--emit=tessel and --emit=ast are available\n";
-    return 1;
-  }
-
   std::string errorMessage;
   auto output = mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
@@ -109,7 +137,13 @@ int main(int argc, char **argv) {
   auto module = tessel::compileSource(context, *source, diag, options);
   if (!module)
     return 1;
-  module->print(output->os());
+  if (emit == Emit::Tessel) {
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+  if (!emitGPU(*module, output->os()))
+    return 1;
   output->keep();
   return 0;
 }

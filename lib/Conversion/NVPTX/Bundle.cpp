@@ -1,0 +1,96 @@
+//===- Bundle.cpp - Kernel bundles for the runtime ------------------------===//
+
+#include "Conversion/NVPTX/GPUCompile.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tessel;
+
+/// A JSON string literal.
+static std::string quote(llvm::StringRef s) {
+  std::string out = "\"";
+  llvm::raw_string_ostream os(out);
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"':
+      os << "\\\"";
+      break;
+    case '\\':
+      os << "\\\\";
+      break;
+    case '\n':
+      os << "\\n";
+      break;
+    case '\t':
+      os << "\\t";
+      break;
+    default:
+      if (c < 0x20)
+        os << llvm::format("\\u%04x", c);
+      else
+        os << c;
+    }
+  }
+  os << '"';
+  return out;
+}
+
+/// Grid kernels carry no grid expression: their grids depend on values the
+/// kernel does not receive (a batch size, say), so the host passes the grid
+/// at launch. Persistent kernels ask for their workspace per CTA.
+static void writeLaunch(llvm::raw_ostream &os, const KernelInfo &k) {
+  if (!k.persistent) {
+    os << "{\"kind\": \"grid\"}";
+    return;
+  }
+  os << "{\"kind\": \"persistent\"";
+  if (k.workspacePerProgram)
+    os << ", \"workspace_bytes\": \"" << k.workspacePerProgram
+       << " * num_ctas\"";
+  os << "}";
+}
+
+static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
+  os << "    {\n"
+     << "      \"name\": " << quote(k.name) << ",\n"
+     << "      \"ptx_entry\": " << quote(k.name) << ",\n"
+     << "      \"num_warps\": " << k.numWarps << ",\n"
+     << "      \"shared_bytes\": " << k.sharedBytes << ",\n"
+     << "      \"params\": [";
+  for (auto [i, p] : llvm::enumerate(k.params)) {
+    os << (i ? ",\n" : "\n") << "        {\"name\": " << quote(p.name)
+       << ", \"kind\": " << quote(p.kind);
+    if (!p.elem.empty())
+      os << ", \"elem\": " << quote(p.elem);
+    os << "}";
+  }
+  os << (k.params.empty() ? "],\n" : "\n      ],\n")
+     << "      \"constants\": {";
+  for (auto [i, c] : llvm::enumerate(k.constants))
+    os << (i ? ", " : "") << quote(c.first) << ": " << c.second;
+  os << "},\n      \"launch\": ";
+  writeLaunch(os, k);
+  os << "\n    }";
+}
+
+std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
+                                llvm::StringRef ptx, llvm::StringRef target,
+                                llvm::StringRef producer) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "{\n"
+     << "  \"format\": \"tessel-bundle\",\n"
+     << "  \"version\": 1,\n"
+     << "  \"target\": " << quote(target) << ",\n"
+     << "  \"producer\": " << quote(producer) << ",\n"
+     << "  \"kernels\": [\n";
+  for (auto [i, k] : llvm::enumerate(kernels)) {
+    writeKernel(os, k);
+    os << (i + 1 < kernels.size() ? ",\n" : "\n");
+  }
+  os << "  ],\n"
+     << "  \"ptx\": " << quote(ptx) << "\n"
+     << "}\n";
+  return out;
+}

@@ -1,0 +1,67 @@
+//===- GPUCompile.h - tessel IR to PTX and kernel bundles -------*- C++ -*-===//
+//
+// The GPU half of the compiler, one call per stage: the tile-level passes
+// and the lowering to the LLVM dialect, then LLVM IR optimised for NVPTX,
+// then PTX text from LLVM's NVPTX back end, then the bundle the runtime
+// loads (docs/bundle.md). Everything runs in process.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_CONVERSION_GPUCOMPILE_H
+#define TESSEL_CONVERSION_GPUCOMPILE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+/// What the runtime needs to launch one kernel: a bundle's "kernels" entry.
+struct KernelInfo {
+  struct Param {
+    std::string name, kind, elem;
+  };
+  std::string name;
+  unsigned numWarps = 4;
+  int64_t sharedBytes = 0;
+  std::vector<Param> params;
+  std::vector<std::pair<std::string, int64_t>> constants;
+  bool persistent = false;
+  /// Bytes of workspace per program (0: none); the runtime allocates
+  /// `workspacePerProgram × num_ctas` and passes it last.
+  int64_t workspacePerProgram = 0;
+};
+
+/// Runs tessel-expand-online, tessel-lower-stream-k, canonicalize, CSE,
+/// tessel-assign-layouts and convert-tessel-to-llvm on a front-end module,
+/// recording each kernel's launch metadata on the way. Errors are reported
+/// through the context's diagnostics.
+mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
+                                       std::vector<KernelInfo> &kernels);
+
+/// The NVPTX target machine for `chip` (sm_80, sm_90) with PTX ISA 8.0.
+std::unique_ptr<llvm::TargetMachine>
+createNVPTXTargetMachine(llvm::StringRef chip, std::string &error);
+
+/// LLVM IR of an LLVM-dialect module, with the target's data layout and
+/// optimised at O3.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine);
+
+/// PTX assembly of `module`; empty (with `error` set) on failure.
+std::string emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
+                    std::string &error);
+
+/// A bundle (docs/bundle.md) holding `ptx` and `kernels`.
+std::string writeBundle(const std::vector<KernelInfo> &kernels,
+                        llvm::StringRef ptx, llvm::StringRef target,
+                        llvm::StringRef producer);
+
+} // namespace tessel
+
+#endif // TESSEL_CONVERSION_GPUCOMPILE_H

@@ -1,0 +1,79 @@
+//===- PTX.cpp - LLVM IR and PTX through LLVM's NVPTX back end ------------===//
+
+#include "Conversion/NVPTX/GPUCompile.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetOptions.h"
+
+using namespace tessel;
+
+static constexpr llvm::StringLiteral kTriple = "nvptx64-nvidia-cuda";
+
+std::unique_ptr<llvm::TargetMachine>
+tessel::createNVPTXTargetMachine(llvm::StringRef chip, std::string &error) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  // PTX ISA 8.0: the oldest that targets sm_90, and what ptxas and the
+  // driver of CUDA 12+ read.
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, chip, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+std::unique_ptr<llvm::Module>
+tessel::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                          llvm::TargetMachine &machine) {
+  mlir::DialectRegistry registry;
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "tessel");
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  llvmModule->setDataLayout(machine.createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(*llvmModule, mam);
+  return llvmModule;
+}
+
+std::string tessel::emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
+                            std::string &error) {
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr,
+                                  llvm::CodeGenFileType::AssemblyFile)) {
+    error = "the NVPTX target cannot emit assembly";
+    return {};
+  }
+  pm.run(module);
+  return std::string(ptx);
+}

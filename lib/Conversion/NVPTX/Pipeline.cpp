@@ -1,0 +1,93 @@
+//===- Pipeline.cpp - Front-end IR to the LLVM dialect, with metadata -----===//
+
+#include "Conversion/NVPTX/GPUCompile.h"
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
+
+#include "tessel/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+/// A parameter as docs/bundle.md names it; fails for types a launch cannot
+/// pass.
+static FailureOr<::tessel::KernelInfo::Param> paramOf(BlockArgument arg) {
+  std::string name = "arg" + std::to_string(arg.getArgNumber());
+  if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
+    name = loc.getName().str();
+  auto typeName = [](Type t) -> std::string {
+    if (t.isSignlessInteger(1) || t.isSignlessInteger(32) ||
+        t.isSignlessInteger(64) || t.isF16() || t.isBF16() || t.isF32()) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << t;
+      return s;
+    }
+    return {};
+  };
+  Type type = arg.getType();
+  if (auto ptr = dyn_cast<PtrType>(type))
+    return ::tessel::KernelInfo::Param{name, "ptr",
+                                       typeName(ptr.getPointeeType())};
+  std::string kind = typeName(type);
+  if (kind.empty() || kind == "i1")
+    return emitError(arg.getLoc())
+           << "kernel parameter '" << name << "' of type " << type
+           << " cannot be passed at launch (ptr, i32, i64, f16, bf16, f32)";
+  return ::tessel::KernelInfo::Param{name, kind, ""};
+}
+
+/// Launch metadata of a kernel after layout assignment.
+static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
+  info.name = kernel.getSymName().str();
+  if (auto warps = kernel->getAttrOfType<IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName()))
+    info.numWarps = warps.getInt();
+  info.sharedBytes = getKernelSharedBytes(kernel);
+  SmallVector<int64_t> workspace = getWorkspaceSlotBytes(kernel);
+  for (int64_t bytes : workspace)
+    info.workspacePerProgram += bytes;
+  info.persistent = kernel->hasAttr(TesselDialect::getLaunchAttrName());
+  unsigned numParams = kernel.getNumArguments() - workspace.size();
+  for (BlockArgument arg : kernel.getArguments().take_front(numParams)) {
+    FailureOr<::tessel::KernelInfo::Param> param = paramOf(arg);
+    if (failed(param))
+      return failure();
+    info.params.push_back(*param);
+  }
+  // Launch expressions only take integers: booleans count as 0/1, float and
+  // type constants are left out.
+  if (auto constants = kernel->getAttrOfType<DictionaryAttr>(
+          TesselDialect::getConstantsAttrName()))
+    for (NamedAttribute c : constants) {
+      if (auto b = dyn_cast<BoolAttr>(c.getValue()))
+        info.constants.emplace_back(c.getName().str(), b.getValue());
+      else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        info.constants.emplace_back(c.getName().str(), i.getInt());
+    }
+  return success();
+}
+
+namespace tessel {
+LogicalResult lowerToLLVMDialect(ModuleOp module,
+                                 std::vector<KernelInfo> &kernels) {
+  PassManager tiles(module.getContext());
+  tiles.addPass(createTesselExpandOnline());
+  tiles.addPass(createTesselLowerStreamK());
+  tiles.addPass(createCanonicalizerPass());
+  tiles.addPass(createCSEPass());
+  tiles.addPass(createTesselAssignLayouts());
+  if (failed(tiles.run(module)))
+    return failure();
+  for (auto kernel : module.getOps<func::FuncOp>()) {
+    kernels.emplace_back();
+    if (failed(describe(kernel, kernels.back())))
+      return failure();
+  }
+  PassManager lower(module.getContext());
+  lower.addPass(createConvertTesselToLLVM());
+  return lower.run(module);
+}
+} // namespace tessel

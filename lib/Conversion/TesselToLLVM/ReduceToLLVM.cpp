@@ -1,0 +1,208 @@
+//===- ReduceToLLVM.cpp - Reductions along an axis ------------------------===//
+//
+// Three steps, each combining in a fixed order so that every thread ends
+// with bit-identical results (the slice layout of the result replicates
+// them): the thread's own elements along the axis, then the lanes along it
+// by butterfly shuffles, then the warps along it through shared memory.
+// Wrapped copies (a layout wider than the axis) contribute the identity, so
+// a sum counts each element once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/TesselToLLVM/Utils.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+  bool f = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::sum:
+    return f ? arith::AddFOp::create(b, loc, x, y).getResult()
+             : arith::AddIOp::create(b, loc, x, y).getResult();
+  case ReduceKind::max:
+    return f ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+             : arith::MaxSIOp::create(b, loc, x, y).getResult();
+  case ReduceKind::min:
+    return f ? arith::MinimumFOp::create(b, loc, x, y).getResult()
+             : arith::MinSIOp::create(b, loc, x, y).getResult();
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+Value identity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
+  if (auto f = dyn_cast<FloatType>(type)) {
+    double v = kind == ReduceKind::sum   ? 0.0
+               : kind == ReduceKind::max ? -INFINITY
+                                         : INFINITY;
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f, v));
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt v = kind == ReduceKind::sum   ? APInt::getZero(width)
+            : kind == ReduceKind::max ? APInt::getSignedMinValue(width)
+                                      : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+}
+
+/// shfl.sync.bfly on any scalar: carried in one or two 32-bit registers.
+Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned laneMask) {
+  Type i32 = b.getI32Type();
+  Type type = v.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto shfl = [&](Value x) {
+    Value all = i32Constant(b, loc, -1);
+    Value offset = i32Constant(b, loc, laneMask);
+    Value clamp = i32Constant(b, loc, 0x1f);
+    return NVVM::ShflOp::create(b, loc, i32, all, x, offset, clamp,
+                                NVVM::ShflKind::bfly, UnitAttr())
+        .getResult();
+  };
+  Type bits = b.getIntegerType(width);
+  Value raw = type == bits ? v : LLVM::BitcastOp::create(b, loc, bits, v);
+  Value out;
+  if (width == 64) {
+    Type i64 = b.getI64Type();
+    Value lo = arith::TruncIOp::create(b, loc, i32, raw);
+    Value hi = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::ShRUIOp::create(
+            b, loc, raw,
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+    Value lo64 = arith::ExtUIOp::create(b, loc, i64, shfl(lo));
+    Value hiLow = arith::ExtUIOp::create(b, loc, i64, shfl(hi));
+    Value hi64 = arith::ShLIOp::create(
+        b, loc, hiLow,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+    out = arith::OrIOp::create(b, loc, hi64, lo64);
+  } else {
+    Value wide = width == 32
+                     ? raw
+                     : arith::ExtUIOp::create(b, loc, i32, raw).getResult();
+    out = shfl(wide);
+    if (width != 32)
+      out = arith::TruncIOp::create(b, loc, bits, out);
+  }
+  return type == bits ? out : LLVM::BitcastOp::create(b, loc, type, out);
+}
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<TileType>(op.getSrc().getType());
+    unsigned axis = op.getAxis();
+    auto resultTile = dyn_cast<TileType>(op.getType());
+    if (resultTile &&
+        resultTile.getEncoding() !=
+            SliceEncodingAttr::get(getContext(), axis, srcType.getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "expects the result in the slice of the operand's layout");
+    TileLayout layout = getLayout(srcType);
+    const DimLayout &along = layout.getDim(axis);
+    ThreadLayout thread(rewriter, loc, layout);
+    ValueRange src = adaptor.getSrc();
+    Type elem = src.front().getType();
+    ReduceKind kind = op.getKind();
+
+    // Result slots enumerate the other dimensions' local indices row-major,
+    // as the slice layout numbers them.
+    SmallVector<int64_t> others;
+    for (unsigned d = 0; d < layout.getRank(); ++d)
+      if (d != axis)
+        others.push_back(layout.getDim(d).numLocal());
+    int64_t numResults = 1;
+    for (int64_t n : others)
+      numResults *= n;
+
+    SmallVector<SmallVector<int64_t>> resultLocals;
+    Slots partial;
+    for (int64_t r = 0; r < numResults; ++r) {
+      SmallVector<int64_t> local(others.size());
+      for (int64_t i = others.size(), rest = r; i-- > 0; rest /= others[i])
+        local[i] = rest % others[i];
+      resultLocals.push_back(local);
+      Value acc;
+      for (int64_t j = 0; j < along.numLocal(); ++j) {
+        SmallVector<int64_t> at(local);
+        at.insert(at.begin() + axis, j);
+        Value v = src[layout.getSlot(at)];
+        if (Value inside = thread.isInside(axis, j))
+          v = arith::SelectOp::create(rewriter, loc, inside, v,
+                                      identity(rewriter, loc, kind, elem));
+        acc = acc ? combine(rewriter, loc, kind, acc, v) : v;
+      }
+      for (unsigned k = 1; k < along.lanes; k *= 2)
+        acc = combine(rewriter, loc, kind, acc,
+                      shuffleXor(rewriter, loc, acc, along.laneStride * k));
+      partial.push_back(acc);
+    }
+
+    if (along.warps > 1)
+      partial = combineWarps(rewriter, loc, op, layout, thread, resultLocals,
+                             partial);
+    rewriter.replaceOpWithMultiple(op, {partial});
+    return success();
+  }
+
+  /// Every thread writes its warp's partials (threads of a warp hold equal
+  /// ones), then reads and combines all warps' in warp order.
+  Slots combineWarps(OpBuilder &b, Location loc, ReduceOp op,
+                     const TileLayout &layout, ThreadLayout &thread,
+                     ArrayRef<SmallVector<int64_t>> resultLocals,
+                     ArrayRef<Value> partial) const {
+    unsigned axis = op.getAxis();
+    unsigned warps = layout.getDim(axis).warps;
+    SmallVector<int64_t> resultShape(
+        cast<TileType>(op.getSrc().getType()).getShape());
+    resultShape.erase(resultShape.begin() + axis);
+    Type elem = partial.front().getType();
+    auto rowBase = [&](ArrayRef<int64_t> local) -> Value {
+      SmallVector<Value> coords;
+      unsigned d = 0;
+      for (int64_t j : local) {
+        d += d == axis;
+        coords.push_back(thread.coord(d++, j));
+      }
+      Value row = coords.empty() ? i32Constant(b, loc, 0)
+                                 : linearIndex(b, loc, coords, resultShape);
+      return arith::MulIOp::create(b, loc, row, i32Constant(b, loc, warps));
+    };
+    emitBarrier(b, loc);
+    Value warp = thread.warpIndex(axis);
+    for (auto [local, value] : llvm::zip(resultLocals, partial)) {
+      Value index = arith::AddIOp::create(b, loc, rowBase(local), warp);
+      storeShared(b, loc, value, sharedElementPtr(b, loc, elem, 0, index));
+    }
+    emitBarrier(b, loc);
+    Slots result;
+    for (ArrayRef<int64_t> local : resultLocals) {
+      Value base = rowBase(local);
+      Value acc;
+      for (unsigned w = 0; w < warps; ++w) {
+        Value index =
+            arith::AddIOp::create(b, loc, base, i32Constant(b, loc, w));
+        Value v =
+            loadShared(b, loc, elem, sharedElementPtr(b, loc, elem, 0, index));
+        acc = acc ? combine(b, loc, op.getKind(), acc, v) : v;
+      }
+      result.push_back(acc);
+    }
+    return result;
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateReducePatterns(LLVMTypeConverter &converter,
+                                          RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering>(converter, patterns.getContext());
+}

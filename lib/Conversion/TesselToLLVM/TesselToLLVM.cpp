@@ -1,0 +1,353 @@
+//===- TesselToLLVM.cpp - The convert-tessel-to-llvm pass -----------------===//
+//
+// Three conversions in a row: tessel (with func, arith, math and the types
+// of scf) to the LLVM and NVVM dialects; then scf to cf; then cf and the
+// arith that scf-to-cf creates to LLVM. Finally a persistent kernel's
+// workspace arguments are packed behind one pointer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
+#include "Conversion/TesselToLLVM/Utils.h"
+
+#include "tessel/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_CONVERTTESSELTOLLVM
+#include "tessel/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+static unsigned getNumWarps(func::FuncOp func) {
+  if (auto attr = func->getAttrOfType<IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName()))
+    return attr.getInt();
+  return 4;
+}
+
+//===----------------------------------------------------------------------===//
+// Types, kernels and shared memory sizes
+//===----------------------------------------------------------------------===//
+
+void mlir::tessel::addTesselTypeConversions(LLVMTypeConverter &converter) {
+  MLIRContext *ctx = &converter.getContext();
+  converter.addConversion(
+      [ctx](PtrType) -> Type { return LLVM::LLVMPointerType::get(ctx, 1); });
+  converter.addConversion(
+      [&converter](TileType type, SmallVectorImpl<Type> &results)
+          -> std::optional<LogicalResult> {
+        FailureOr<TileLayout> layout = TileLayout::get(type);
+        Type elem = converter.convertType(type.getElementType());
+        if (failed(layout) || !elem)
+          return failure();
+        results.append(layout->getNumSlots(), elem);
+        return success();
+      });
+}
+
+namespace {
+
+/// A kernel becomes an llvm.func with one parameter per argument.
+struct KernelLowering : OpConversionPattern<func::FuncOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::FuncOp func, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!func->hasAttr(TesselDialect::getKernelAttrName()))
+      return rewriter.notifyMatchFailure(func, "not a tessel kernel");
+    TypeConverter::SignatureConversion signature(func.getNumArguments());
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      Type converted = getTypeConverter()->convertType(type);
+      if (!converted)
+        return rewriter.notifyMatchFailure(func, "unsupported argument type");
+      signature.addInputs(i, converted);
+    }
+    MLIRContext *ctx = getContext();
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            signature.getConvertedTypes());
+    auto kernel = LLVM::LLVMFuncOp::create(rewriter, func.getLoc(),
+                                           func.getSymName(), type);
+    kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                    rewriter.getUnitAttr());
+    int32_t threads = 32 * getNumWarps(func);
+    kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                    rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+    rewriter.inlineRegionBefore(func.getBody(), kernel.getBody(), kernel.end());
+    rewriter.applySignatureConversion(&kernel.getBody().front(), signature,
+                                      getTypeConverter());
+    rewriter.eraseOp(func);
+    return success();
+  }
+};
+
+struct ReturnLowering : OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::ReturnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, ValueRange{});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
+                                                RewritePatternSet &patterns) {
+  patterns.add<KernelLowering, ReturnLowering>(converter,
+                                               patterns.getContext());
+  populateElementwisePatterns(converter, patterns);
+  populateMemoryPatterns(converter, patterns);
+  populateLayoutPatterns(converter, patterns);
+  populateReducePatterns(converter, patterns);
+  populateDotPatterns(converter, patterns);
+}
+
+static bool sameDistribution(Type src, Type dst, ArrayRef<int32_t> perm = {}) {
+  return getLayout(dst).sameDistribution(getLayout(src), perm);
+}
+
+int64_t mlir::tessel::getScratchBytes(Operation *op) {
+  int64_t threads = 32 * getNumWarps(op->getParentOfType<func::FuncOp>());
+  // A tile remapped through shared memory, with the discard slots of the
+  // copies that do not own their element.
+  auto remapBytes = [&](Type src) {
+    return withDiscardSlots(getTileBytes(cast<TileType>(src)), threads);
+  };
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case<ReshapeOp, ExtractSliceOp>([&](Operation *op) {
+        return remapBytes(op->getOperand(0).getType());
+      })
+      .Case([&](ConvertLayoutOp op) -> int64_t {
+        if (sameDistribution(op.getSrc().getType(), op.getType()))
+          return 0;
+        return remapBytes(op.getSrc().getType());
+      })
+      .Case([&](TransOp op) -> int64_t {
+        if (sameDistribution(op.getSrc().getType(), op.getType(),
+                             op.getOrder()))
+          return 0;
+        return remapBytes(op.getSrc().getType());
+      })
+      .Case([](ReduceOp op) -> int64_t {
+        auto src = cast<TileType>(op.getSrc().getType());
+        unsigned warps = getLayout(src).getDim(op.getAxis()).warps;
+        if (warps == 1)
+          return 0;
+        return src.getNumElements() / src.getDimSize(op.getAxis()) * warps *
+               getSharedBytes(src.getElementType());
+      })
+      .Case(
+          [&](DotOp op) { return withDiscardSlots(getDotBytes(op), threads); })
+      .Case([&](AtomicAddOp op) -> int64_t {
+        if (op.getResult().use_empty())
+          return 0;
+        if (isa<TileType>(op.getType()))
+          return remapBytes(op.getType());
+        return withDiscardSlots(getSharedBytes(op.getType()), threads);
+      })
+      .Default([](Operation *) { return 0; });
+}
+
+int64_t mlir::tessel::getKernelSharedBytes(func::FuncOp kernel) {
+  int64_t bytes = 0;
+  kernel.getBody().walk(
+      [&](Operation *op) { bytes = std::max(bytes, getScratchBytes(op)); });
+  return bytes;
+}
+
+SmallVector<int64_t> mlir::tessel::getWorkspaceSlotBytes(func::FuncOp kernel) {
+  auto sizes = kernel->getAttrOfType<DenseI64ArrayAttr>(
+      TesselDialect::getWorkspaceAttrName());
+  if (!sizes)
+    return {};
+  ArrayRef<Type> args = kernel.getArgumentTypes().take_back(sizes.size());
+  SmallVector<int64_t> bytes;
+  for (auto [elements, type] : llvm::zip(sizes.asArrayRef(), args))
+    bytes.push_back(llvm::alignTo(
+        elements * getSharedBytes(cast<PtrType>(type).getPointeeType()), 16));
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// Every tile must have a layout this lowering knows, made for the kernel's
+/// warps: patterns then never fail on a type.
+static LogicalResult checkLayouts(func::FuncOp kernel) {
+  unsigned warps = getNumWarps(kernel);
+  auto check = [&](Value v) -> LogicalResult {
+    auto tile = dyn_cast<TileType>(v.getType());
+    if (!tile)
+      return success();
+    FailureOr<TileLayout> layout = TileLayout::get(tile);
+    Location loc = v.getLoc();
+    if (failed(layout))
+      return emitError(loc) << "tile " << tile
+                            << " has no layout the GPU lowering knows (run "
+                               "tessel-assign-layouts first)";
+    if (layout->getNumWarps() != warps)
+      return emitError(loc)
+             << "layout of " << tile << " spans " << layout->getNumWarps()
+             << " warps but the kernel has " << warps;
+    return success();
+  };
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (failed(check(v)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Value v : block.getArguments())
+          if (failed(check(v)))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+static void declareSharedMemory(ModuleOp module) {
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/false,
+                         LLVM::Linkage::External, kSharedMemorySymbol,
+                         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+}
+
+/// The trailing workspace arguments become offsets into one buffer passed
+/// last: region i holds slotBytes[i] bytes per program, for every program.
+static void packWorkspaces(LLVM::LLVMFuncOp kernel,
+                           ArrayRef<int64_t> slotBytes) {
+  Block &entry = kernel.getBody().front();
+  unsigned first = entry.getNumArguments() - slotBytes.size();
+  Location loc = kernel.getLoc();
+  auto b = OpBuilder::atBlockBegin(&entry);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto ptrType = LLVM::LLVMPointerType::get(kernel.getContext(), 1);
+  Value base = entry.addArgument(ptrType, loc);
+  Value x = NVVM::GridDimXOp::create(b, loc, i32);
+  Value y = NVVM::GridDimYOp::create(b, loc, i32);
+  Value xy = LLVM::MulOp::create(b, loc, x, y);
+  Value z = NVVM::GridDimZOp::create(b, loc, i32);
+  Value xyz = LLVM::MulOp::create(b, loc, xy, z);
+  Value programs = LLVM::ZExtOp::create(b, loc, i64, xyz);
+  int64_t offset = 0;
+  for (auto [i, bytes] : llvm::enumerate(slotBytes)) {
+    Value start = LLVM::MulOp::create(
+        b, loc, programs,
+        LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(offset)));
+    Value region = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), base,
+                                       ValueRange{start});
+    entry.getArgument(first + i).replaceAllUsesWith(region);
+    offset += bytes;
+  }
+  entry.eraseArguments(first, slotBytes.size());
+  SmallVector<Type> params(entry.getArgumentTypes());
+  kernel.setFunctionType(LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(kernel.getContext()), params));
+}
+
+namespace {
+
+/// For the scf and cf conversions: each scf.if splits its block, and with
+/// rollback enabled the driver records every op a split moves, which grows
+/// quadratically with the thousands of ops of a kernel body. (The tessel
+/// conversion keeps rollback: without it, every 1:N replacement places a
+/// cast after the last of its values, a dominance query that renumbers the
+/// whole block each time.) No pattern fails after changing IR.
+static ConversionConfig oneShot() {
+  ConversionConfig config;
+  config.allowPatternRollback = false;
+  return config;
+}
+
+struct ConvertTesselToLLVMPass
+    : tessel::impl::ConvertTesselToLLVMBase<ConvertTesselToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringMap<SmallVector<int64_t>> workspaces;
+    bool needsShared = false;
+    for (auto kernel : module.getOps<func::FuncOp>()) {
+      if (failed(checkLayouts(kernel)))
+        return signalPassFailure();
+      workspaces[kernel.getSymName()] = getWorkspaceSlotBytes(kernel);
+      needsShared |= getKernelSharedBytes(kernel) > 0;
+    }
+    if (needsShared)
+      declareSharedMemory(module);
+    if (failed(lowerTessel(module)) || failed(lowerScf(module)) ||
+        failed(lowerControlFlow(module)))
+      return signalPassFailure();
+    for (auto kernel : module.getOps<LLVM::LLVMFuncOp>())
+      if (!kernel.isExternal())
+        if (ArrayRef<int64_t> slots = workspaces.lookup(kernel.getSymName());
+            !slots.empty())
+          packWorkspaces(kernel, slots);
+  }
+
+  LogicalResult lowerTessel(ModuleOp module) {
+    MLIRContext *ctx = &getContext();
+    LLVMTypeConverter converter(ctx);
+    addTesselTypeConversions(converter);
+    RewritePatternSet patterns(ctx);
+    populateTesselToLLVMPatterns(converter, patterns);
+    // ceildivsi/floordivsi have no LLVM lowering: expand them to arith.
+    arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addIllegalDialect<TesselDialect, arith::ArithDialect,
+                             math::MathDialect, func::FuncDialect>();
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    return applyPartialConversion(module, target, std::move(patterns));
+  }
+
+  LogicalResult lowerScf(ModuleOp module) {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    populateSCFToControlFlowConversionPatterns(patterns);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<scf::SCFDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    return applyPartialConversion(module, target, std::move(patterns),
+                                  oneShot());
+  }
+
+  LogicalResult lowerControlFlow(ModuleOp module) {
+    MLIRContext *ctx = &getContext();
+    LLVMTypeConverter converter(ctx);
+    RewritePatternSet patterns(ctx);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addIllegalDialect<cf::ControlFlowDialect, arith::ArithDialect>();
+    if (failed(applyPartialConversion(module, target, std::move(patterns),
+                                      oneShot())))
+      return failure();
+    SmallVector<UnrealizedConversionCastOp> casts, left;
+    module.walk([&](UnrealizedConversionCastOp op) { casts.push_back(op); });
+    reconcileUnrealizedCasts(casts, &left);
+    if (left.empty())
+      return success();
+    return left.front().emitOpError() << "is left after the conversion";
+  }
+};
+
+} // namespace

@@ -1,0 +1,36 @@
+//===- TesselToLLVM.h - tessel to the LLVM and NVVM dialects ----*- C++ -*-===//
+
+#ifndef TESSEL_CONVERSION_TESSELTOLLVM_H
+#define TESSEL_CONVERSION_TESSELTOLLVM_H
+
+#include "tessel/TesselDialect.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+
+namespace mlir::tessel {
+
+/// Tiles become one value per slot of their layout, pointers global
+/// `!llvm.ptr<1>`.
+void addTesselTypeConversions(LLVMTypeConverter &converter);
+
+/// One pattern per tessel op (or op family), plus the scalar math ops whose
+/// GPU lowering tessel chooses (approximate ex2/lg2).
+void populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
+/// Bytes of dynamic shared memory a kernel with assigned layouts needs once
+/// lowered: the largest scratch area of its ops (they take turns, fenced by
+/// barriers).
+int64_t getKernelSharedBytes(func::FuncOp kernel);
+
+/// For each workspace argument of a persistent kernel (the trailing
+/// pointers `tessel.workspace` describes), the bytes of one program's slot
+/// in the packed workspace: a multiple of 16.
+SmallVector<int64_t> getWorkspaceSlotBytes(func::FuncOp kernel);
+
+/// The CTA's dynamic shared memory buffer.
+constexpr llvm::StringLiteral kSharedMemorySymbol = "tessel_smem";
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_CONVERSION_TESSELTOLLVM_H

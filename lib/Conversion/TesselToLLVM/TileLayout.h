@@ -1,0 +1,131 @@
+//===- TileLayout.h - Which elements of a tile a thread holds ---*- C++ -*-===//
+//
+// The one place that reads layout encodings for the GPU lowering: a
+// TileLayout says, for a tile type, how many values ("slots") each thread
+// holds and which element each slot is; ThreadLayout emits the IR that
+// computes those coordinates for the running thread. Lowering patterns only
+// talk to these two classes, so a new encoding (shared, MMA accumulator or
+// operand) needs a factory here, not changes to every pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_CONVERSION_TILELAYOUT_H
+#define TESSEL_CONVERSION_TILELAYOUT_H
+
+#include "tessel/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <tuple>
+
+namespace mlir::tessel {
+
+/// One dimension of a tile as the threads of a CTA hold it. The thread whose
+/// lane index along it is laneIdx = lane / laneStride % lanes (warps alike)
+/// holds at local index j the element of coordinate
+///   (j / perThread)·span + warpIdx·lanes·perThread + laneIdx·perThread
+///     + j % perThread
+/// wrapped modulo `size`. The layout repeats to cover the dimension; where
+/// the repetitions overshoot (a size that is not a multiple of the span),
+/// the wrapped slots hold copies of real elements.
+struct DimLayout {
+  int64_t size;
+  unsigned perThread, lanes, laneStride, warps, warpStride;
+
+  int64_t span() const { return int64_t(perThread) * lanes * warps; }
+  int64_t numLocal() const {
+    return llvm::divideCeil(size, span()) * perThread;
+  }
+  /// Coordinate of local index j minus the thread's base.
+  int64_t offset(int64_t j) const {
+    return j / perThread * span() + j % perThread;
+  }
+  /// Whether local index j is inside the tile for every thread.
+  bool alwaysInside(int64_t j) const {
+    return offset(j) + span() - perThread < size;
+  }
+  bool operator==(const DimLayout &o) const {
+    return std::tie(size, perThread, lanes, laneStride, warps, warpStride) ==
+           std::tie(o.size, o.perThread, o.lanes, o.laneStride, o.warps,
+                    o.warpStride);
+  }
+};
+
+/// Lanes and warps whose threads hold the same elements: what slicing a
+/// dimension away leaves of it.
+struct ReplicaField {
+  unsigned lanes, laneStride, warps, warpStride;
+  bool operator==(const ReplicaField &o) const {
+    return std::tie(lanes, laneStride, warps, warpStride) ==
+           std::tie(o.lanes, o.laneStride, o.warps, o.warpStride);
+  }
+};
+
+/// The slots of one thread: row-major over the local indices of each
+/// dimension (dimension 0 slowest).
+class TileLayout {
+public:
+  /// Fails if `type` has no encoding this lowering knows.
+  static FailureOr<TileLayout> get(TileType type);
+  static FailureOr<TileLayout> get(Attribute encoding, ArrayRef<int64_t> shape);
+
+  unsigned getRank() const { return dims.size(); }
+  const DimLayout &getDim(unsigned d) const { return dims[d]; }
+  ArrayRef<ReplicaField> getReplicas() const { return replicas; }
+  /// Warps per CTA the layout was made for.
+  unsigned getNumWarps() const;
+  int64_t getNumSlots() const;
+  SmallVector<int64_t> getLocalIndices(int64_t slot) const;
+  int64_t getSlot(ArrayRef<int64_t> local) const;
+  /// Whether both layouts put the same elements in the same slots of the
+  /// same threads (`perm` maps dimensions of `this` to those of `other`).
+  bool sameDistribution(const TileLayout &other,
+                        ArrayRef<int32_t> perm = {}) const;
+
+private:
+  SmallVector<DimLayout> dims;
+  SmallVector<ReplicaField> replicas;
+};
+
+/// The running thread's view of a layout: coordinates of its slots and
+/// whether it owns them, as i32 values.
+class ThreadLayout {
+public:
+  ThreadLayout(OpBuilder &b, Location loc, TileLayout layout);
+
+  const TileLayout &getLayout() const { return layout; }
+  /// Coordinate along `dim` of local index `local`, in [0, size).
+  Value coord(unsigned dim, int64_t local);
+  SmallVector<Value> coords(int64_t slot);
+  /// Whether the slot is the one copy of its element that writes it (inside
+  /// the tile and first of its replicas); null when always true.
+  Value isOwner(int64_t slot);
+  /// Whether local index `local` along `dim` is inside the tile, before
+  /// wrapping; null when always true.
+  Value isInside(unsigned dim, int64_t local);
+  /// This thread's index along the warps of `dim`.
+  Value warpIndex(unsigned dim);
+
+private:
+  Value constant(int64_t v);
+  /// (id / stride) % count for power-of-two stride and count.
+  Value field(Value id, unsigned stride, unsigned count);
+  Value base(unsigned dim);
+  /// Coordinate of `local` along `dim` before wrapping.
+  Value raw(unsigned dim, int64_t local);
+
+  OpBuilder &b;
+  Location loc;
+  TileLayout layout;
+  Value lane, warp;
+  SmallVector<Value> bases;
+};
+
+/// Row-major linear index of `coords` in `shape`, as i32.
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords,
+                  ArrayRef<int64_t> shape);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_CONVERSION_TILELAYOUT_H

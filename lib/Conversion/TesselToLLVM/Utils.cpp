@@ -1,0 +1,254 @@
+//===- Utils.cpp - Shared pieces of the tessel-to-LLVM patterns -----------===//
+
+#include "Conversion/TesselToLLVM/Utils.h"
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+int64_t mlir::tessel::getSharedBytes(Type type) {
+  if (isa<PtrType>(type))
+    return 8;
+  return std::max(1u, type.getIntOrFloatBitWidth() / 8);
+}
+
+int64_t mlir::tessel::getTileBytes(TileType type) {
+  return type.getNumElements() * getSharedBytes(type.getElementType());
+}
+
+TileLayout mlir::tessel::getLayout(Type tileType) {
+  FailureOr<TileLayout> layout = TileLayout::get(cast<TileType>(tileType));
+  assert(succeeded(layout) && "encodings are checked before the conversion");
+  return *layout;
+}
+
+Value mlir::tessel::i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+
+Value mlir::tessel::andPredicates(OpBuilder &b, Location loc, Value x,
+                                  Value y) {
+  if (!x || !y)
+    return x ? x : y;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+Value mlir::tessel::isThreadZero(OpBuilder &b, Location loc) {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                               i32Constant(b, loc, 0));
+}
+
+void mlir::tessel::emitBarrier(OpBuilder &b, Location loc) {
+  NVVM::Barrier0Op::create(b, loc);
+}
+
+void mlir::tessel::emitIf(OpBuilder &b, Location loc, Value cond,
+                          function_ref<void(OpBuilder &)> body) {
+  if (!cond) {
+    body(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body(b);
+}
+
+Value mlir::tessel::emitIfElse(OpBuilder &b, Location loc, Value cond,
+                               function_ref<Value(OpBuilder &)> then,
+                               Value otherwise) {
+  if (!cond)
+    return then(b);
+  auto ifOp = scf::IfOp::create(b, loc, otherwise.getType(), cond,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, then(b));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise);
+  return ifOp.getResult(0);
+}
+
+namespace {
+/// How a scalar travels through a predicated PTX access: the register class
+/// of its inline-asm operand, the PTX type of that register and of the
+/// access, and the integer type of the register.
+struct PtxAccess {
+  StringRef constraint, regType, memType;
+  Type bits;
+};
+} // namespace
+
+static PtxAccess ptxAccessOf(Type type) {
+  MLIRContext *ctx = type.getContext();
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width == 64)
+    return {"l", "b64", "b64", IntegerType::get(ctx, 64)};
+  if (width == 32)
+    return {"r", "b32", "b32", IntegerType::get(ctx, 32)};
+  if (width == 16)
+    return {"h", "b16", "b16", IntegerType::get(ctx, 16)};
+  // Bytes (and i1, kept as bytes) go through a 16-bit register.
+  return {"h", "b16", "u8", IntegerType::get(ctx, 16)};
+}
+
+/// `v` as the integer the access moves, and back.
+static Value toBits(OpBuilder &b, Location loc, Value v, Type bits) {
+  Type type = v.getType();
+  if (isa<FloatType>(type))
+    return LLVM::BitcastOp::create(b, loc, bits, v);
+  if (type.getIntOrFloatBitWidth() < bits.getIntOrFloatBitWidth())
+    return LLVM::ZExtOp::create(b, loc, bits, v);
+  return v;
+}
+
+static Value fromBits(OpBuilder &b, Location loc, Value v, Type type) {
+  if (isa<FloatType>(type))
+    return LLVM::BitcastOp::create(b, loc, type, v);
+  if (type.getIntOrFloatBitWidth() < v.getType().getIntOrFloatBitWidth())
+    return LLVM::TruncOp::create(b, loc, type, v);
+  return v;
+}
+
+/// Predicated PTX instead of a branch per element: the IR keeps large
+/// blocks, which LLVM's passes handle far faster than thousands of tiny
+/// ones (masked intrinsics are split into such blocks late, quadratically).
+/// Marked as having side effects so LLVM keeps them in order with barriers
+/// and other memory operations.
+static Value inlinePtx(OpBuilder &b, Location loc, Type result,
+                       ValueRange operands, StringRef text,
+                       StringRef constraints) {
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, result ? TypeRange{result} : TypeRange{}, operands, text,
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return result ? op.getResult(0) : Value();
+}
+
+Value mlir::tessel::loadMasked(OpBuilder &b, Location loc, Type type, Value ptr,
+                               Value mask, Value other) {
+  if (!mask)
+    return LLVM::LoadOp::create(b, loc, type, ptr);
+  PtxAccess access = ptxAccessOf(type);
+  std::string text =
+      llvm::formatv("mov.{0} $0, $3;\n\t@$2 ld.global.{1} $0, [ $1 + 0 ];",
+                    access.regType, access.memType);
+  Value loaded = inlinePtx(
+      b, loc, access.bits, {ptr, mask, toBits(b, loc, other, access.bits)},
+      text,
+      (llvm::Twine("=") + access.constraint + ",l,b," + access.constraint)
+          .str());
+  return fromBits(b, loc, loaded, type);
+}
+
+void mlir::tessel::storeMasked(OpBuilder &b, Location loc, Value value,
+                               Value ptr, Value mask) {
+  if (!mask) {
+    LLVM::StoreOp::create(b, loc, value, ptr);
+    return;
+  }
+  PtxAccess access = ptxAccessOf(value.getType());
+  std::string text =
+      llvm::formatv("@$2 st.global.{0} [ $0 + 0 ], $1;", access.memType);
+  inlinePtx(b, loc, Type(), {ptr, toBits(b, loc, value, access.bits), mask},
+            text, (llvm::Twine("l,") + access.constraint + ",b").str());
+}
+
+/// i1 has no memory form: it is kept as a byte.
+static Type storageType(Type type) {
+  if (type.isInteger(1))
+    return IntegerType::get(type.getContext(), 8);
+  return type;
+}
+
+Value mlir::tessel::sharedElementPtr(OpBuilder &b, Location loc, Type type,
+                                     int64_t byteOffset, Value index) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value ptr =
+      LLVM::AddressOfOp::create(b, loc, ptrType, kSharedMemorySymbol.str());
+  if (byteOffset != 0)
+    ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), ptr,
+                              ArrayRef<LLVM::GEPArg>{int32_t(byteOffset)});
+  return LLVM::GEPOp::create(b, loc, ptrType, storageType(type), ptr,
+                             ValueRange{index});
+}
+
+void mlir::tessel::storeShared(OpBuilder &b, Location loc, Value value,
+                               Value ptr) {
+  Type storage = storageType(value.getType());
+  if (storage != value.getType())
+    value = arith::ExtUIOp::create(b, loc, storage, value);
+  LLVM::StoreOp::create(b, loc, value, ptr);
+}
+
+/// Every thread's discard slot holds any element type.
+static constexpr int64_t kDiscardSlotBytes = 8;
+
+int64_t mlir::tessel::withDiscardSlots(int64_t dataBytes, int64_t numThreads) {
+  return llvm::alignTo(dataBytes, kDiscardSlotBytes) +
+         kDiscardSlotBytes * numThreads;
+}
+
+void mlir::tessel::storeOwned(OpBuilder &b, Location loc, Value value,
+                              Value ptr, Value owner, int64_t dataBytes) {
+  if (owner) {
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    Value discard =
+        sharedElementPtr(b, loc, b.getI64Type(),
+                         llvm::alignTo(dataBytes, kDiscardSlotBytes), tid);
+    ptr = LLVM::SelectOp::create(b, loc, owner, ptr, discard);
+  }
+  storeShared(b, loc, value, ptr);
+}
+
+Value mlir::tessel::loadShared(OpBuilder &b, Location loc, Type type,
+                               Value ptr) {
+  Type storage = storageType(type);
+  Value value = LLVM::LoadOp::create(b, loc, storage, ptr);
+  if (storage != type)
+    value = arith::TruncIOp::create(b, loc, type, value);
+  return value;
+}
+
+Slots mlir::tessel::remapThroughShared(
+    OpBuilder &b, Location loc, ValueRange src, TileType srcType,
+    TileType dstType,
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf) {
+  Type elem = src.front().getType();
+  TileLayout srcLayout = getLayout(srcType);
+  TileLayout dstLayout = getLayout(dstType);
+  emitBarrier(b, loc);
+  ThreadLayout from(b, loc, srcLayout);
+  for (auto [slot, value] : llvm::enumerate(src)) {
+    Value index = linearIndex(b, loc, from.coords(slot), srcType.getShape());
+    Value ptr = sharedElementPtr(b, loc, elem, 0, index);
+    storeOwned(b, loc, value, ptr, from.isOwner(slot), getTileBytes(srcType));
+  }
+  emitBarrier(b, loc);
+  ThreadLayout to(b, loc, dstLayout);
+  Slots result;
+  for (int64_t slot = 0, e = dstLayout.getNumSlots(); slot < e; ++slot) {
+    Value index = srcIndexOf(b, to.coords(slot));
+    result.push_back(
+        loadShared(b, loc, elem, sharedElementPtr(b, loc, elem, 0, index)));
+  }
+  return result;
+}
+
+Value mlir::tessel::broadcastFromThreadZero(OpBuilder &b, Location loc,
+                                            Value value) {
+  Value ptr =
+      sharedElementPtr(b, loc, value.getType(), 0, i32Constant(b, loc, 0));
+  emitBarrier(b, loc);
+  storeOwned(b, loc, value, ptr, isThreadZero(b, loc),
+             getSharedBytes(value.getType()));
+  emitBarrier(b, loc);
+  return loadShared(b, loc, value.getType(), ptr);
+}

@@ -1,0 +1,108 @@
+//===- Utils.h - Shared pieces of the tessel-to-LLVM patterns ---*- C++ -*-===//
+//
+// Barriers, predication, shared-memory scratch and thread identity: what
+// the lowering patterns of several op families need.
+//
+// Shared memory: every op that moves data between threads uses the CTA's one
+// dynamic shared-memory buffer from byte 0, and brackets its use with
+// barriers (one before writing, so the previous user's readers are done, one
+// between writing and reading). Ops therefore never overlap in shared memory
+// and the kernel needs the largest scratch area of its ops
+// (getScratchBytes), not their sum.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_CONVERSION_UTILS_H
+#define TESSEL_CONVERSION_UTILS_H
+
+#include "Conversion/TesselToLLVM/TileLayout.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tessel {
+
+/// The values a thread holds of a lowered tile, one per slot.
+using Slots = SmallVector<Value>;
+
+void populateElementwisePatterns(LLVMTypeConverter &converter,
+                                 RewritePatternSet &patterns);
+void populateMemoryPatterns(LLVMTypeConverter &converter,
+                            RewritePatternSet &patterns);
+void populateLayoutPatterns(LLVMTypeConverter &converter,
+                            RewritePatternSet &patterns);
+void populateReducePatterns(LLVMTypeConverter &converter,
+                            RewritePatternSet &patterns);
+void populateDotPatterns(LLVMTypeConverter &converter,
+                         RewritePatternSet &patterns);
+
+/// Bytes of shared-memory scratch `op` uses once lowered (0 for none).
+int64_t getScratchBytes(Operation *op);
+/// Bytes an element of `type` takes in shared memory.
+int64_t getSharedBytes(Type type);
+
+/// A tile type's layout; the conversion checks encodings up front, so this
+/// does not fail on the types it sees.
+TileLayout getLayout(Type tileType);
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v);
+/// `x && y` where a null operand means true.
+Value andPredicates(OpBuilder &b, Location loc, Value x, Value y);
+Value isThreadZero(OpBuilder &b, Location loc);
+void emitBarrier(OpBuilder &b, Location loc);
+/// Emits `body` under `cond`, or unconditionally if `cond` is null.
+void emitIf(OpBuilder &b, Location loc, Value cond,
+            function_ref<void(OpBuilder &)> body);
+/// `then()` where `cond` holds, `otherwise` elsewhere; `then` is only
+/// evaluated under `cond` (for loads and atomics that must not run).
+Value emitIfElse(OpBuilder &b, Location loc, Value cond,
+                 function_ref<Value(OpBuilder &)> then, Value otherwise);
+
+/// A global load that only touches memory where `mask` holds and gives
+/// `other` elsewhere (a predicated PTX ld); a plain load if `mask` is null.
+Value loadMasked(OpBuilder &b, Location loc, Type type, Value ptr, Value mask,
+                 Value other);
+/// A global store where `mask` holds (a predicated PTX st; a plain store
+/// if `mask` is null).
+void storeMasked(OpBuilder &b, Location loc, Value value, Value ptr,
+                 Value mask);
+
+/// Element `index` (i32) of an array of `type` that starts `byteOffset`
+/// bytes into the CTA's shared memory.
+Value sharedElementPtr(OpBuilder &b, Location loc, Type type,
+                       int64_t byteOffset, Value index);
+void storeShared(OpBuilder &b, Location loc, Value value, Value ptr);
+Value loadShared(OpBuilder &b, Location loc, Type type, Value ptr);
+/// Stores `value` at `ptr` if `owner` holds (or is null); otherwise to the
+/// thread's private discard slot past the `dataBytes` the op uses. Copies
+/// of an element thus never race its owner, without a branch or a
+/// predicated store per element (ptxas compiles thousands of predicated
+/// shared stores very slowly).
+void storeOwned(OpBuilder &b, Location loc, Value value, Value ptr, Value owner,
+                int64_t dataBytes);
+/// Scratch bytes of an op that writes `dataBytes` with storeOwned in a
+/// kernel of `numThreads` threads.
+int64_t withDiscardSlots(int64_t dataBytes, int64_t numThreads);
+
+/// Moves the values of a tile of `srcType` into the slots of `dstType`
+/// through shared memory: each element's owner writes it at its row-major
+/// index, then each destination slot reads the index `srcIndexOf` gives for
+/// its coordinates. Uses withDiscardSlots(getTileBytes(srcType), threads)
+/// bytes of scratch.
+Slots remapThroughShared(
+    OpBuilder &b, Location loc, ValueRange src, TileType srcType,
+    TileType dstType,
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
+int64_t getTileBytes(TileType type);
+
+/// Byte offset of B in a dot's shared-memory staging area (A comes first),
+/// and the bytes of both.
+int64_t getDotBOffset(DotOp op);
+int64_t getDotBytes(DotOp op);
+
+/// Makes `value`, known only to thread 0, known to the whole CTA.
+Value broadcastFromThreadZero(OpBuilder &b, Location loc, Value value);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_CONVERSION_UTILS_H

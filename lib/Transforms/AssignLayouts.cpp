@@ -1,0 +1,444 @@
+//===- AssignLayouts.cpp - A layout encoding for every tile ---------------===//
+//
+// Ops that compute lane by lane (elementwise ops, a load's pointers, mask and
+// values, loop-carried and branch values) tie their tiles to one encoding; a
+// union-find over the tile values gives these classes, each of one shape.
+// Each class then gets the canonical blocked layout of its shape, or, where
+// it is a reduction result, an expand_dims or broadcast operand or a
+// transpose, the layout that makes that op free of data movement. Where a
+// value is asked for two layouts, a tessel.convert_layout provides the
+// second.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/Passes.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELASSIGNLAYOUTS
+#include "tessel/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+constexpr unsigned kWarpSize = 32;
+/// One vectorised global access per thread: ld.global.v4.b32 and friends.
+constexpr unsigned kVectorBytes = 16;
+
+static TileType tileOf(Value v) { return dyn_cast<TileType>(v.getType()); }
+
+static unsigned elementBytes(Type type) {
+  return std::max(1u, type.getIntOrFloatBitWidth() / 8);
+}
+
+/// The canonical layout of `shape`: per thread, 16 bytes of `elemBytes`
+/// elements along the fastest dimension (fewer where that dimension is not
+/// a multiple of them or the tile has fewer elements per thread); lanes
+/// filled fastest dimension first, then warps; lanes or warps left over
+/// repeat the slowest dimension.
+static BlockedEncodingAttr canonicalLayout(MLIRContext *ctx,
+                                           ArrayRef<int64_t> shape,
+                                           unsigned elemBytes,
+                                           unsigned numWarps) {
+  unsigned rank = shape.size();
+  int64_t fastest = shape.back();
+  int64_t perThread =
+      ShapedType::getNumElements(shape) / (kWarpSize * numWarps);
+  int64_t vec = std::min<int64_t>(kVectorBytes / elemBytes,
+                                  fastest & -fastest); // largest 2^k | fastest
+  vec = std::min<int64_t>(
+      vec, std::max<int64_t>(1, llvm::bit_floor(uint64_t(perThread))));
+  SmallVector<unsigned> sizePerThread(rank, 1), threads(rank, 1),
+      warps(rank, 1), order;
+  sizePerThread.back() = vec;
+  for (unsigned d = rank; d-- > 0;)
+    order.push_back(d);
+  unsigned lanesLeft = kWarpSize, warpsLeft = numWarps;
+  for (unsigned d : order) {
+    uint64_t want = llvm::divideCeil(shape[d], sizePerThread[d]);
+    threads[d] = std::min<uint64_t>(lanesLeft, llvm::PowerOf2Ceil(want));
+    lanesLeft /= threads[d];
+  }
+  threads[order.back()] *= lanesLeft;
+  for (unsigned d : order) {
+    uint64_t want =
+        llvm::divideCeil(shape[d], uint64_t(sizePerThread[d]) * threads[d]);
+    warps[d] = std::min<uint64_t>(warpsLeft, llvm::PowerOf2Ceil(want));
+    warpsLeft /= warps[d];
+  }
+  warps[order.back()] *= warpsLeft;
+  return BlockedEncodingAttr::get(ctx, sizePerThread, threads, warps, order);
+}
+
+/// The layout of trans(x) for x in `src`: result dimension i is source
+/// dimension perm[i], held exactly as before, so the transpose is a renaming.
+static BlockedEncodingAttr permuteLayout(BlockedEncodingAttr src,
+                                         ArrayRef<int32_t> perm) {
+  SmallVector<unsigned> sizePerThread, threads, warps, order;
+  SmallVector<unsigned> resultDimOf(perm.size());
+  for (auto [i, d] : llvm::enumerate(perm)) {
+    sizePerThread.push_back(src.getSizePerThread()[d]);
+    threads.push_back(src.getThreadsPerWarp()[d]);
+    warps.push_back(src.getWarpsPerCTA()[d]);
+    resultDimOf[d] = i;
+  }
+  for (unsigned d : src.getOrder())
+    order.push_back(resultDimOf[d]);
+  return BlockedEncodingAttr::get(src.getContext(), sizePerThread, threads,
+                                  warps, order);
+}
+
+/// Ops whose copies cost no data movement: renamings and the integer/i1
+/// arithmetic of offsets and masks.
+static bool isCheapToCopy(Operation *op) {
+  if (isa<SplatOp, ArangeOp, ExpandDimsOp>(op))
+    return true;
+  if (!isa<BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp>(op))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    return getElementTypeOrSelf(t).isSignlessInteger();
+  });
+}
+
+/// Gives `use` a private copy of the cheap ops that compute it. A row or
+/// column index is often expanded along both dimensions (`m[:, None]`,
+/// `m[None, :]`) or broadcast to tiles of several shapes: with its own
+/// copy, each use takes the layout that makes it free instead of a
+/// convert_layout.
+static void rematerializeFor(OpOperand &use) {
+  Operation *def = use.get().getDefiningOp();
+  if (!def || use.get().hasOneUse() || !isCheapToCopy(def))
+    return;
+  OpBuilder b(use.getOwner());
+  Operation *copy = b.clone(*def);
+  use.set(copy->getResult(0));
+  for (OpOperand &operand : copy->getOpOperands())
+    if (isa<TileType>(operand.get().getType()))
+      rematerializeFor(operand);
+}
+
+/// Union-find over the tile values of one kernel, plus the relations between
+/// classes that a layout choice must honour.
+class KernelLayouts {
+public:
+  KernelLayouts(func::FuncOp func, unsigned numWarps)
+      : func(func), numWarps(numWarps) {}
+
+  LogicalResult run();
+
+private:
+  unsigned id(Value v) {
+    auto [it, inserted] = ids.try_emplace(v, parent.size());
+    if (inserted) {
+      parent.push_back(parent.size());
+      values.push_back(v);
+    }
+    return it->second;
+  }
+  unsigned find(unsigned x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  unsigned classOf(Value v) { return find(id(v)); }
+  void join(ValueRange vs);
+  /// Ties every tile operand and result of `op`.
+  void joinAll(Operation *op) {
+    SmallVector<Value> tiles(op->getOperands());
+    llvm::append_range(tiles, op->getResults());
+    join(tiles);
+  }
+  LogicalResult collect(Operation *op);
+  /// One layout per shape, so that tiles of a shape agree (and their
+  /// slices do) whatever their element type; shapes no memory op touches
+  /// are laid out for f32.
+  Attribute canonical(ArrayRef<int64_t> shape) {
+    auto it = anchorBytes.find(SmallVector<int64_t>(shape));
+    unsigned bytes = it == anchorBytes.end() ? 4 : it->second;
+    return canonicalLayout(func.getContext(), shape, bytes, numWarps);
+  }
+  void chooseEncodings();
+  bool propagate();
+  void applyEncodings();
+  void insertConversions();
+
+  func::FuncOp func;
+  unsigned numWarps;
+  DenseMap<Value, unsigned> ids;
+  SmallVector<unsigned> parent;
+  SmallVector<Value> values;
+  /// Narrowest element each tile shape is loaded or stored with.
+  std::map<SmallVector<int64_t>, unsigned> anchorBytes;
+  SmallVector<ReduceOp> reduces;
+  SmallVector<ExpandDimsOp> expands;
+  SmallVector<BroadcastOp> broadcasts;
+  SmallVector<TransOp> transposes;
+  /// Class representative -> encoding.
+  DenseMap<unsigned, Attribute> encoding;
+};
+
+void KernelLayouts::join(ValueRange vs) {
+  std::optional<unsigned> first;
+  for (Value v : vs) {
+    if (!tileOf(v))
+      continue;
+    unsigned c = classOf(v);
+    if (!first)
+      first = c;
+    else
+      parent[c] = *first;
+  }
+}
+
+LogicalResult KernelLayouts::collect(Operation *op) {
+  for (Value v : op->getResults())
+    if (tileOf(v))
+      id(v);
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (BlockArgument arg : block.getArguments())
+        if (tileOf(arg))
+          id(arg);
+  auto anchor = [&](Value ptr) {
+    if (auto tile = tileOf(ptr)) {
+      Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
+      SmallVector<int64_t> shape(tile.getShape());
+      auto [it, inserted] = anchorBytes.try_emplace(shape, 0);
+      unsigned bytes = elementBytes(pointee);
+      it->second = inserted ? bytes : std::min(it->second, bytes);
+    }
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, AddPtrOp>(
+          [&](Operation *op) {
+            joinAll(op);
+            return success();
+          })
+      .Case<LoadOp, StoreOp, AtomicAddOp>([&](Operation *op) {
+        anchor(op->getOperand(0));
+        joinAll(op);
+        return success();
+      })
+      .Case([&](DotOp dot) {
+        join({dot.getAcc(), dot.getResult()});
+        return success();
+      })
+      .Case([&](scf::ForOp loop) {
+        for (auto [init, arg, result, yielded] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                       loop.getResults(), loop.getYieldedValues()))
+          join({init, arg, result, yielded});
+        return success();
+      })
+      .Case([&](scf::IfOp branch) {
+        for (auto [i, result] : llvm::enumerate(branch.getResults()))
+          join({result, branch.thenYield().getOperand(i),
+                branch.elseYield().getOperand(i)});
+        return success();
+      })
+      .Case([&](ReduceOp op) {
+        reduces.push_back(op);
+        return success();
+      })
+      .Case([&](ExpandDimsOp op) {
+        expands.push_back(op);
+        return success();
+      })
+      .Case([&](BroadcastOp op) {
+        broadcasts.push_back(op);
+        return success();
+      })
+      .Case([&](TransOp op) {
+        transposes.push_back(op);
+        return success();
+      })
+      .Case<SplatOp, ArangeOp, ReshapeOp, ExtractSliceOp, ConvertLayoutOp,
+            scf::YieldOp, func::ReturnOp>([](Operation *) { return success(); })
+      .Default([](Operation *op) -> LogicalResult {
+        auto isTile = [](Type t) { return isa<TileType>(t); };
+        if (llvm::any_of(op->getOperandTypes(), isTile) ||
+            llvm::any_of(op->getResultTypes(), isTile) ||
+            op->getNumRegions() != 0)
+          return op->emitOpError()
+                 << "is not supported by tessel-assign-layouts (run "
+                    "tessel-expand-online and tessel-lower-stream-k first)";
+        return success();
+      });
+}
+
+/// Gives unassigned classes the layout a placed neighbour makes free; returns
+/// whether anything changed.
+bool KernelLayouts::propagate() {
+  bool changed = false;
+  auto assign = [&](Value v, Attribute enc) {
+    auto [it, inserted] = encoding.try_emplace(classOf(v), enc);
+    changed |= inserted;
+  };
+  auto encodingOf = [&](Value v) { return encoding.lookup(classOf(v)); };
+  for (ReduceOp op : reduces)
+    if (tileOf(op.getResult()))
+      if (Attribute src = encodingOf(op.getSrc()))
+        assign(op.getResult(),
+               SliceEncodingAttr::get(func.getContext(), op.getAxis(), src));
+  for (ExpandDimsOp op : expands)
+    if (Attribute dst = encodingOf(op.getResult()))
+      assign(op.getSrc(),
+             SliceEncodingAttr::get(func.getContext(), op.getAxis(), dst));
+  for (BroadcastOp op : broadcasts)
+    if (Attribute dst = encodingOf(op.getResult()))
+      assign(op.getSrc(), dst);
+  for (TransOp op : transposes)
+    if (auto src =
+            dyn_cast_if_present<BlockedEncodingAttr>(encodingOf(op.getSrc())))
+      assign(op.getResult(), permuteLayout(src, op.getOrder()));
+  return changed;
+}
+
+void KernelLayouts::chooseEncodings() {
+  // Classes that some op wants in a derived layout wait for propagation.
+  DenseSet<unsigned> derived;
+  for (ReduceOp op : reduces)
+    if (tileOf(op.getResult()))
+      derived.insert(classOf(op.getResult()));
+  for (ExpandDimsOp op : expands)
+    derived.insert(classOf(op.getSrc()));
+  for (BroadcastOp op : broadcasts)
+    derived.insert(classOf(op.getSrc()));
+  for (TransOp op : transposes)
+    derived.insert(classOf(op.getResult()));
+
+  llvm::MapVector<unsigned, ArrayRef<int64_t>> shapes;
+  for (Value v : values)
+    shapes.try_emplace(classOf(v), tileOf(v).getShape());
+  for (auto &[c, shape] : shapes)
+    if (!derived.contains(c))
+      encoding[c] = canonical(shape);
+  // Classes that only depend on each other (say a reduction of a transpose
+  // that nothing anchors) fall back to their canonical layout, in program
+  // order, until everything is placed.
+  while (true) {
+    while (propagate()) {
+    }
+    auto open = llvm::find_if(shapes, [&](const auto &entry) {
+      return !encoding.count(entry.first);
+    });
+    if (open == shapes.end())
+      return;
+    encoding[open->first] = canonical(open->second);
+  }
+}
+
+void KernelLayouts::applyEncodings() {
+  for (Value v : values) {
+    TileType t = tileOf(v);
+    v.setType(TileType::get(t.getShape(), t.getElementType(),
+                            encoding.lookup(classOf(v))));
+  }
+}
+
+static TileType withEncoding(Value v, Attribute enc) {
+  TileType t = tileOf(v);
+  return TileType::get(t.getShape(), t.getElementType(), enc);
+}
+
+/// `op`'s result gets `want`; its users keep the class encoding through a
+/// convert_layout.
+static void convertResult(Operation *op, Attribute want) {
+  Value result = op->getResult(0);
+  TileType classType = tileOf(result);
+  if (classType.getEncoding() == want)
+    return;
+  result.setType(withEncoding(result, want));
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  auto convert = ConvertLayoutOp::create(b, op->getLoc(), classType, result);
+  result.replaceAllUsesExcept(convert.getResult(), convert);
+}
+
+/// `op`'s operand `i` gets `want` through a convert_layout.
+static void convertOperand(Operation *op, unsigned i, Attribute want) {
+  Value src = op->getOperand(i);
+  if (tileOf(src).getEncoding() == want)
+    return;
+  OpBuilder b(op);
+  op->setOperand(i, ConvertLayoutOp::create(b, op->getLoc(),
+                                            withEncoding(src, want), src));
+}
+
+void KernelLayouts::insertConversions() {
+  MLIRContext *ctx = func.getContext();
+  for (ReduceOp op : reduces)
+    if (tileOf(op.getResult()))
+      convertResult(op,
+                    SliceEncodingAttr::get(ctx, op.getAxis(),
+                                           tileOf(op.getSrc()).getEncoding()));
+  for (ExpandDimsOp op : expands)
+    convertOperand(
+        op, 0,
+        SliceEncodingAttr::get(ctx, op.getAxis(),
+                               tileOf(op.getResult()).getEncoding()));
+  for (BroadcastOp op : broadcasts)
+    convertOperand(op, 0, tileOf(op.getResult()).getEncoding());
+  for (TransOp op : transposes) {
+    TileType src = tileOf(op.getSrc());
+    auto blocked = dyn_cast<BlockedEncodingAttr>(src.getEncoding());
+    if (!blocked) {
+      blocked = canonicalLayout(ctx, src.getShape(),
+                                elementBytes(src.getElementType()), numWarps);
+      convertOperand(op, 0, blocked);
+    }
+    convertResult(op, permuteLayout(blocked, op.getOrder()));
+  }
+}
+
+LogicalResult KernelLayouts::run() {
+  bool hasEncoding = false;
+  func.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto tile = dyn_cast<TileType>(t))
+        hasEncoding |= bool(tile.getEncoding());
+  });
+  if (hasEncoding)
+    return func.emitOpError() << "already has tile layouts";
+  SmallVector<Operation *> shapeOps;
+  func.walk([&](Operation *op) {
+    if (isa<BroadcastOp, ExpandDimsOp>(op))
+      shapeOps.push_back(op);
+  });
+  for (Operation *op : shapeOps)
+    rematerializeFor(op->getOpOperand(0));
+  WalkResult walk = func.getBody().walk([&](Operation *op) {
+    return failed(collect(op)) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  chooseEncodings();
+  applyEncodings();
+  insertConversions();
+  return success();
+}
+
+struct AssignLayoutsPass
+    : tessel::impl::TesselAssignLayoutsBase<AssignLayoutsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func->hasAttr(TesselDialect::getKernelAttrName()))
+        continue;
+      unsigned numWarps = 4;
+      if (auto attr = func->getAttrOfType<IntegerAttr>(
+              TesselDialect::getNumWarpsAttrName()))
+        numWarps = attr.getInt();
+      if (failed(KernelLayouts(func, numWarps).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Runs a tesselc kernel's LLVM IR on the CPU and compares its buffers with the
+interpreter's (tessel-run) on the same inputs.
+
+The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
+linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
+shuffles through pthread barriers, shared memory through the GS segment
+(addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
+small IR functions and ex2/lg2.approx as exp2f/log2f. This checks what the
+layouts and the lowering decide -- which thread computes, exchanges and writes
+which element -- not the NVPTX back end or the GPU's memory model.
+
+  emulate.py --tools DIR --clang CLANG++ --work DIR FILE.tsl --kernel NAME
+             [-D NAME=VALUE ...] --grid X[,Y[,Z]] --arg NAME=SPEC ...
+
+SPEC is a scalar or TYPE[N][:rand|:randn|:fill=V|:zeros] as for tessel-run.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# NVVM intrinsics the lowering emits and what the harness or libm provides.
+INTRINSICS = {
+    "llvm.nvvm.read.ptx.sreg.tid.x": "emu_tid_x",
+    "llvm.nvvm.read.ptx.sreg.ctaid.x": "emu_ctaid_x",
+    "llvm.nvvm.read.ptx.sreg.ctaid.y": "emu_ctaid_y",
+    "llvm.nvvm.read.ptx.sreg.ctaid.z": "emu_ctaid_z",
+    "llvm.nvvm.read.ptx.sreg.nctaid.x": "emu_nctaid_x",
+    "llvm.nvvm.read.ptx.sreg.nctaid.y": "emu_nctaid_y",
+    "llvm.nvvm.read.ptx.sreg.nctaid.z": "emu_nctaid_z",
+    "llvm.nvvm.barrier.cta.sync.aligned.all": "emu_barrier",
+    "llvm.nvvm.shfl.sync.bfly.i32": "emu_shfl_bfly",
+    "llvm.nvvm.ex2.approx.f32": "exp2f",
+    "llvm.nvvm.lg2.approx.f": "log2f",
+}
+LLVM_TYPES = {"ptr": "ptr addrspace(1)", "i32": "i32", "i64": "i64",
+              "f32": "float", "f16": "half", "bf16": "bfloat"}
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stderr[-4000:]))
+    return r.stdout
+
+
+def predicated_access(text, functions):
+    """An IR function doing what a predicated ld/st.global inline asm does."""
+    if text in functions:
+        return functions[text][0]
+    kind, mem = re.search(r"(ld|st)\.global\.(\w+)", text).groups()
+    reg = {"b16": 16, "b32": 32, "b64": 64, "u8": 16}[mem]
+    width = 8 if mem == "u8" else reg
+    name = "@emu_asm_%d" % len(functions)
+    if kind == "ld":
+        value = "%v"
+        body = "  %%v = load i%d, ptr addrspace(1) %%p\n" % width
+        if width != reg:
+            body += "  %%w = zext i%d %%v to i%d\n" % (width, reg)
+            value = "%w"
+        ir = ("define internal i%d %s(ptr addrspace(1) %%p, i1 %%m, i%d %%o) {\n"
+              "  br i1 %%m, label %%do, label %%skip\ndo:\n%s  ret i%d %s\n"
+              "skip:\n  ret i%d %%o\n}\n" % (reg, name, reg, body, reg, value, reg))
+    else:
+        value, body = "%v", ""
+        if width != reg:
+            body = "  %%t = trunc i%d %%v to i%d\n" % (reg, width)
+            value = "%t"
+        ir = ("define internal void %s(ptr addrspace(1) %%p, i%d %%v, i1 %%m) {\n"
+              "  br i1 %%m, label %%do, label %%skip\ndo:\n%s"
+              "  store i%d %s, ptr addrspace(1) %%p\n  ret void\nskip:\n  ret void\n}\n"
+              % (name, reg, body, width, value))
+    functions[text] = (name, ir)
+    return name
+
+
+def host_ir(ll, kernel, kinds):
+    """The kernel's IR for the host, with an entry taking an array of
+    pointers to the arguments."""
+    ll = "\n".join(l for l in ll.splitlines() if not l.startswith("target "))
+    ll = ll.replace("define ptx_kernel", "define")
+    for old, new in INTRINSICS.items():
+        ll = ll.replace("@" + old + "(", "@" + new + "(")
+    ll = re.sub(r"^@tessel_smem = .*$", "", ll, flags=re.M)
+    ll = ll.replace("addrspace(3) @tessel_smem", "addrspace(3) null")
+    ll = ll.replace("addrspace(3)", "addrspace(256)")
+    functions = {}
+    ll = re.sub(r'asm sideeffect "([^"]*)", "[^"]*"',
+                lambda m: predicated_access(m.group(1), functions), ll)
+    left = set(re.findall(r"@llvm\.nvvm\.[\w.]+", ll)) | set(re.findall(r"\basm\b", ll))
+    if left:
+        sys.exit("cannot emulate: %s" % sorted(left))
+    entry = ["define void @emu_entry(ptr %args) {"]
+    for i, kind in enumerate(kinds):
+        entry += ["  %%a%d = getelementptr ptr, ptr %%args, i64 %d" % (i, i),
+                  "  %%p%d = load ptr, ptr %%a%d" % (i, i),
+                  "  %%v%d = load %s, ptr %%p%d" % (i, LLVM_TYPES[kind], i)]
+    entry += ["  call void @%s(%s)" % (kernel, ", ".join(
+        "%s %%v%d" % (LLVM_TYPES[k], i) for i, k in enumerate(kinds))),
+        "  ret void", "}"]
+    return ll + "\n" + "".join(ir for _, ir in functions.values()) + "\n".join(entry) + "\n"
+
+
+def inputs(spec, rng):
+    """(type, values) of a buffer SPEC, or None for a scalar."""
+    m = re.match(r"(\w+)\[(\d+)\](?::(\w+)(?:=(.*))?)?$", spec)
+    if not m:
+        return None
+    ty, n, init, value = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+    if init == "rand":
+        return ty, rng.uniform(-1, 1, n)
+    if init == "randn":
+        return ty, rng.standard_normal(n)
+    if init == "fill":
+        return ty, np.full(n, float(value))
+    return ty, np.zeros(n)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("file")
+    p.add_argument("--tools", required=True)
+    p.add_argument("--clang", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--kernel", required=True)
+    p.add_argument("-D", action="append", default=[])
+    p.add_argument("--grid", default="1")
+    p.add_argument("--arg", action="append", default=[])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tol", type=float, default=2e-2,
+                   help="absolute and relative tolerance")
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    path = lambda name: os.path.join(a.work, name)
+    tesselc = [os.path.join(a.tools, "tesselc"), a.file, "--kernel", a.kernel]
+    tesselc += sum([["-D", d] for d in a.D], [])
+
+    k = json.loads(run(tesselc + ["--emit=bundle"]))["kernels"][0]
+    kinds = [q["kind"] for q in k["params"]]
+    persistent = k["launch"]["kind"] == "persistent"
+    workspace = 0
+    if persistent and "workspace_bytes" in k["launch"]:
+        workspace = int(k["launch"]["workspace_bytes"].split("*")[0])
+        kinds.append("ptr")
+    with open(path("kernel.ll"), "w") as f:
+        f.write(host_ir(run(tesselc + ["--emit=llvm"]), k["ptx_entry"], kinds))
+    run([a.clang, "-O1", "-w", os.path.join(HERE, "harness.cpp"), path("kernel.ll"),
+         "-o", path("kernel"), "-lpthread", "-lm"])
+
+    grid = [int(x) for x in a.grid.split(",")] + [1, 1]
+    spec = ["%d %d %d %d %d %d %d" % (k["num_warps"], grid[0], grid[1], grid[2],
+                                      persistent, workspace, k["shared_bytes"])]
+    rng = np.random.default_rng(a.seed)
+    specs = dict(s.split("=", 1) for s in a.arg)
+    interp = [os.path.join(a.tools, "tessel-run"), a.file, "--kernel", a.kernel,
+              "--grid", a.grid] + sum([["-D", d] for d in a.D], [])
+    buffers = []
+    for q in k["params"]:
+        name, s = q["name"], specs[q["name"]]
+        buf = inputs(s, rng)
+        if buf is None:
+            spec.append("%s %s" % (q["kind"], s))
+            interp += ["--arg", "%s=%s" % (name, s)]
+            continue
+        ty, values = buf
+        values.tofile(path(name + ".in"))
+        spec.append("ptr %s %d %s %s" % (ty, len(values), path(name + ".in"), path(name + ".emu")))
+        interp += ["--arg", "%s=%s[%d]:file=%s" % (name, ty, len(values), path(name + ".in")),
+                   "--save", "%s=%s" % (name, path(name + ".ref"))]
+        buffers.append(name)
+    with open(path("spec"), "w") as f:
+        f.write("\n".join(spec) + "\n")
+    run([path("kernel"), path("spec")])
+    run(interp)
+
+    ok = True
+    for name in buffers:
+        ref, emu = np.fromfile(path(name + ".ref")), np.fromfile(path(name + ".emu"))
+        same = (np.isnan(ref) & np.isnan(emu)) | (ref == emu)
+        with np.errstate(invalid="ignore"):
+            err = np.where(same, 0.0, np.abs(ref - emu))
+            bad = ~(err <= a.tol * (1 + np.where(np.isfinite(ref), np.abs(ref), 0)))
+        print("%s %s: %d elements, %d written, max error %.3g, %d wrong"
+              % (a.kernel, name, len(ref), np.count_nonzero(ref), err.max(), bad.sum()))
+        if bad.any():
+            ok = False
+            i = np.flatnonzero(bad)[:5]
+            print("  at %s: interpreter %s, emulated %s" % (i, ref[i], emu[i]))
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+//===- harness.cpp - Runs a host-compiled tessel kernel like a GPU --------===//
+//
+// Links with a kernel retargeted by emulate.py. One OS thread per GPU
+// thread; a CTA's threads share a pthread barrier (bar.sync), each warp one
+// for shuffles, and a shared-memory buffer that each thread reaches through
+// its GS segment (the kernel's addrspace(256)). Grid kernels run one CTA at
+// a time; persistent kernels run all CTAs at once, as their CTAs wait on
+// each other.
+//
+//   harness SPEC
+//
+// SPEC: "warps gridX gridY gridZ persistent workspacePerCta sharedBytes",
+// then one parameter per line: "ptr TYPE N INPUT OUTPUT" (float64 files) or
+// "KIND VALUE" for a scalar.
+//
+//===----------------------------------------------------------------------===//
+
+#include <asm/prctl.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <string>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+extern "C" void emu_entry(void **args);
+
+namespace {
+
+struct Cta {
+  pthread_barrier_t barrier;
+  pthread_barrier_t warpBarrier[32];
+  uint32_t exchange[32][32];
+  std::vector<char> shared;
+};
+
+thread_local int tid;
+thread_local int ctaid[3];
+thread_local Cta *cta;
+int nctaid[3];
+
+[[noreturn]] void fail(const char *what) {
+  fprintf(stderr, "harness: %s\n", what);
+  exit(1);
+}
+
+size_t bytesOf(const std::string &type) {
+  if (type == "f16" || type == "bf16")
+    return 2;
+  if (type == "f32" || type == "i32")
+    return 4;
+  if (type == "i64")
+    return 8;
+  if (type == "i1")
+    return 1;
+  fail("unknown element type");
+}
+
+// bf16 by hand (round to nearest even): the host has no conversion.
+uint16_t toBF16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+}
+
+float fromBF16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+void put(const std::string &type, char *p, double v) {
+  if (type == "f16") {
+    _Float16 h = (_Float16)v;
+    memcpy(p, &h, 2);
+  } else if (type == "bf16") {
+    uint16_t h = toBF16(float(v));
+    memcpy(p, &h, 2);
+  } else if (type == "f32") {
+    float f = float(v);
+    memcpy(p, &f, 4);
+  } else if (type == "i32") {
+    int32_t i = int32_t(v);
+    memcpy(p, &i, 4);
+  } else if (type == "i64") {
+    int64_t i = int64_t(v);
+    memcpy(p, &i, 8);
+  } else {
+    *p = v != 0;
+  }
+}
+
+double get(const std::string &type, const char *p) {
+  if (type == "f16") {
+    _Float16 h;
+    memcpy(&h, p, 2);
+    return double(h);
+  }
+  if (type == "bf16") {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return fromBF16(h);
+  }
+  if (type == "f32") {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  if (type == "i32") {
+    int32_t i;
+    memcpy(&i, p, 4);
+    return i;
+  }
+  if (type == "i64") {
+    int64_t i;
+    memcpy(&i, p, 8);
+    return double(i);
+  }
+  return *p;
+}
+
+struct Buffer {
+  std::string type, output;
+  size_t n;
+  std::vector<char> data;
+};
+
+struct Thread {
+  Cta *cta;
+  int tid, ctaid[3];
+  void **args;
+};
+
+void *runThread(void *p) {
+  Thread *t = static_cast<Thread *>(p);
+  tid = t->tid;
+  memcpy(ctaid, t->ctaid, sizeof ctaid);
+  cta = t->cta;
+  if (syscall(SYS_arch_prctl, ARCH_SET_GS, cta->shared.data()))
+    fail("arch_prctl(ARCH_SET_GS) failed");
+  emu_entry(t->args);
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+int emu_tid_x() { return tid; }
+int emu_ctaid_x() { return ctaid[0]; }
+int emu_ctaid_y() { return ctaid[1]; }
+int emu_ctaid_z() { return ctaid[2]; }
+int emu_nctaid_x() { return nctaid[0]; }
+int emu_nctaid_y() { return nctaid[1]; }
+int emu_nctaid_z() { return nctaid[2]; }
+void emu_barrier(int) { pthread_barrier_wait(&cta->barrier); }
+// shfl.sync.bfly: every lane of the warp calls it together.
+int emu_shfl_bfly(int, int value, int laneMask, int) {
+  int warp = tid / 32, lane = tid % 32;
+  cta->exchange[warp][lane] = value;
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  int result = cta->exchange[warp][lane ^ laneMask];
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  return result;
+}
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2)
+    fail("usage: harness SPEC");
+  FILE *f = fopen(argv[1], "r");
+  int warps, grid[3], persistent;
+  long workspacePerCta, sharedBytes;
+  if (!f || fscanf(f, "%d %d %d %d %d %ld %ld", &warps, &grid[0], &grid[1],
+                   &grid[2], &persistent, &workspacePerCta, &sharedBytes) != 7)
+    fail("bad spec");
+  std::vector<Buffer> buffers;
+  std::vector<uint64_t> values; // one 8-byte slot per kernel parameter
+  std::vector<int> bufferOf;    // its buffer, or -1 for a scalar
+  char kind[16];
+  while (fscanf(f, "%15s", kind) == 1) {
+    if (strcmp(kind, "ptr")) {
+      double v;
+      if (fscanf(f, "%lf", &v) != 1)
+        fail("bad scalar");
+      uint64_t bits = 0;
+      put(kind, reinterpret_cast<char *>(&bits), v);
+      values.push_back(bits);
+      bufferOf.push_back(-1);
+      continue;
+    }
+    char type[16], input[512], output[512];
+    size_t n;
+    if (fscanf(f, "%15s %zu %511s %511s", type, &n, input, output) != 4)
+      fail("bad buffer");
+    Buffer b{type, output, n, std::vector<char>(n * bytesOf(type))};
+    std::vector<double> in(n);
+    FILE *fi = fopen(input, "rb");
+    if (!fi || fread(in.data(), 8, n, fi) != n)
+      fail("cannot read an input");
+    fclose(fi);
+    for (size_t i = 0; i < n; ++i)
+      put(b.type, b.data.data() + i * bytesOf(b.type), in[i]);
+    buffers.push_back(std::move(b));
+    values.push_back(0);
+    bufferOf.push_back(buffers.size() - 1);
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (bufferOf[i] >= 0)
+      values[i] = reinterpret_cast<uint64_t>(buffers[bufferOf[i]].data.data());
+  int ctas = grid[0] * grid[1] * grid[2];
+  // The runtime's workspace: zeroed, passed last.
+  std::vector<char> workspace(workspacePerCta * ctas, 0);
+  if (persistent && workspacePerCta)
+    values.push_back(reinterpret_cast<uint64_t>(workspace.data()));
+  std::vector<void *> args;
+  for (uint64_t &v : values)
+    args.push_back(&v);
+
+  memcpy(nctaid, grid, sizeof nctaid);
+  int threads = 32 * warps;
+  int batch = persistent ? ctas : 1;
+  for (int first = 0; first < ctas; first += batch) {
+    std::vector<Cta> group(batch);
+    std::vector<Thread> state(batch * threads);
+    std::vector<pthread_t> handles(batch * threads);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    for (int c = 0; c < batch; ++c) {
+      pthread_barrier_init(&group[c].barrier, nullptr, threads);
+      for (int w = 0; w < warps; ++w)
+        pthread_barrier_init(&group[c].warpBarrier[w], nullptr, 32);
+      // Garbage, so that reading before writing shows.
+      group[c].shared.assign(sharedBytes, char(0xAB));
+      int id = first + c;
+      int where[3] = {id % grid[0], id / grid[0] % grid[1],
+                      id / (grid[0] * grid[1])};
+      for (int t = 0; t < threads; ++t) {
+        Thread &s = state[c * threads + t];
+        s = {&group[c], t, {where[0], where[1], where[2]}, args.data()};
+        if (pthread_create(&handles[c * threads + t], &attr, runThread, &s))
+          fail("pthread_create failed");
+      }
+    }
+    for (pthread_t &h : handles)
+      pthread_join(h, nullptr);
+  }
+
+  for (Buffer &b : buffers) {
+    std::vector<double> out(b.n);
+    for (size_t i = 0; i < b.n; ++i)
+      out[i] = get(b.type, b.data.data() + i * bytesOf(b.type));
+    FILE *fo = fopen(b.output.c_str(), "wb");
+    if (!fo || fwrite(out.data(), 8, b.n, fo) != b.n)
+      fail("cannot write an output");
+    fclose(fo);
+  }
+  return 0;
+}

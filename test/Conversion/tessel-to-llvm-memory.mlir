@@ -1,0 +1,98 @@
+// RUN: tessel-opt %s -split-input-file -convert-tessel-to-llvm | FileCheck %s
+
+// A 16-element tile on a 32-lane layout: lanes 16..31 hold copies of
+// elements 0..15 (their coordinate wraps), so they must not write. Masked
+// accesses are predicated PTX, not branches.
+
+#l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+
+// CHECK-LABEL: llvm.func @masked
+func.func @masked(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  // The coordinate wraps modulo 16.
+  // CHECK: %[[C16:.*]] = llvm.mlir.constant(16 : i32) : i32
+  // CHECK: %[[R:.*]] = llvm.urem %{{.*}}, %[[C16]] : i32
+  %r = tessel.arange 0, 16 : !tessel.tile<16xi32, #l>
+  %c8 = arith.constant 8 : i32
+  %s = tessel.splat %c8 : i32 -> !tessel.tile<16xi32, #l>
+  // CHECK: %[[M:.*]] = llvm.icmp "slt" %[[R]]
+  %m = tessel.cmp lt %r, %s : !tessel.tile<16xi32, #l> -> !tessel.tile<16xi1, #l>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<16x!tessel.ptr<f32>, #l>
+  // CHECK: %[[P:.*]] = llvm.getelementptr
+  %p = tessel.addptr %xs, %r : !tessel.tile<16x!tessel.ptr<f32>, #l>, !tessel.tile<16xi32, #l>
+  %cst = arith.constant 2.0 : f32
+  %o = tessel.splat %cst : f32 -> !tessel.tile<16xf32, #l>
+  // Masked-off lanes take `other` without touching memory.
+  // CHECK: %[[OTHER:.*]] = llvm.bitcast %{{.*}} : f32 to i32
+  // CHECK: %[[LD:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b,r" %[[P]], %[[M]], %[[OTHER]] : (!llvm.ptr<1>, i1, i32) -> i32
+  // CHECK: %[[V:.*]] = llvm.bitcast %[[LD]] : i32 to f32
+  %v = tessel.load %p mask %m other %o : !tessel.tile<16x!tessel.ptr<f32>, #l>
+  // Only the lane below 16 that owns the element stores it, under the mask.
+  // CHECK: %[[OWNER:.*]] = llvm.icmp "ult" %{{.*}}, %{{.*}} : i32
+  // CHECK: %[[PRED:.*]] = llvm.and %[[OWNER]], %[[M]] : i1
+  // CHECK: %[[BITS:.*]] = llvm.bitcast %[[V]] : f32 to i32
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$2 st.global.b32 [ $0 + 0 ], $1;", "l,r,b" %[[P]], %[[BITS]], %[[PRED]]
+  tessel.store %p, %v mask %m : !tessel.tile<16x!tessel.ptr<f32>, #l>
+  // An atomic adds each element once: the owner adds, copies skip it.
+  // CHECK: %[[AOWNER:.*]] = llvm.icmp "ult"
+  // CHECK: llvm.cond_br %[[AOWNER]], ^[[ADD:bb[0-9]+]], ^
+  // CHECK: ^[[ADD]]:
+  // CHECK: llvm.atomicrmw fadd %[[P]], %[[V]] monotonic : !llvm.ptr<1>, f32
+  %old = tessel.atomic_add %p, %v : !tessel.tile<16x!tessel.ptr<f32>, #l>
+  return
+}
+
+// -----
+
+// The old values of an atomic are only known to the owners: copies read
+// them back through shared memory. Copies write to their own discard slot
+// (past the 16 x 4 bytes of the tile, 8 bytes per thread), not over the
+// owner's element.
+
+#l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+
+// CHECK: llvm.mlir.global external @tessel_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @atomic_result
+func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %r = tessel.arange 0, 16 : !tessel.tile<16xi32, #l>
+  %xs = tessel.splat %x : !tessel.ptr<i32> -> !tessel.tile<16x!tessel.ptr<i32>, #l>
+  %p = tessel.addptr %xs, %r : !tessel.tile<16x!tessel.ptr<i32>, #l>, !tessel.tile<16xi32, #l>
+  // CHECK: %[[OLD:.*]] = llvm.atomicrmw add
+  // CHECK: nvvm.barrier0
+  // CHECK: %[[ELEM:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
+  // CHECK: %[[OWNER:.*]] = llvm.icmp "ult"
+  // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+  // CHECK: %[[PAST:.*]] = llvm.getelementptr %{{.*}}[64] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // CHECK: %[[DISCARD:.*]] = llvm.getelementptr %[[PAST]][%[[TID]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+  // CHECK: %[[TO:.*]] = llvm.select %[[OWNER]], %[[ELEM]], %[[DISCARD]] : i1, !llvm.ptr<3>
+  // CHECK: llvm.store %{{.*}}, %[[TO]] : i32, !llvm.ptr<3>
+  // CHECK: nvvm.barrier0
+  // CHECK: %[[BACK:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+  // CHECK: llvm.inline_asm has_side_effects {{.*}}"@$2 st.global.b32 [ $0 + 0 ], $1;", "l,r,b" %{{.*}}, %[[BACK]]
+  %old = tessel.atomic_add %p, %r : !tessel.tile<16x!tessel.ptr<i32>, #l>
+  tessel.store %p, %old : !tessel.tile<16x!tessel.ptr<i32>, #l>
+  return
+}
+
+// -----
+
+// Stream-K arrival flags: the CTA's writes are ordered before a release
+// store of thread 0 by a barrier; the waiter spins on an acquire load,
+// clears the flag, and a barrier passes what it acquired to the CTA.
+
+// CHECK-LABEL: llvm.func @flags
+func.func @flags(%flag: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // CHECK: nvvm.barrier0
+  // CHECK: %[[T0:.*]] = llvm.icmp "eq"
+  // CHECK: llvm.cond_br %[[T0]]
+  // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
+  tessel.flag_signal %flag : !tessel.ptr<i32>
+  // CHECK: ^[[SPIN:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN]]
+  // CHECK-NEXT: %[[F:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+  // CHECK: %[[UNSET:.*]] = llvm.icmp "eq" %[[F]]
+  // CHECK: llvm.cond_br %[[UNSET]], ^[[SPIN]], ^[[CLEAR:bb[0-9]+]]
+  // CHECK: ^[[CLEAR]]:
+  // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
+  // CHECK: nvvm.barrier0
+  tessel.flag_wait %flag : !tessel.ptr<i32>
+  return
+}

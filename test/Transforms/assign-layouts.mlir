@@ -1,0 +1,146 @@
+// RUN: tessel-opt %s -split-input-file -tessel-assign-layouts -verify-diagnostics | FileCheck %s
+
+// A 1-D kernel: every tile of one class shares the canonical layout. f32
+// elements, 4 warps, 1024 elements: 4 per thread (16 bytes) along the tile.
+
+// CHECK-LABEL: func.func @vector_add
+func.func @vector_add(%x: !tessel.ptr<f32>, %out: !tessel.ptr<f32>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // CHECK: tessel.arange 0, 1024 : !tessel.tile<1024xi32, [[L:#tessel.blocked<sizePerThread = \[4\], threadsPerWarp = \[32\], warpsPerCTA = \[4\], order = \[0\]>]]>
+  %offs = tessel.arange 0, 1024 : !tessel.tile<1024xi32>
+  // CHECK: tessel.cmp lt {{.*}} -> !tessel.tile<1024xi1, [[L]]>
+  %nn = tessel.splat %n : i32 -> !tessel.tile<1024xi32>
+  %m = tessel.cmp lt %offs, %nn : !tessel.tile<1024xi32> -> !tessel.tile<1024xi1>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<1024x!tessel.ptr<f32>>
+  %xp = tessel.addptr %xs, %offs : !tessel.tile<1024x!tessel.ptr<f32>>, !tessel.tile<1024xi32>
+  // CHECK: tessel.load {{.*}} : !tessel.tile<1024x!tessel.ptr<f32>, [[L]]>
+  %v = tessel.load %xp mask %m : !tessel.tile<1024x!tessel.ptr<f32>>
+  %os = tessel.splat %out : !tessel.ptr<f32> -> !tessel.tile<1024x!tessel.ptr<f32>>
+  %op = tessel.addptr %os, %offs : !tessel.tile<1024x!tessel.ptr<f32>>, !tessel.tile<1024xi32>
+  // CHECK: tessel.store {{.*}} : !tessel.tile<1024x!tessel.ptr<f32>, [[L]]>
+  tessel.store %op, %v mask %m : !tessel.tile<1024x!tessel.ptr<f32>>
+  // CHECK-NOT: tessel.convert_layout
+  return
+}
+
+// -----
+
+// f16 rows of 64: 8 elements (16 bytes) per thread along the row, 8 lanes
+// per row, 4 rows per warp. The row index enters through expand_dims and
+// broadcast, which take the slice and the 2-D layout: no data moves. The
+// column index arange is used along both dimensions; each use gets its own
+// copy and its own slice.
+
+// CHECK-LABEL: func.func @tile_2d
+func.func @tile_2d(%p: !tessel.ptr<f16>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // CHECK-DAG: tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = [[B:#tessel.blocked<sizePerThread = \[1, 8\], threadsPerWarp = \[4, 8\], warpsPerCTA = \[4, 1\], order = \[1, 0\]>]]>>
+  // CHECK-DAG: tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = [[B]]>>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32>
+  // CHECK: tessel.expand_dims {{.*}} -> !tessel.tile<64x1xi32, [[B]]>
+  %rows = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<64xi32> -> !tessel.tile<64x1xi32>
+  %c64 = arith.constant 64 : i32
+  %s = tessel.splat %c64 : i32 -> !tessel.tile<64x1xi32>
+  %ro = tessel.binary mul %rows, %s : !tessel.tile<64x1xi32>
+  // CHECK: tessel.broadcast {{.*}} : !tessel.tile<64x1xi32, [[B]]> -> !tessel.tile<64x64xi32, [[B]]>
+  %rb = tessel.broadcast %ro : !tessel.tile<64x1xi32> -> !tessel.tile<64x64xi32>
+  // CHECK: tessel.expand_dims {{.*}} -> !tessel.tile<1x64xi32, [[B]]>
+  %cols = tessel.expand_dims %r {axis = 0 : i32} : !tessel.tile<64xi32> -> !tessel.tile<1x64xi32>
+  %cb = tessel.broadcast %cols : !tessel.tile<1x64xi32> -> !tessel.tile<64x64xi32>
+  %off = tessel.binary add %rb, %cb : !tessel.tile<64x64xi32>
+  %ps = tessel.splat %p : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  %pp = tessel.addptr %ps, %off : !tessel.tile<64x64x!tessel.ptr<f16>>, !tessel.tile<64x64xi32>
+  %v = tessel.load %pp : !tessel.tile<64x64x!tessel.ptr<f16>>
+  // CHECK: tessel.store {{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>, [[B]]>
+  tessel.store %pp, %v : !tessel.tile<64x64x!tessel.ptr<f16>>
+  // CHECK-NOT: tessel.convert_layout
+  return
+}
+
+// -----
+
+// A row reduction gives the slice of its operand's layout; broadcasting it
+// back along the row moves no data. A transpose takes the permuted layout.
+
+// CHECK-LABEL: func.func @reduce_and_trans
+func.func @reduce_and_trans() attributes {tessel.kernel, tessel.num_warps = 2 : i32} {
+  %c0 = arith.constant 0.0 : f32
+  %z = tessel.splat %c0 : f32 -> !tessel.tile<32x16xf32>
+  // CHECK: tessel.reduce max {{.*}} : !tessel.tile<32x16xf32, [[P:#tessel.blocked<sizePerThread = \[1, 4\], threadsPerWarp = \[8, 4\], warpsPerCTA = \[2, 1\], order = \[1, 0\]>]]> -> !tessel.tile<32xf32, #tessel.slice<dim = 1, parent = [[P]]>>
+  %m = tessel.reduce max %z {axis = 1 : i32} : !tessel.tile<32x16xf32> -> !tessel.tile<32xf32>
+  %e = tessel.expand_dims %m {axis = 1 : i32} : !tessel.tile<32xf32> -> !tessel.tile<32x1xf32>
+  %b = tessel.broadcast %e : !tessel.tile<32x1xf32> -> !tessel.tile<32x16xf32>
+  %d = tessel.binary sub %z, %b : !tessel.tile<32x16xf32>
+  // CHECK: tessel.trans {{.*}} [1, 0] : !tessel.tile<32x16xf32, [[P]]> -> !tessel.tile<16x32xf32, #tessel.blocked<sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 2], order = [0, 1]>>
+  %t = tessel.trans %d [1, 0] : !tessel.tile<32x16xf32> -> !tessel.tile<16x32xf32>
+  // CHECK-NOT: tessel.convert_layout
+  return
+}
+
+// -----
+
+// A row maximum used as a column (m[None, :]) must move between threads: a
+// convert_layout goes through shared memory once it is lowered. Reduction
+// results are not copied, unlike the index arithmetic above.
+
+// CHECK-LABEL: func.func @transpose_a_reduction
+func.func @transpose_a_reduction() attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0.0 : f32
+  %z = tessel.splat %c0 : f32 -> !tessel.tile<64x64xf32>
+  // CHECK: %[[M:.*]] = tessel.reduce max {{.*}} -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = [[P:#tessel.blocked<[^>]*>]]>>
+  %m = tessel.reduce max %z {axis = 1 : i32} : !tessel.tile<64x64xf32> -> !tessel.tile<64xf32>
+  // CHECK: %[[C:.*]] = tessel.convert_layout %[[M]] : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = [[P]]>> -> !tessel.tile<64xf32, #tessel.slice<dim = 0, parent = [[P]]>>
+  // CHECK: tessel.expand_dims %[[C]] {axis = 0 : i32}
+  %e = tessel.expand_dims %m {axis = 0 : i32} : !tessel.tile<64xf32> -> !tessel.tile<1x64xf32>
+  %b = tessel.broadcast %e : !tessel.tile<1x64xf32> -> !tessel.tile<64x64xf32>
+  %d = tessel.binary sub %z, %b : !tessel.tile<64x64xf32>
+  return
+}
+
+// -----
+
+// Shapes that are not powers of two (MTA's halo tiles): the layout repeats
+// to cover them. For 69 x 74 with 8 warps, 2 elements per thread along the
+// row (74 = 2 x 37), a warp covers 1 x 64, the CTA 4 x 128, so each thread
+// holds 18 x 2 positions of a 72 x 128 cover; the extra ones hold copies.
+// Values carried by a loop keep one layout through it.
+
+// CHECK-LABEL: func.func @halo_tile_in_loop
+func.func @halo_tile_in_loop(%n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0.0 : f32
+  %c0i = arith.constant 0 : i32
+  %c1i = arith.constant 1 : i32
+  // CHECK: tessel.splat {{.*}} -> !tessel.tile<69x74xf32, [[H:#tessel.blocked<sizePerThread = \[1, 2\], threadsPerWarp = \[1, 32\], warpsPerCTA = \[4, 2\], order = \[1, 0\]>]]>
+  %z = tessel.splat %c0 : f32 -> !tessel.tile<69x74xf32>
+  // CHECK: scf.for {{.*}} -> (!tessel.tile<69x74xf32, [[H]]>)
+  %r = scf.for %i = %c0i to %n step %c1i iter_args(%acc = %z) -> (!tessel.tile<69x74xf32>) : i32 {
+    // CHECK: tessel.unary exp {{.*}} : !tessel.tile<69x74xf32, [[H]]>
+    %e = tessel.unary exp %acc : !tessel.tile<69x74xf32>
+    scf.yield %e : !tessel.tile<69x74xf32>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op already has tile layouts}}
+func.func @already_assigned() attributes {tessel.kernel} {
+  %c0 = arith.constant 0 : i32
+  %t = tessel.splat %c0 : i32 -> !tessel.tile<32xi32, #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>>
+  return
+}
+
+// -----
+
+func.func @not_lowered(%units: i32) attributes {tessel.kernel} {
+  // expected-error @below {{is not supported by tessel-assign-layouts (run tessel-expand-online and tessel-lower-stream-k first)}}
+  tessel.stream_k units(%units) iters(%units) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    tessel.yield %unit : i32
+  } merge {
+  ^bb0(%a: i32, %b: i32):
+    tessel.yield %a : i32
+  } epilogue {
+  ^bb0(%unit: i32, %s: i32):
+    tessel.yield
+  }
+  return
+}
