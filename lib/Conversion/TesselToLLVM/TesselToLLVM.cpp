@@ -294,7 +294,7 @@ struct ConvertTesselToLLVMPass
       return signalPassFailure();
     for (auto kernel : module.getOps<LLVM::LLVMFuncOp>())
       if (!kernel.isExternal())
-        if (ArrayRef<int64_t> slots = workspaces.lookup(kernel.getSymName());
+        if (SmallVector<int64_t> slots = workspaces.lookup(kernel.getSymName());
             !slots.empty())
           packWorkspaces(kernel, slots);
   }
