@@ -101,12 +101,18 @@ def attention_fwd(q, k, v, scale, causal, BM, BN, dtype="f16", layout="bhnd", ts
     return tr.run(tsl, "attention_fwd", (cdiv(Nq, BM), B * H), args, defines, outputs=["o", "lse"])
 
 
-def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
-    B, H, Nq, D = o.shape
+def _bwd_preprocess(tsl, kernel, length, o, do, BM, dtype, layout):
+    """Delta = rowsum(dO ∘ O); `length` names the kernel's sequence-length parameter."""
+    B, H, N, D = o.shape
     sdo, dob = _strided_args("sdo", do, layout, dtype)
-    args = dict(o=tr.Buffer(o, dtype), do=dob, delta=tr.full((B, H, Nq), 7.0, "f32"), **sdo, H=H, Nq=Nq)
-    return tr.run("attention.tsl", "attention_bwd_preprocess", (cdiv(Nq, BM), B * H), args,
-                  dict(D=D, BLOCK_M=BM, DTYPE=dtype), outputs=["delta"])["delta"]
+    args = dict(o=tr.Buffer(o, dtype), do=dob, delta=tr.full((B, H, N), 7.0, "f32"), **sdo, H=H,
+                **{length: N})
+    return tr.run(tsl, kernel, (cdiv(N, BM), B * H), args, dict(D=D, BLOCK_M=BM, DTYPE=dtype),
+                  outputs=["delta"])["delta"]
+
+
+def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
+    return _bwd_preprocess("attention.tsl", "attention_bwd_preprocess", "Nq", o, do, BM, dtype, layout)
 
 
 def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd"):
@@ -159,11 +165,7 @@ def mta_fwd(q, k, v, w, scale, BM, BN, dtype="f16", layout="bnhd"):
 
 
 def mta_bwd_preprocess(o, do, BM, dtype="f16", layout="bnhd"):
-    B, H, N, D = o.shape
-    sdo, dob = _strided_args("sdo", do, layout, dtype)
-    args = dict(o=tr.Buffer(o, dtype), do=dob, delta=tr.full((B, H, N), 7.0, "f32"), **sdo, H=H, N=N)
-    return tr.run("mta.tsl", "mta_bwd_preprocess", (cdiv(N, BM), B * H), args,
-                  dict(D=D, BLOCK_M=BM, DTYPE=dtype), outputs=["delta"])["delta"]
+    return _bwd_preprocess("mta.tsl", "mta_bwd_preprocess", "N", o, do, BM, dtype, layout)
 
 
 def mta_bwd(q, k, v, w, do, lse, delta, scale, BM, BN, dtype="f16", layout="bnhd"):
