@@ -252,6 +252,24 @@ def mta_bwd(q, k, v, w, do, scale, delta=None):
     return dq, reduce_kv(dk, HKV), reduce_kv(dv, HKV), dw
 
 
+def mta_dw_term_magnitude(q, k, v, w, do, scale, o):
+    """Σ over the terms of dW[h, a, b] of their magnitude: Σ_{i,j} P·(Σ_d|dO·V| + Σ_d|dO·O|)·|S0|.
+
+    dC = P·(dP - Delta) is a difference of two f32 dot products; where a row's softmax is one-hot,
+    exact dW is a cancellation of terms this large, and the f32 summation order of dP and Delta
+    decides the result (the bound the test adds to dW's tolerance).  o: the kernel's stored O."""
+    q, k, v, w, do, o = _f64(q, k, v, w, do, o)
+    H, N = q.shape[1], q.shape[2]
+    _, cq, ck = w.shape
+    vis = visibility(N, N, causal=True)
+    P, _ = masked_softmax(mta_conv_corr(mta_s0(q, k, scale), w), vis)
+    ke, ve = expand_kv(k, H), expand_kv(v, H)
+    s0_abs = np.where(vis, np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(ke)) * abs(scale), 0.0)
+    dp_abs = np.einsum("bhid,bhjd->bhij", np.abs(do), np.abs(ve))
+    delta_abs = np.abs(o * do).sum(axis=-1, keepdims=True)
+    return mta_weight_grad(P * (dp_abs + delta_abs), s0_abs, cq, ck)
+
+
 def mta_decode(q, k, v, w, scale):
     """The newest query row N-1 of MTA: (O [B,H,1,D], LSE [B,H,1]).  q holds all N positions."""
     O, lse = mta_fwd(q, k, v, w, scale)
