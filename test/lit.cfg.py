@@ -10,7 +10,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "TESSEL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".tsl", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+# gpu: a pytest suite (with its .tsl kernels) for a machine with a GPU.
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "gpu"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
 

@@ -192,6 +192,8 @@ public:
                 const Grid &grid, Stream stream = nullptr);
 
   int multiprocessorCount() const;
+  /// (major, minor) of the device, e.g. (9, 0) for an H100.
+  std::pair<int, int> computeCapability() const;
 
   // Device memory helpers for tools and tests; they synchronize.
   Result<DevicePtr> alloc(size_t bytes);

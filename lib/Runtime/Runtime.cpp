@@ -330,6 +330,10 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
 
 int Runtime::multiprocessorCount() const { return impl->numSMs; }
 
+std::pair<int, int> Runtime::computeCapability() const {
+  return {impl->ccMajor, impl->ccMinor};
+}
+
 Result<DevicePtr> Runtime::alloc(size_t bytes) {
   CUdeviceptr ptr = 0;
   TESSEL_TRY(impl->inContext(

@@ -14,6 +14,10 @@
 
 #include <string>
 
+namespace tessel {
+class DiagnosticEngine;
+} // namespace tessel
+
 namespace tessel::python {
 
 /// Raises the exception class `name` of the pure-Python module tessel.errors
@@ -22,6 +26,14 @@ namespace tessel::python {
 [[noreturn]] inline void raise(const char *name, const std::string &message) {
   raise(name, pybind11::make_tuple(message));
 }
+
+/// Raises tessel.CompileError(text, [(severity, file, line, col, message)])
+/// from the diagnostics of `diag`; `text` is their printed form.
+[[noreturn]] void raiseCompileError(const DiagnosticEngine &diag,
+                                    const std::string &text);
+
+/// signatures(): the parser alone (no MLIR), in every build.
+void bindFrontend(pybind11::module_ &m);
 
 #if TESSEL_PY_COMPILER
 /// compile(), signatures() and the Program class (the CPU interpreter).

@@ -9,6 +9,7 @@
 
 #include "Bindings.h"
 
+#include "Conversion/NVPTX/GPUCompile.h"
 #include "Frontend/Lexer.h"
 #include "Frontend/MLIRGen.h"
 #include "Frontend/Parser.h"
@@ -38,29 +39,6 @@ using mlir::tessel::TesselDialect;
 
 namespace {
 
-const char *severityName(Severity severity) {
-  switch (severity) {
-  case Severity::Error:
-    return "error";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Note:
-    return "note";
-  }
-  return "error";
-}
-
-/// Raises tessel.CompileError(text, [(severity, file, line, col, message)]).
-[[noreturn]] void raiseCompileError(const DiagnosticEngine &diag,
-                                    const std::string &text) {
-  py::list diagnostics;
-  const std::string &file = diag.getSourceManager().getFilename();
-  for (const Diagnostic &d : diag.getDiagnostics())
-    diagnostics.append(py::make_tuple(severityName(d.severity), file,
-                                      d.loc.line, d.loc.col, d.message));
-  python::raise("CompileError", py::make_tuple(text, diagnostics));
-}
-
 /// The first file:line:col inside `loc` (fused and named locations nest).
 SourceLoc sourceLocOf(mlir::Location loc) {
   SourceLoc at;
@@ -74,10 +52,14 @@ SourceLoc sourceLocOf(mlir::Location loc) {
   return at;
 }
 
-/// Front end + tile passes; the lowered module printed with its locations.
-std::string compile(const std::string &source, const std::string &filename,
-                    const std::string &kernel,
-                    const std::map<std::string, std::string> &defines) {
+/// Runs the front end on `source`, then `tail` on the module, which returns
+/// the text to hand back (empty on failure, with a diagnostic or `error`).
+/// Raises tessel.CompileError with every diagnostic, all pointing at the DSL.
+template <class Tail>
+std::string compileWith(const std::string &source, const std::string &filename,
+                        const std::string &kernel,
+                        const std::map<std::string, std::string> &defines,
+                        Tail tail) {
   // One context per compile, used by one thread: no thread pool to start.
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   // A pass error is about the DSL line it names; the IR of the op would bury
@@ -87,7 +69,7 @@ std::string compile(const std::string &source, const std::string &filename,
   SourceManager sm(filename, source);
   std::ostringstream printed;
   DiagnosticEngine diag(sm, printed);
-  std::string ir;
+  std::string result, error;
   {
     py::gil_scoped_release release;
     mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -100,49 +82,58 @@ std::string compile(const std::string &source, const std::string &filename,
           diag.note(sourceLocOf(note.getLocation()), note.str());
         return mlir::success();
       });
-      mlir::PassManager pm(&context);
-      pm.addPass(mlir::tessel::createTesselExpandOnline());
-      pm.addPass(mlir::tessel::createTesselLowerStreamK());
-      if (mlir::succeeded(pm.run(*module)) && !diag.hasErrors()) {
-        llvm::raw_string_ostream os(ir);
-        module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
-      }
+      result = tail(*module, error);
     }
   }
-  if (!diag.hasErrors() && ir.empty())
-    diag.error({}, "internal compiler error: compilation failed without a "
-                   "diagnostic");
+  if (!diag.hasErrors() && result.empty())
+    diag.error({}, "internal compiler error: " +
+                       (error.empty() ? "compilation failed without a "
+                                        "diagnostic"
+                                      : error));
   if (diag.hasErrors())
-    raiseCompileError(diag, printed.str());
-  return ir;
+    python::raiseCompileError(diag, printed.str());
+  return result;
 }
 
-/// The kernels of a source with their parameters, from the parser alone:
-/// [(kernel, [(param, is_constexpr, has_default)])]. Lets the package sort
-/// launch arguments into constexprs and runtime values before compiling.
-py::list signatures(const std::string &source, const std::string &filename) {
-  SourceManager sm(filename, source);
-  std::ostringstream printed;
-  DiagnosticEngine diag(sm, printed);
-  Lexer lexer(sm, diag);
-  Parser parser(lexer, diag);
-  std::unique_ptr<ast::Module> module = parser.parseModule();
-  if (diag.hasErrors())
-    raiseCompileError(diag, printed.str());
-  py::list kernels;
-  for (const auto &f : module->getFunctions()) {
-    const ast::Decorator *decorator = f->getDecorator();
-    if (!decorator || decorator->name != "kernel")
-      continue;
-    py::list params;
-    for (const ast::Param &p : f->getParams()) {
-      const auto *ann = ast::rtti::dyn_cast<ast::Name>(p.annotation.get());
-      params.append(py::make_tuple(p.name, ann && ann->getName() == "constexpr",
-                                   p.defaultValue != nullptr));
-    }
-    kernels.append(py::make_tuple(f->getName(), params));
-  }
-  return kernels;
+/// Front end + tile passes; the lowered module printed with its locations
+/// (what the interpreter runs).
+std::string compile(const std::string &source, const std::string &filename,
+                    const std::string &kernel,
+                    const std::map<std::string, std::string> &defines) {
+  return compileWith(source, filename, kernel, defines,
+                     [](mlir::ModuleOp module, std::string &) {
+                       mlir::PassManager pm(module.getContext());
+                       pm.addPass(mlir::tessel::createTesselExpandOnline());
+                       pm.addPass(mlir::tessel::createTesselLowerStreamK());
+                       std::string ir;
+                       if (mlir::succeeded(pm.run(module))) {
+                         llvm::raw_string_ostream os(ir);
+                         module->print(
+                             os, mlir::OpPrintingFlags().enableDebugInfo());
+                       }
+                       return ir;
+                     });
+}
+
+/// The whole pipeline to a kernel bundle (docs/bundle.md) for `target`.
+std::string compileBundle(const std::string &source,
+                          const std::string &filename,
+                          const std::string &kernel,
+                          const std::map<std::string, std::string> &defines,
+                          const std::string &target) {
+  if (target != "sm_80" && target != "sm_90")
+    throw py::value_error("unknown target '" + target +
+                          "' (expected sm_80 or sm_90)");
+  return compileWith(
+      source, filename, kernel, defines,
+      [&](mlir::ModuleOp module, std::string &error) -> std::string {
+        GPUArtifacts out;
+        if (mlir::failed(compileForGPU(module, target, out, error)))
+          return {};
+        return writeBundle(out.kernels, out.ptx, target,
+                           std::string("tessel ") + TESSEL_VERSION + " " +
+                               filename);
+      });
 }
 
 std::string argName(mlir::BlockArgument arg) {
@@ -351,9 +342,11 @@ void tessel::python::bindCompiler(py::module_ &m) {
         "Compiles DSL source to lowered tessel IR (text with locations); "
         "raises tessel.CompileError. `kernel` empty: every kernel; `defines` "
         "maps constexpr names to DSL values ('64', 'True', 'bf16').");
-  m.def("signatures", &signatures, py::arg("source"), py::arg("filename"),
-        "[(kernel, [(param, is_constexpr, has_default)])] from the parser; "
-        "raises tessel.CompileError on a syntax error.");
+  m.def("compile_bundle", &compileBundle, py::arg("source"),
+        py::arg("filename"), py::arg("kernel"), py::arg("defines"),
+        py::arg("target") = "sm_90",
+        "Compiles DSL source to a kernel bundle (JSON text: PTX for `target` "
+        "and launch metadata); raises tessel.CompileError.");
   py::class_<Program>(m, "Program")
       .def(py::init<const std::string &, const std::string &>(), py::arg("ir"),
            py::arg("name"), "Parses lowered tessel IR; ValueError if invalid.")

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 namespace py = pybind11;
 using namespace tessel;
@@ -77,6 +78,39 @@ std::vector<Arg> toArgs(const Kernel &kernel, const py::sequence &values) {
   return args;
 }
 
+// The DLPack ABI (dlpack.h, stable since v0.6): only what a launch reads.
+struct DLDevice {
+  int32_t deviceType;
+  int32_t deviceId;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byteOffset;
+};
+
+/// (address, device type, device id, dtype code, bits, lanes) of a DLPack
+/// capsule (`x.__dlpack__()`), without consuming it: the producer keeps
+/// ownership and frees it when the capsule goes away.
+py::tuple dlpackInfo(const py::capsule &capsule) {
+  if (std::string_view(capsule.name() ? capsule.name() : "") != "dltensor")
+    throw py::value_error("not an unconsumed DLPack capsule ('dltensor')");
+  // DLManagedTensor begins with its DLTensor.
+  const auto *t = capsule.get_pointer<DLTensor>();
+  uint64_t address = reinterpret_cast<uintptr_t>(t->data) + t->byteOffset;
+  return py::make_tuple(address, t->device.deviceType, t->device.deviceId,
+                        t->dtype.code, t->dtype.bits, t->dtype.lanes);
+}
+
 void requireContiguous(const py::array &array, const char *what) {
   if (!(array.flags() & py::array::c_style))
     throw py::value_error(std::string(what) +
@@ -86,6 +120,9 @@ void requireContiguous(const py::array &array, const char *what) {
 } // namespace
 
 void tessel::python::bindRuntime(py::module_ &m) {
+  m.def("dlpack_info", &dlpackInfo, py::arg("capsule"),
+        "(address, device_type, device_id, dtype_code, bits, lanes) of a "
+        "DLPack capsule, which stays unconsumed.");
   py::class_<Kernel>(m, "RuntimeKernel")
       .def_property_readonly("name", &Kernel::name)
       .def_property_readonly("params",
@@ -157,6 +194,7 @@ void tessel::python::bindRuntime(py::module_ &m) {
           py::arg("grid") = py::none())
       .def_property_readonly("multiprocessor_count",
                              &Runtime::multiprocessorCount)
+      .def_property_readonly("compute_capability", &Runtime::computeCapability)
       .def(
           "alloc",
           [](Runtime &rt, size_t bytes) { return take(rt.alloc(bytes)); },

@@ -25,8 +25,9 @@ PYBIND11_MODULE(_tessel, m) {
   m.attr("version") = TESSEL_VERSION;
   m.attr("has_compiler") = py::bool_(TESSEL_PY_COMPILER);
   m.attr("has_runtime") = py::bool_(TESSEL_PY_RUNTIME);
-  // Kernels run on the interpreter until the GPU back end emits bundles.
-  m.attr("has_gpu_backend") = false;
+  // The compiler emits PTX bundles; the runtime launches them.
+  m.attr("has_gpu_backend") = py::bool_(TESSEL_PY_COMPILER);
+  tessel::python::bindFrontend(m);
 #if TESSEL_PY_COMPILER
   tessel::python::bindCompiler(m);
 #endif

@@ -6,22 +6,26 @@
     add = tessel.jit("add.tsl")                                 # constexprs given at launch
     o = tessel.attention(q, k, v, causal=True)                  # ready ops on (B, H, N, D)
 
-Until the GPU back end lands, kernels run on the CPU interpreter (the reference semantics) with
-NumPy arrays. See python/README.md; tessel.compiler, tessel.interpreter, tessel.ops and
+Kernels run on the GPU when there is one (CUDA tensors of PyTorch or CuPy), else on the CPU
+interpreter (the reference semantics) with NumPy arrays; interpret=True or TESSEL_INTERPRET=1 asks
+for the interpreter. See python/README.md; tessel.compiler, tessel.interpreter, tessel.ops and
 tessel.cache document the details.
 """
 
 from ._backend import _tessel
-from .compiler import DEFAULT_PROGRAMS, JITKernel, Kernel, Param, cdiv, compile, jit
-from .errors import CompileError, DeviceError, Diagnostic, LaunchError, TesselError
+from .compiler import (DEFAULT_PROGRAMS, GPUKernel, JITKernel, Kernel, Param, cdiv, compile, jit,
+                       precompile)
+from .errors import (BundleNotFoundError, CompileError, DeviceError, Diagnostic, LaunchError,
+                     TesselError)
+from .gpu import has_gpu
 from .language import bf16, constexpr, f16, f32, i1, i32, i64, ptr
 from .ops import KERNELS_DIR, attention, attention_kl, lean_attention, mta_attention
 
 __version__ = _tessel.version
 
 __all__ = [
-    "CompileError", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "JITKernel", "KERNELS_DIR",
-    "Kernel", "LaunchError", "Param", "TesselError", "attention", "attention_kl", "bf16", "cdiv",
-    "compile", "constexpr", "f16", "f32", "i1", "i32", "i64", "jit", "lean_attention",
-    "mta_attention", "ptr",
+    "attention", "attention_kl", "bf16", "BundleNotFoundError", "cdiv", "compile", "CompileError",
+    "constexpr", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "f16", "f32", "GPUKernel",
+    "has_gpu", "i1", "i32", "i64", "jit", "JITKernel", "Kernel", "KERNELS_DIR", "LaunchError",
+    "lean_attention", "mta_attention", "Param", "precompile", "ptr", "TesselError",
 ]

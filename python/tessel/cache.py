@@ -12,6 +12,13 @@ Directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel;
 never see a partial entry; each carries a checksum of its body, and an entry that fails it (or does
 not parse) is ignored and rewritten. Deleting the directory is always safe. Failing to write the
 cache (read-only home, full disk) is not an error: the kernel is just compiled again next time.
+GPU kernels are cached the same way as their bundle (`<kernel>-<key>.bundle`, target in the key).
+
+Bundle directories (`$TESSEL_BUNDLE_DIR`) carry precompiled kernels to machines whose package has
+no compiler (a runtime-only build: no LLVM/MLIR there). Their files are plain bundles, loadable by
+any tool, named by a PORTABLE key: the source text, the kernel, its constants, the target and the
+package version, but not the compiler binary or the file's directory, so the same kernel of the
+same package finds its bundle on another machine. `python -m tessel.precompile` writes them.
 """
 
 import hashlib
@@ -54,40 +61,55 @@ def key(**fields):
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def entry_path(kernel, entry_key):
-    return os.path.join(cache_dir(), f"{kernel}-{entry_key}.mlir")
+def portable_key(**fields):
+    """The hex SHA-256 of `fields` and of the package version (a bundle directory's key)."""
+    fields = dict(fields, format=FORMAT, version=_tessel.version)
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def entry_path(kernel, entry_key, suffix=".mlir", directory=None):
+    return os.path.join(directory or cache_dir(), f"{kernel}-{entry_key}{suffix}")
+
+
+def bundle_dir():
+    """$TESSEL_BUNDLE_DIR, or None."""
+    return os.environ.get("TESSEL_BUNDLE_DIR") or None
 
 
 def _digest(body):
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def load(path):
-    """The entry's IR text, or None if there is none or it is damaged."""
+def load(path, checksum=True):
+    """The entry's text, or None if there is none or it is damaged. checksum=False reads a plain
+    file (a bundle directory's; the runtime's strict reader checks those)."""
     try:
         with open(path, encoding="utf-8") as f:
-            header = f.readline()
+            header = f.readline() if checksum else ""
             body = f.read()
     except (OSError, UnicodeDecodeError):
         return None
-    if header.rstrip("\n") != _HEADER + _digest(body):
+    if checksum and header.rstrip("\n") != _HEADER + _digest(body):
         return None
     return body
 
 
-def store(path, body):
-    """Writes an entry atomically (temporary file + rename); errors are ignored."""
+def store(path, body, checksum=True, strict=False):
+    """Writes an entry atomically (temporary file + rename), with a checksum header line unless
+    checksum=False. Errors are ignored (a cache), or raised with strict=True (an export)."""
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".mlir")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(_HEADER + _digest(body) + "\n")
+                if checksum:
+                    f.write(_HEADER + _digest(body) + "\n")
                 f.write(body)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
             raise
     except OSError:
-        pass
+        if strict:
+            raise

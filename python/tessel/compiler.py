@@ -14,9 +14,12 @@
 A persistent (stream_k) kernel sizes its own grid: launch it as `k(*args)`; on the interpreter it
 runs on `programs=` programs (default DEFAULT_PROGRAMS; more programs than work is fine).
 
-Where kernels run: `interpret=True`, or TESSEL_INTERPRET=1 in the environment, or no GPU back end
-(today, always): the CPU interpreter, with NumPy arrays (see tessel.interpreter). An explicit
-`interpret=False` without a GPU back end is an error rather than a silent fallback.
+Where kernels run: on the GPU when there is one (PTX bundles; arguments are CUDA tensors, see
+tessel.gpu), else on the CPU interpreter with NumPy arrays (see tessel.interpreter).
+`interpret=True` or TESSEL_INTERPRET=1 in the environment picks the interpreter; an explicit
+`interpret=False` without a GPU is an error rather than a silent fallback. A package built without
+the compiler (runtime only) launches bundles precompiled elsewhere (`tessel.precompile`, found
+through $TESSEL_BUNDLE_DIR; see tessel.cache).
 """
 
 import ast
@@ -29,7 +32,9 @@ import textwrap
 
 import numpy as np
 
-from . import cache, interpreter, language
+import json
+
+from . import cache, errors, gpu, interpreter, language
 from ._backend import _tessel
 
 # Programs of a persistent kernel on the interpreter when the launch does not say (stream-K
@@ -61,17 +66,20 @@ def cdiv(a, b):
     return -(-a // b)
 
 
-def _interpret(interpret):
-    if not _tessel.has_compiler:
-        raise RuntimeError("this tessel was built without the compiler "
-                           "(TESSEL_ENABLE_COMPILER=OFF): it launches precompiled bundles only")
-    if interpret is None:
-        env = os.environ.get("TESSEL_INTERPRET", "").strip().lower()
-        interpret = env in ("1", "true", "yes", "on") or not _tessel.has_gpu_backend
-    if not interpret:
-        raise RuntimeError("interpret=False: the GPU back end is not built yet; kernels run on "
-                           "the CPU interpreter (interpret=True or None)")
-    return True
+def _backend(interpret):
+    """'interpreter' or 'gpu': where a kernel compiled with `interpret` runs."""
+    if interpret is None and os.environ.get("TESSEL_INTERPRET", "").strip().lower() in (
+            "1", "true", "yes", "on"):
+        interpret = True
+    if interpret:
+        if not _tessel.has_compiler:
+            raise RuntimeError("interpret=True: this tessel was built without the compiler "
+                               "(TESSEL_ENABLE_COMPILER=OFF), so without the interpreter")
+        return "interpreter"
+    if interpret is None and _tessel.has_compiler and not gpu.has_gpu():
+        return "interpreter"
+    gpu.runtime()                       # no GPU: DeviceError with the reason
+    return "gpu"
 
 
 def _read(source_or_path):
@@ -139,8 +147,8 @@ def _select(signatures, kernel, filename):
     raise ValueError(f"{filename}: no kernel named '{kernel}' (kernels: {', '.join(names)})")
 
 
-def _compile(text, filename, signature, constants):
-    """One specialisation, from the on-disk cache or the compiler."""
+def _defines(signature, constants):
+    """The constants as DSL text ({name: '64'}), checked against the kernel's constexprs."""
     name, params = signature
     constexprs = [p for p, is_constexpr, _ in params if is_constexpr]
     for c in constants:
@@ -149,7 +157,21 @@ def _compile(text, filename, signature, constants):
         if c not in constexprs:
             raise TypeError(f"kernel '{name}' has no constexpr parameter '{c}' "
                             f"(constexprs: {', '.join(constexprs) or 'none'})")
-    defines = {c: _dsl_value(c, v) for c, v in constants.items()}
+    return {c: _dsl_value(c, v) for c, v in constants.items()}
+
+
+def _bundle_fields(text, name, defines, target):
+    """What determines a kernel's bundle (the key of its cache entry and of its exported file)."""
+    return dict(source=text, kernel=name, constants=sorted(defines.items()), target=target,
+                stage="bundle")
+
+
+def _compile(text, filename, signature, constants, backend):
+    """One specialisation, from the on-disk cache (or a bundle directory) or the compiler."""
+    name = signature[0]
+    defines = _defines(signature, constants)
+    if backend == "gpu":
+        return _gpu_kernel(text, filename, name, defines, gpu.target())
     entry = cache.entry_path(name, cache.key(
         source=text, filename=filename, kernel=name, constants=sorted(defines.items()),
         stage="lowered", target="interpreter"))
@@ -168,15 +190,68 @@ def _compile(text, filename, signature, constants):
     return Kernel(program, name, ir, cache_hit)
 
 
+def _gpu_kernel(text, filename, name, defines, target):
+    fields = _bundle_fields(text, name, defines, target)
+    if _tessel.has_compiler:
+        entry = cache.entry_path(name, cache.key(**fields), ".bundle")
+        bundle = cache.load(entry)
+        cache_hit = bundle is not None
+        if not cache_hit:
+            bundle = _tessel.compile_bundle(text, filename, name, defines, target)
+            cache.store(entry, bundle)
+    else:
+        directory = cache.bundle_dir()
+        path = directory and cache.entry_path(name, cache.portable_key(**fields), ".bundle",
+                                              directory)
+        bundle = path and cache.load(path, checksum=False)
+        if not bundle:
+            given = ", ".join(f"{k}={v}" for k, v in sorted(defines.items())) or "none"
+            raise errors.BundleNotFoundError(
+                f"kernel '{name}' of {os.path.basename(filename)} (constants: {given}; target "
+                f"{target}): no precompiled bundle in "
+                f"{directory or '$TESSEL_BUNDLE_DIR (unset)'}, and this tessel has no compiler; "
+                f"precompile it on a machine with one (python -m tessel.precompile) and point "
+                f"TESSEL_BUNDLE_DIR at the result")
+        cache_hit = True
+    module = gpu.runtime().load_bundle_from_string(bundle, f"{name}.bundle")
+    return GPUKernel(module.kernel(name), name, bundle, cache_hit)
+
+
+def precompile(source_or_path, constants=None, kernel=None, target="sm_90", out_dir=None):
+    """Compiles one kernel specialisation to a bundle for `target` and writes it to the bundle
+    directory `out_dir` (default $TESSEL_BUNDLE_DIR) under its portable key, where a runtime-only
+    tessel (no compiler) finds it. Returns the bundle's path. Needs the compiler."""
+    text, filename = _read(source_or_path)
+    signature = _select(_tessel.signatures(text, filename), kernel, filename)
+    return _precompile(text, filename, signature, dict(constants or {}), target, out_dir)
+
+
+def _precompile(text, filename, signature, constants, target, out_dir):
+    if not _tessel.has_compiler:
+        raise RuntimeError("precompile: this tessel was built without the compiler")
+    out_dir = out_dir or cache.bundle_dir()
+    if not out_dir:
+        raise ValueError("precompile: give out_dir or set TESSEL_BUNDLE_DIR")
+    name = signature[0]
+    defines = _defines(signature, constants)
+    path = cache.entry_path(name, cache.portable_key(**_bundle_fields(text, name, defines, target)),
+                            ".bundle", out_dir)
+    if cache.load(path, checksum=False) is None:
+        bundle = _tessel.compile_bundle(text, filename, name, defines, target)
+        cache.store(path, bundle, checksum=False, strict=True)
+    return path
+
+
 def compile(source_or_path, constants=None, kernel=None, interpret=None):
     """Compiles one kernel of DSL source text or a .tsl file, specialised with `constants` (its
     constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16").
-    `kernel` names it when the source holds several. Returns a Kernel; raises CompileError with
-    the compiler's file:line:col report."""
-    _interpret(interpret)
+    `kernel` names it when the source holds several. Returns a Kernel (on the interpreter) or a
+    GPUKernel (see the module's docstring for which); raises CompileError with the compiler's
+    file:line:col report."""
+    backend = _backend(interpret)
     text, filename = _read(source_or_path)
     signature = _select(_tessel.signatures(text, filename), kernel, filename)
-    return _compile(text, filename, signature, dict(constants or {}))
+    return _compile(text, filename, signature, dict(constants or {}), backend)
 
 
 def _normalize_grid(name, grid):
@@ -242,11 +317,14 @@ class Kernel:
         """Launches a persistent kernel; `programs` sets the interpreter's program count."""
         if not self.persistent:
             raise TypeError(f"kernel '{self.name}' needs a grid: kernel[grid](*args)")
+        self._run(self._persistent_grid(programs), args, kwargs)
+
+    def _persistent_grid(self, programs):
         programs = DEFAULT_PROGRAMS if programs is None else programs
         if isinstance(programs, bool) or not isinstance(programs, (int, np.integer)) \
                 or programs < 1:
             raise ValueError(f"kernel '{self.name}': programs must be a positive integer")
-        self._run(int(programs), args, kwargs)
+        return int(programs)
 
     def _launch(self, grid, *args, **kwargs):
         self._run(grid, args, kwargs)
@@ -264,8 +342,44 @@ class Kernel:
                             f"{', '.join(repr(n) for n in missing)}")
         if callable(grid):
             grid = grid({**values, **self.constants})
-        grid = _normalize_grid(self.name, grid)
-        interpreter.launch(self._program, self.name, self.params, list(values.values()), grid)
+        if grid is not None:
+            grid = _normalize_grid(self.name, grid)
+        self._execute(list(values.values()), grid)
+
+    def _execute(self, values, grid):
+        interpreter.launch(self._program, self.name, self.params, values, grid)
+
+
+class GPUKernel(Kernel):
+    """One compiled kernel on the GPU: the same interface as Kernel, with `bundle` (the bundle's
+    JSON text: PTX and launch metadata) instead of `ir`. Arguments are GPU buffers (see
+    tessel.gpu); launches are asynchronous. A persistent kernel's grid comes from the GPU's
+    occupancy (`programs` is for the interpreter)."""
+
+    def __init__(self, rt_kernel, name, bundle, cache_hit):  # pylint: disable=super-init-not-called
+        info = next(k for k in json.loads(bundle)["kernels"] if k["name"] == name)
+        self._rt_kernel = rt_kernel
+        self.name = name
+        self.params = [Param(*p) for p in rt_kernel.params]
+        self.constants = info.get("constants", {})
+        self.num_warps = rt_kernel.num_warps
+        self.persistent = rt_kernel.persistent
+        self.bundle = bundle
+        self.ir = None
+        self.cache_hit = cache_hit
+        self.interpret = False
+
+    def __repr__(self):
+        return "<tessel.GPUKernel" + super().__repr__()[len("<tessel.Kernel"):]
+
+    def _persistent_grid(self, programs):
+        if programs is not None:
+            raise TypeError(f"kernel '{self.name}': programs= sets the interpreter's program "
+                            f"count; on a GPU a persistent kernel's grid comes from occupancy")
+        return None
+
+    def _execute(self, values, grid):
+        gpu.launch(self._rt_kernel, self.name, self.params, values, grid)
 
 
 class JITKernel:
@@ -289,16 +403,19 @@ class JITKernel:
         self._loaded = None
         self._specializations = {}
 
+    def _read_source(self):
+        """(text, filename, signature) of the kernel."""
+        if self._fn is not None:
+            text, filename = _function_source(self._fn, self._num_warps)
+        else:
+            text, filename = _read(self._source)
+        return text, filename, _select(_tessel.signatures(text, filename), self._kernel, filename)
+
     def _load(self):
-        """(text, filename, signature), read on first use."""
+        """(text, filename, signature), read on first use; picks the back end."""
         if self._loaded is None:
-            _interpret(self._interpret)
-            if self._fn is not None:
-                text, filename = _function_source(self._fn, self._num_warps)
-            else:
-                text, filename = _read(self._source)
-            signature = _select(_tessel.signatures(text, filename), self._kernel, filename)
-            self._loaded = text, filename, signature
+            self._backend = _backend(self._interpret)
+            self._loaded = self._read_source()
         return self._loaded
 
     @property
@@ -311,8 +428,14 @@ class JITKernel:
         memo = tuple(sorted((k, _dsl_value(k, v)) for k, v in constants.items()))
         kernel = self._specializations.get(memo)
         if kernel is None:
-            kernel = self._specializations[memo] = _compile(text, filename, signature, constants)
+            kernel = self._specializations[memo] = _compile(text, filename, signature, constants,
+                                                            self._backend)
         return kernel
+
+    def precompile(self, target="sm_90", out_dir=None, **constants):
+        """tessel.precompile of the specialisation with these constexpr values."""
+        text, filename, signature = self._loaded or self._read_source()
+        return _precompile(text, filename, signature, constants, target, out_dir)
 
     def _split(self, args, kwargs):
         """The compiled Kernel for a call's constexpr arguments, and its runtime arguments."""

@@ -39,3 +39,8 @@ class LaunchError(TesselError, RuntimeError):
 
 class DeviceError(TesselError, RuntimeError):
     """The CUDA runtime failed: no driver or device, a bundle that does not load, memory."""
+
+
+class BundleNotFoundError(TesselError, LookupError):
+    """A package without the compiler (a runtime-only build) has no precompiled bundle for the
+    kernel specialisation asked for (see tessel.precompile and $TESSEL_BUNDLE_DIR)."""

@@ -83,7 +83,7 @@ def _array_argument(where, elem, value):
     return value
 
 
-def _scalar_argument(where, kind, value):
+def scalar_argument(where, kind, value):
     if isinstance(value, np.ndarray):
         raise TypeError(f"{where}: {kind} takes a scalar, got an array")
     if kind == "i1":
@@ -112,7 +112,7 @@ def launch(program, kernel, params, values, grid):
     for p, value in zip(params, values):
         where = f"kernel '{kernel}', argument '{p.name}'"
         if p.kind != "ptr":
-            device.append(_scalar_argument(where, p.kind, value))
+            device.append(scalar_argument(where, p.kind, value))
             continue
         array = _array_argument(where, p.elem, value)
         buf = by_id.get(id(array))

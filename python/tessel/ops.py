@@ -1,27 +1,32 @@
-"""Ready-made attention ops on (B, H, N, D) arrays, running the kernels of kernels/*.tsl.
+"""Ready-made attention ops on (B, H, N, D) tensors, running the kernels of kernels/*.tsl.
 
     o = tessel.attention(q, k, v, causal=True)          # flash attention (prefill)
     o = tessel.lean_attention(q, k, v)                  # decode: 1..16 newest query rows, stream-K
     o = tessel.mta_attention(q, k, v, w)                # Multi-Token Attention, w: (H, cq, ck)
     kl = tessel.attention_kl(q_t, k_t, q_s, k_s)        # StreamKL: KL(teacher ‖ student) per row
 
-Inputs are NumPy arrays today and run on the CPU interpreter. float16 arrays run the kernels in f16;
-float32 arrays run them in bf16 (NumPy has no bfloat16: the inputs are rounded to bf16 on the way
-in and the output is float32 holding bf16 values); q, k, v (q_t, k_t, q_s, k_s) share one dtype.
+Two kinds of input, one set of kernels:
+
+  * PyTorch CUDA tensors (float16 or bfloat16; the weight of mta_attention float32) run on the GPU
+    and return PyTorch tensors. attention, mta_attention and attention_kl are differentiable
+    (torch.autograd.Function; their backward passes launch the backward kernels of the same files,
+    by recomputation from the saved per-row LSEs). Any strides with a contiguous last dimension are
+    taken as they are (other layouts are copied); launches go on the current stream.
+  * NumPy arrays run on the CPU interpreter: float16 arrays in f16; float32 arrays in bf16 (NumPy
+    has no bfloat16: the inputs are rounded to bf16 on the way in and the output is float32 holding
+    bf16 values).
+
 Keys and values may have fewer heads than queries (GQA: H a multiple of HKV; query head h reads
 KV head h // (H // HKV)). `scale` multiplies Q Kᵀ (default 1/sqrt(D)). Bad input raises TypeError
-(dtype, type) or ValueError (shape, head dim, GQA ratio, sizes) naming the op and the argument,
-before anything runs. Each kernel is compiled once per configuration (the on-disk cache keeps it
-for later processes).
-
-Structure: each op checks its arguments, then calls a `_*_forward` function that launches the
-kernel and returns the output together with what a backward pass needs (the per-row LSEs). The
-GPU half wraps the same forwards in torch.autograd.Function classes whose backward launches the
-backward kernels of the same files (attention_bwd, mta_bwd, attention_kl_bwd).
+(dtype, type, device) or ValueError (shape, head dim, GQA ratio, sizes) naming the op and the
+argument, before anything runs. Each kernel is compiled once per configuration (the on-disk cache
+keeps it for later processes; a runtime-only package finds it precompiled, see
+`python -m tessel.precompile`, which compiles every configuration `gpu_configurations` lists).
 """
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -34,35 +39,117 @@ HEAD_DIMS = (16, 32, 64, 128)
 # The decode kernel's query tile: at most this many query rows.
 LEAN_MAX_QUERIES = 16
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
+LEAN_STRATEGIES = ("stream-k",)
 
-# Tile sizes on the interpreter: small tiles keep masked-off work low at small sizes.
-_BLOCKS = {"attention": (32, 32), "lean_attention": (LEAN_MAX_QUERIES, 32),
-           "mta_attention": (16, 16), "attention_kl": (32, 32)}
+# (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
+# sizes; on the GPU they are the tiles the benchmarks were tuned with (bench/).
+BLOCKS = {
+    "interpreter": {"attention_fwd": (32, 32), "attention_bwd": (32, 32),
+                    "lean_attention": (LEAN_MAX_QUERIES, 32), "mta_fwd": (16, 16),
+                    "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
+                    "attention_kl_bwd": (32, 32)},
+    "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
+            "lean_attention": (LEAN_MAX_QUERIES, 64), "mta_fwd": (32, 32), "mta_bwd": (16, 32),
+            "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
+}
+# Rows per program of the Delta = rowsum(dO ∘ O) kernels.
+PREPROCESS_ROWS = 64
 # Persistent programs of lean_attention on the interpreter (enough to split units).
 _LEAN_PROGRAMS = 8
 
 _jit_kernels = {}
 
 
-def _kernel(tsl, name):
-    """The JITKernel `name` of kernels/`tsl`, made once per process."""
-    key = (tsl, name)
-    if key not in _jit_kernels:
-        _jit_kernels[key] = jit(os.path.join(KERNELS_DIR, tsl), kernel=name)
-    return _jit_kernels[key]
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+class _Backend:
+    """Where an op's kernels run and how its buffers are made: NumPy arrays on the interpreter,
+    or PyTorch CUDA tensors on the GPU."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.name = "gpu" if gpu else "interpreter"
+
+    def kernel(self, tsl, name):
+        """The JITKernel `name` of kernels/`tsl` on this back end, made once per process."""
+        key = (tsl, name, self.gpu)
+        if key not in _jit_kernels:
+            _jit_kernels[key] = jit(os.path.join(KERNELS_DIR, tsl), kernel=name,
+                                    interpret=not self.gpu)
+        return _jit_kernels[key]
+
+    def blocks(self, kernel):
+        return BLOCKS[self.name][kernel]
+
+    def input(self, x):
+        """The array as the kernels take it: contiguous along D (and C-contiguous for NumPy)."""
+        if self.gpu:
+            return x if x.stride(-1) == 1 else x.contiguous()
+        return np.ascontiguousarray(x)
+
+    @staticmethod
+    def strides(x):
+        """Element strides (batch, head, row) of a (B, H, N, D) array with stride 1 along D."""
+        if isinstance(x, np.ndarray):
+            _, h, n, d = x.shape
+            return h * n * d, n * d, d
+        return tuple(x.stride()[:3])
+
+    def empty(self, shape, like, dtype=None):
+        """An output buffer (every element is written by the kernel); dtype None: like's."""
+        if self.gpu:
+            return _torch().empty(shape, dtype=dtype or like.dtype, device=like.device)
+        return np.zeros(shape, dtype or like.dtype)
+
+    def zeros(self, shape, like, dtype):
+        """A zeroed buffer (atomically accumulated gradients)."""
+        if self.gpu:
+            return _torch().zeros(shape, dtype=dtype, device=like.device)
+        return np.zeros(shape, dtype)
+
+    def f32(self):
+        return _torch().float32 if self.gpu else np.float32
 
 
 # ---------------------------------------------------------------------------------------------
 # argument checks
 
 def _bhnd(op, name, x):
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"tessel.{op}: {name} must be a NumPy array (B, H, N, D), got "
-                        f"{type(x).__name__}")
+    if not isinstance(x, np.ndarray) and not _is_torch(x):
+        raise TypeError(f"tessel.{op}: {name} must be a NumPy array or a torch tensor "
+                        f"(B, H, N, D), got {type(x).__name__}")
     if x.ndim != 4:
         raise ValueError(f"tessel.{op}: {name} must have 4 dimensions (B, H, N, D), got shape "
-                         f"{x.shape}")
-    return x.shape
+                         f"{tuple(x.shape)}")
+    return tuple(x.shape)
+
+
+def _backend(op, arrays):
+    """The _Backend of the inputs ({name: array}), which must all be NumPy arrays or all CUDA
+    tensors on one device."""
+    torch_names = [n for n, a in arrays.items() if _is_torch(a)]
+    if not torch_names:
+        return _Backend(gpu=False)
+    if len(torch_names) != len(arrays):
+        other = next(n for n in arrays if n not in torch_names)
+        raise TypeError(f"tessel.{op}: {torch_names[0]} is a torch tensor but {other} is not; "
+                        f"pass all inputs as CUDA tensors (or all as NumPy arrays)")
+    devices = {n: arrays[n].device for n in torch_names}
+    for n, device in devices.items():
+        if device.type != "cuda":
+            raise TypeError(f"tessel.{op}: {n} is on {device}; tessel runs torch tensors on a "
+                            f"CUDA device (NumPy arrays run on the CPU interpreter)")
+    if len(set(devices.values())) > 1:
+        listed = ", ".join(f"{n} {d}" for n, d in devices.items())
+        raise ValueError(f"tessel.{op}: the inputs must be on one device, got {listed}")
+    return _Backend(gpu=True)
 
 
 def _element_type(op, arrays):
@@ -72,6 +159,14 @@ def _element_type(op, arrays):
         listed = ", ".join(f"{name} {dt}" for name, dt in dtypes.items())
         raise TypeError(f"tessel.{op}: the inputs must share one dtype, got {listed}")
     dtype = next(iter(dtypes.values()))
+    torch = _torch()
+    if torch is not None and isinstance(dtype, torch.dtype):
+        if dtype == torch.float16:
+            return "f16"
+        if dtype == torch.bfloat16:
+            return "bf16"
+        raise TypeError(f"tessel.{op}: unsupported dtype {dtype} (torch tensors: float16 or "
+                        f"bfloat16)")
     if dtype == np.float16:
         return "f16"
     if dtype == np.float32:
@@ -109,11 +204,23 @@ def _scale(op, scale, d, name="scale"):
     return float(scale)
 
 
-def _strides(x):
-    """Element strides (batch, head, row) of a contiguous (B, H, N, D) array (stride 1 in D).
-    The interpreter takes flat contiguous buffers; GPU tensors will pass their own strides."""
-    _, h, n, d = x.shape
-    return h * n * d, n * d, d
+def _attention_args(op, q, k, v):
+    """Checks q (B, H, Nq, D) and k, v (B, HKV, Nk, D); returns (B, H, HKV, Nq, Nk, D)."""
+    B, H, Nq, D = _bhnd(op, "q", q)
+    Bk, HKV, Nk, Dk = _bhnd(op, "k", k)
+    _same(op, "the shapes of k and v", k=(Bk, HKV, Nk, Dk), v=_bhnd(op, "v", v))
+    _same(op, "batch sizes", q=B, k=Bk)
+    _same(op, "head dims", q=D, k=Dk)
+    _head_dim(op, "q", D)
+    _gqa(op, "q", H, "k", HKV)
+    return B, H, HKV, Nq, Nk, D
+
+
+def _autograd(inputs):
+    """Whether a torch op must record its graph (grad mode on and an input requiring grad)."""
+    torch = _torch()
+    return torch is not None and torch.is_grad_enabled() and any(
+        _is_torch(x) and x.requires_grad for x in inputs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,71 +229,93 @@ def _strides(x):
 def attention(q, k, v, causal=False, scale=None):
     """softmax(Q Kᵀ · scale) V.  q (B, H, Nq, D); k, v (B, HKV, Nk, D).  causal: row i sees keys
     j <= i (top-left aligned; needs Nq == Nk).  Returns O (B, H, Nq, D), q's dtype."""
-    B, H, Nq, D = _bhnd("attention", "q", q)
-    Bk, HKV, Nk, Dk = _bhnd("attention", "k", k)
-    _same("attention", "the shapes of k and v", k=k.shape, v=_bhnd("attention", "v", v))
-    _same("attention", "batch sizes", q=B, k=Bk)
-    _same("attention", "head dims", q=D, k=Dk)
-    _head_dim("attention", "q", D)
-    _gqa("attention", "q", H, "k", HKV)
+    op = "attention"
+    *_, Nq, Nk, D = _attention_args(op, q, k, v)
     if causal and Nq != Nk:
-        raise ValueError(f"tessel.attention: causal attention needs as many queries as keys, "
+        raise ValueError(f"tessel.{op}: causal attention needs as many queries as keys, "
                          f"got Nq {Nq} and Nk {Nk}")
-    dtype = _element_type("attention", {"q": q, "k": k, "v": v})
-    return _attention_forward(q, k, v, bool(causal), _scale("attention", scale, D), dtype)[0]
+    be = _backend(op, {"q": q, "k": k, "v": v})
+    dtype = _element_type(op, {"q": q, "k": k, "v": v})
+    scale = _scale(op, scale, D)
+    if _autograd((q, k, v)):
+        return _function("attention").apply(q, k, v, bool(causal), scale, dtype)
+    return _attention_forward(be, q, k, v, bool(causal), scale, dtype)[0]
 
 
-def _attention_forward(q, k, v, causal, scale, dtype):
+def _attention_forward(be, q, k, v, causal, scale, dtype):
     """(O, LSE) from checked inputs."""
-    q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
+    q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    bm, bn = _BLOCKS["attention"]
-    o = np.zeros(q.shape, q.dtype)
-    lse = np.zeros((B, H, Nq), np.float32)
-    _kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, bm), B * H)](
-        q, k, v, o, lse, *_strides(q), *_strides(k), *_strides(v), H, HKV, Nq, Nk, scale,
+    bm, bn = be.blocks("attention_fwd")
+    o = be.empty((B, H, Nq, D), q)
+    lse = be.empty((B, H, Nq), q, be.f32())
+    be.kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, bm), B * H)](
+        q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk, scale,
         D=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
     return o, lse
+
+
+def _delta(be, tsl, kernel, o, do, dtype):
+    """Delta = rowsum(dO ∘ O) (B, H, N) f32 by the file's preprocess kernel; o contiguous."""
+    B, H, N, D = o.shape
+    delta = be.empty((B, H, N), o, be.f32())
+    be.kernel(tsl, kernel)[(cdiv(N, PREPROCESS_ROWS), B * H)](
+        o, do, delta, *be.strides(do), H, N, D=D, BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)
+    return delta
+
+
+def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
+    """(dQ, dK, dV) in the inputs' dtype (torch tensors: the backward passes are autograd's)."""
+    do = be.input(do)
+    B, H, Nq, D = q.shape
+    HKV, Nk = k.shape[1], k.shape[2]
+    delta = _delta(be, "attention.tsl", "attention_bwd_preprocess", o, do, dtype)
+    bm, bn = be.blocks("attention_bwd")
+    dq = be.zeros((B, H, Nq, D), q, be.f32())
+    dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
+    be.kernel("attention.tsl", "attention_bwd")[(cdiv(Nk, bn), B * HKV)](
+        q, k, v, do, lse, delta, dq, dk, dv, *be.strides(q), *be.strides(k), *be.strides(v),
+        *be.strides(do), H, HKV, Nq, Nk, scale,
+        D=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+    return dq.to(q.dtype), dk, dv
 
 
 # ---------------------------------------------------------------------------------------------
 # LeanAttention (decode)
 
-def lean_attention(q, k, v, causal=False, scale=None):
+def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     """Decode attention with a stream-K split of the keys.  q (B, H, Nq, D) holds the Nq newest
     query rows (1 <= Nq <= 16); k, v (B, HKV, Nk, D).  causal: the queries are the last Nq
-    positions (row r sees keys j <= Nk - Nq + r; needs Nk >= Nq).  Returns O (B, H, Nq, D)."""
+    positions (row r sees keys j <= Nk - Nq + r; needs Nk >= Nq).  strategy: how the kernel's
+    stream_k is lowered (see LEAN_STRATEGIES).  Returns O (B, H, Nq, D)."""
     op = "lean_attention"
-    B, H, Nq, D = _bhnd(op, "q", q)
-    Bk, HKV, Nk, Dk = _bhnd(op, "k", k)
-    _same(op, "the shapes of k and v", k=k.shape, v=_bhnd(op, "v", v))
-    _same(op, "batch sizes", q=B, k=Bk)
-    _same(op, "head dims", q=D, k=Dk)
-    _head_dim(op, "q", D)
-    _gqa(op, "q", H, "k", HKV)
+    *_, Nq, Nk, D = _attention_args(op, q, k, v)
     if not 1 <= Nq <= LEAN_MAX_QUERIES:
         raise ValueError(f"tessel.{op}: decode takes 1 to {LEAN_MAX_QUERIES} query rows, got "
                          f"Nq {Nq} (use tessel.attention for prefill)")
     if causal and Nk < Nq:
         raise ValueError(f"tessel.{op}: causal decode needs at least as many keys as queries, "
                          f"got Nq {Nq} and Nk {Nk}")
+    if strategy not in LEAN_STRATEGIES:
+        raise ValueError(f"tessel.{op}: strategy must be one of {', '.join(LEAN_STRATEGIES)}, "
+                         f"got {strategy!r}")
+    be = _backend(op, {"q": q, "k": k, "v": v})
     dtype = _element_type(op, {"q": q, "k": k, "v": v})
-    return _lean_attention_forward(q, k, v, bool(causal), _scale(op, scale, D), dtype)[0]
+    return _lean_attention_forward(be, q, k, v, bool(causal), _scale(op, scale, D), dtype)[0]
 
 
-def _lean_attention_forward(q, k, v, causal, scale, dtype):
-    q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
+def _lean_attention_forward(be, q, k, v, causal, scale, dtype):
+    q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    bm, bn = _BLOCKS["lean_attention"]
-    o = np.zeros(q.shape, q.dtype)
-    lse = np.zeros((B, H, Nq), np.float32)
-    units, iters = B * H, max(cdiv(Nk, bn), 1)
-    _kernel("lean_attention.tsl", "lean_attention")(
-        q, k, v, o, lse, *_strides(q), *_strides(k), *_strides(v), B, H, HKV, Nq, Nk, scale,
-        D=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, DTYPE=dtype,
-        programs=min(units * iters, _LEAN_PROGRAMS))
+    bm, bn = be.blocks("lean_attention")
+    o = be.empty((B, H, Nq, D), q)
+    lse = be.empty((B, H, Nq), q, be.f32())
+    launch = {} if be.gpu else {"programs": min(B * H * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
+    be.kernel("lean_attention.tsl", "lean_attention")(
+        q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
+        D=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, DTYPE=dtype, **launch)
     return o, lse
 
 
@@ -198,38 +327,70 @@ def mta_attention(q, k, v, weight, scale=None):
     see kernels/mta.tsl for the convention).  q (B, H, N, D); k, v (B, HKV, N, D); weight
     (H, cq, ck) real (used in f32), cq query offsets into the past, ck keys centred.  Returns O."""
     op = "mta_attention"
-    B, H, N, D = _bhnd(op, "q", q)
-    Bk, HKV, Nk, Dk = _bhnd(op, "k", k)
-    _same(op, "the shapes of k and v", k=k.shape, v=_bhnd(op, "v", v))
-    _same(op, "batch sizes", q=B, k=Bk)
-    _same(op, "head dims", q=D, k=Dk)
+    B, H, HKV, N, Nk, D = _attention_args(op, q, k, v)
     _same(op, "query and key lengths (MTA is causal self-attention)", q=N, k=Nk)
-    _head_dim(op, "q", D)
-    _gqa(op, "q", H, "k", HKV)
-    if not isinstance(weight, np.ndarray):
-        raise TypeError(f"tessel.{op}: weight must be a NumPy array (H, cq, ck), got "
-                        f"{type(weight).__name__}")
-    if not np.issubdtype(weight.dtype, np.floating):
+    be = _backend(op, {"q": q, "k": k, "v": v})
+    if be.gpu:
+        if not _is_torch(weight):
+            raise TypeError(f"tessel.{op}: weight must be a torch tensor (H, cq, ck) like q, got "
+                            f"{type(weight).__name__}")
+        if weight.device != q.device:
+            raise ValueError(f"tessel.{op}: weight is on {weight.device}, q on {q.device}")
+        floating = weight.dtype.is_floating_point
+    else:
+        if not isinstance(weight, np.ndarray):
+            raise TypeError(f"tessel.{op}: weight must be a NumPy array (H, cq, ck), got "
+                            f"{type(weight).__name__}")
+        floating = np.issubdtype(weight.dtype, np.floating)
+    if not floating:
         raise TypeError(f"tessel.{op}: weight must be a float array, got {weight.dtype}")
     if weight.ndim != 3 or weight.shape[0] != H or min(weight.shape[1:]) < 1:
         raise ValueError(f"tessel.{op}: weight must have shape (H={H}, cq >= 1, ck >= 1), got "
-                         f"{weight.shape}")
+                         f"{tuple(weight.shape)}")
     dtype = _element_type(op, {"q": q, "k": k, "v": v})
-    return _mta_forward(q, k, v, weight, _scale(op, scale, D), dtype)[0]
+    scale = _scale(op, scale, D)
+    if _autograd((q, k, v, weight)):
+        return _function("mta").apply(q, k, v, weight, scale, dtype)
+    return _mta_forward(be, q, k, v, weight, scale, dtype)[0]
 
 
-def _mta_forward(q, k, v, weight, scale, dtype):
-    q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
-    w = np.ascontiguousarray(weight, dtype=np.float32)
+def _mta_weight(be, weight):
+    if be.gpu:
+        return weight.to(_torch().float32).contiguous()
+    return np.ascontiguousarray(weight, dtype=np.float32)
+
+
+def _mta_forward(be, q, k, v, weight, scale, dtype):
+    q, k, v = (be.input(x) for x in (q, k, v))
+    w = _mta_weight(be, weight)
     B, H, N, D = q.shape
     _, cq, ck = w.shape
-    bm, bn = _BLOCKS["mta_attention"]
-    o = np.zeros(q.shape, q.dtype)
-    lse = np.zeros((B, H, N), np.float32)
-    _kernel("mta.tsl", "mta_fwd")[(cdiv(N, bm), B * H)](
-        q, k, v, w, o, lse, *_strides(q), *_strides(k), *_strides(v), H, k.shape[1], N, scale,
+    bm, bn = be.blocks("mta_fwd")
+    o = be.empty((B, H, N, D), q)
+    lse = be.empty((B, H, N), q, be.f32())
+    be.kernel("mta.tsl", "mta_fwd")[(cdiv(N, bm), B * H)](
+        q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, k.shape[1], N, scale,
         D=D, CQ=cq, CK=ck, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
     return o, lse
+
+
+def _mta_backward(be, q, k, v, weight, o, lse, do, scale, dtype):
+    """(dQ, dK, dV, dW); dW float32 (accumulated per program, then added atomically)."""
+    do = be.input(do)
+    w = _mta_weight(be, weight)
+    B, H, N, D = q.shape
+    HKV = k.shape[1]
+    _, cq, ck = w.shape
+    delta = _delta(be, "mta.tsl", "mta_bwd_preprocess", o, do, dtype)
+    bm, bn = be.blocks("mta_bwd")
+    dq = be.zeros((B, H, N, D), q, be.f32())
+    dw = be.zeros((H, cq, ck), q, be.f32())
+    dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
+    be.kernel("mta.tsl", "mta_bwd")[(cdiv(N, bn), B * HKV)](
+        q, k, v, w, do, lse, delta, dq, dk, dv, dw, *be.strides(q), *be.strides(k),
+        *be.strides(v), *be.strides(do), H, HKV, N, scale,
+        D=D, CQ=cq, CK=ck, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+    return dq.to(q.dtype), dk, dv, dw
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,8 +402,10 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
     q_t (B, H, Nq, DT), k_t (B, HKT, Nk, DT), q_s (B, H, Nq, DS), k_s (B, HKS, Nk, DS): teacher
     and student may differ in head dim and key heads.  scale: None (1/sqrt(DT), 1/sqrt(DS)), one
     number for both, or (scale_t, scale_s).  causal: row i sees keys j <= i (needs Nq == Nk).
-    reduction: 'none' (the (B, H, Nq) float32 array), 'sum', 'mean' (over the B·H·Nq rows) or
-    'batchmean' (sum / B), a float32 scalar; accumulated in float64 from the f32 rows."""
+    reduction: 'none' (the (B, H, Nq) float32 rows), 'sum', 'mean' (over the B·H·Nq rows) or
+    'batchmean' (sum / B): a float32 scalar (a 0-d tensor for torch inputs; NumPy sums the f32
+    rows in float64).  With torch inputs, gradients flow to q_s and k_s; the teacher is a
+    constant (its tensors must not require grad)."""
     op = "attention_kl"
     B, H, Nq, DT = _bhnd(op, "q_t", q_t)
     Bkt, HKT, Nk, DTk = _bhnd(op, "k_t", k_t)
@@ -270,27 +433,165 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
         scale_t, scale_s = _scale(op, scale[0], DT, "scale_t"), _scale(op, scale[1], DS, "scale_s")
     else:
         scale_t, scale_s = _scale(op, scale, DT), _scale(op, scale, DS)
-    dtype = _element_type(op, {"q_t": q_t, "k_t": k_t, "q_s": q_s, "k_s": k_s})
-    kl = _attention_kl_forward(q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s, dtype)[0]
+    inputs = {"q_t": q_t, "k_t": k_t, "q_s": q_s, "k_s": k_s}
+    be = _backend(op, inputs)
+    dtype = _element_type(op, inputs)
+    if be.gpu and any(x.requires_grad for x in (q_t, k_t)) and _torch().is_grad_enabled():
+        raise ValueError(f"tessel.{op}: gradients for the teacher are not computed; pass "
+                         f"q_t.detach() and k_t.detach()")
+    if _autograd((q_s, k_s)):
+        kl = _function("kl").apply(q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s, dtype)
+    else:
+        kl = _attention_kl_forward(be, q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s,
+                                   dtype)[0]
+    return _reduce(kl, reduction, B)
+
+
+def _reduce(kl, reduction, batch):
     if reduction == "none":
         return kl
-    total = kl.sum(dtype=np.float64)
+    if isinstance(kl, np.ndarray):
+        total = kl.sum(dtype=np.float64)
+        if reduction == "mean":
+            total /= kl.size
+        elif reduction == "batchmean":
+            total /= batch
+        return np.float32(total)
     if reduction == "mean":
-        total /= kl.size
-    elif reduction == "batchmean":
-        total /= B
-    return np.float32(total)
+        return kl.mean()
+    return kl.sum() / batch if reduction == "batchmean" else kl.sum()
 
 
-def _attention_kl_forward(q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
+def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
     """(KL, LSE teacher, LSE student), each (B, H, Nq) float32."""
-    q_t, k_t, q_s, k_s = (np.ascontiguousarray(x) for x in (q_t, k_t, q_s, k_s))
+    q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
-    bm, bn = _BLOCKS["attention_kl"]
-    kl, lse_t, lse_s = (np.zeros((B, H, Nq), np.float32) for _ in range(3))
-    _kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, bm), B * H)](
+    bm, bn = be.blocks("attention_kl_fwd")
+    kl, lse_t, lse_s = (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
+    be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, bm), B * H)](
         q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
-        *_strides(q_t), *_strides(k_t), *_strides(q_s), *_strides(k_s),
+        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
         H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s,
         DT=DT, DS=q_s.shape[3], CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
     return kl, lse_t, lse_s
+
+
+def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
+                           dtype):
+    """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows."""
+    q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
+    B, H, Nq, DT = q_t.shape
+    HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
+    g = g.to(be.f32()).contiguous()
+    bm, bn = be.blocks("attention_kl_bwd")
+    dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
+    dsk = be.empty(k_s.shape, k_s)
+    be.kernel("attention_kl.tsl", "attention_kl_bwd")[(cdiv(Nk, bn), B * HKS)](
+        q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
+        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
+        H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s,
+        DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+    return dsq.to(q_s.dtype), dsk
+
+
+# ---------------------------------------------------------------------------------------------
+# autograd (PyTorch); the classes are made on first use so that importing tessel needs no torch
+
+_autograd_functions = {}
+
+
+def _function(name):
+    """The torch.autograd.Function of an op: 'attention', 'mta' or 'kl'."""
+    if not _autograd_functions:
+        _autograd_functions.update(_define_autograd())
+    return _autograd_functions[name]
+
+
+def _define_autograd():
+    torch = _torch()
+    gpu = _Backend(gpu=True)
+
+    class AttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal, scale, dtype):
+            o, lse = _attention_forward(gpu, q, k, v, causal, scale, dtype)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.config = causal, scale, dtype
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            grads = _attention_backward(gpu, *(gpu.input(x) for x in (q, k, v)), o, lse, do,
+                                        *ctx.config)
+            return (*grads, None, None, None)
+
+    class MTAFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, weight, scale, dtype):
+            o, lse = _mta_forward(gpu, q, k, v, weight, scale, dtype)
+            ctx.save_for_backward(q, k, v, weight, o, lse)
+            ctx.config = scale, dtype
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, weight, o, lse = ctx.saved_tensors
+            dq, dk, dv, dw = _mta_backward(gpu, *(gpu.input(x) for x in (q, k, v)), weight, o,
+                                           lse, do, *ctx.config)
+            return dq, dk, dv, dw.to(weight.dtype), None, None
+
+    class KLFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
+            kl, lse_t, lse_s = _attention_kl_forward(gpu, q_t, k_t, q_s, k_s, causal, scale_t,
+                                                     scale_s, dtype)
+            ctx.save_for_backward(q_t, k_t, q_s, k_s, lse_t, lse_s)
+            ctx.config = causal, scale_t, scale_s, dtype
+            return kl
+
+        @staticmethod
+        def backward(ctx, g):
+            q_t, k_t, q_s, k_s, lse_t, lse_s = ctx.saved_tensors
+            dsq, dsk = _attention_kl_backward(gpu, q_t, k_t, q_s, k_s, lse_t, lse_s, g,
+                                              *ctx.config)
+            return None, None, dsq, dsk, None, None, None, None
+
+    return {"attention": AttentionFunction, "mta": MTAFunction, "kl": KLFunction}
+
+
+# ---------------------------------------------------------------------------------------------
+# precompiling for machines without the compiler
+
+def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),)):
+    """[(tsl, kernel, constants)]: every kernel specialisation the ops launch on the GPU for these
+    head dims, element types and MTA windows (cq, ck) (with and without causal masks; StreamKL
+    with every pair of teacher and student head dims)."""
+    gpu = BLOCKS["gpu"]
+    configs = []
+
+    def add(tsl, kernel, blocks=None, **constants):
+        if blocks is not None:
+            constants.update(BLOCK_M=gpu[blocks][0], BLOCK_N=gpu[blocks][1])
+        configs.append((tsl, kernel, constants))
+
+    for dtype in dtypes:
+        for d in head_dims:
+            for causal in (False, True):
+                add("attention.tsl", "attention_fwd", "attention_fwd", D=d, CAUSAL=causal,
+                    DTYPE=dtype)
+                add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
+                    DTYPE=dtype)
+                add("lean_attention.tsl", "lean_attention", "lean_attention", D=d,
+                    CAUSAL=causal, DTYPE=dtype)
+                for ds in head_dims:
+                    for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
+                        add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,
+                            DTYPE=dtype)
+            for tsl in ("attention.tsl", "mta.tsl"):
+                add(tsl, tsl[:-4] + "_bwd_preprocess", D=d,
+                    BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)
+            for cq, ck in mta_windows:
+                for kernel in ("mta_fwd", "mta_bwd"):
+                    add("mta.tsl", kernel, kernel, D=d, CQ=cq, CK=ck, DTYPE=dtype)
+    return configs

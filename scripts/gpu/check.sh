@@ -75,5 +75,15 @@ tail -3 "$out/numerics.log"
 echo "== numerics table (pytest rc $numerics_rc; full log: numerics.log)"
 "$py" "$root/scripts/gpu/numerics_table.py" "$out/numerics.log" "$out/numerics.xml" \
   | tee "$out/numerics-table.txt"
+
+echo "== the Python package with PyTorch (test/gpu: ops, autograd, framework arrays)"
+# The runtime-only package finds the ops' kernels precompiled in $bundles/ops.
+(cd "$root" && TESSEL_BUNDLE_DIR="$bundles/ops" TESSEL_CACHE_DIR="$out/cache" \
+   PYTHONPATH="$build/python" "$py" -m pytest -v -s -p no:cacheprovider -rs test/gpu) \
+  >"$out/torch.log" 2>&1
+torch_rc=$?
+grep -E "^(PASSED|FAILED|SKIPPED|ERROR)|^test/gpu.*(PASSED|FAILED|SKIPPED|ERROR)|max abs|^  [a-z_]+ .*(f16|bf16|float)|passed|failed" \
+  "$out/torch.log" | tail -150
 [ "$smoke_rc" -eq 0 ] || echo "(the runtime smoke tests failed: rc $smoke_rc)"
-[ "$smoke_rc" -eq 0 ] && [ "$numerics_rc" -eq 0 ]
+[ "$torch_rc" -eq 0 ] || echo "(the PyTorch tests failed: rc $torch_rc; see torch.log)"
+[ "$smoke_rc" -eq 0 ] && [ "$numerics_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ]

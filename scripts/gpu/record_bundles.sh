@@ -6,6 +6,9 @@
 # defines) with `tesselc --emit=bundle` (PTX for sm_90) into the bundle
 # directory (see test/numerics/tessel_run.py). Nothing is skipped here; the GPU
 # run leaves out only the interpreter's own plumbing tests (check.sh).
+# Then, into BUNDLE_DIR/ops, the Python package's precompiled kernels: every
+# configuration the ready ops launch (python -m tessel.precompile) and the
+# kernels of test/gpu, for the PyTorch tests of check.sh.
 #   scripts/gpu/record_bundles.sh [BUNDLE_DIR]     (default <repo>/.gpu-bundles)
 # Environment: TESSEL_BUILD_DIR (default <repo>/build), PYTHON (default
 # /usr/bin/python3), BUNDLE_LIMIT_MB (default 40: fail above it, the device
@@ -18,12 +21,19 @@ limit_mb=${BUNDLE_LIMIT_MB:-40}
 
 # A fresh record: no stale bundles of kernels that changed since.
 rm -f "$dir"/*.bundle "$dir"/*.bundle.tmp* "$dir/index.json" "$dir/index.json.tmp"* "$dir/.index.lock"
+rm -rf "$dir/ops"
 
 cd "$root"
 TESSEL_BACKEND=record TESSEL_BUNDLE_DIR="$dir" \
   TESSEL_BUILD_DIR="${TESSEL_BUILD_DIR:-$root/build}" \
   "$python" -m pytest -q -p no:cacheprovider test/numerics/test_kernels.py
 rm -f "$dir/.index.lock"
+
+build=${TESSEL_BUILD_DIR:-$root/build}
+PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" \
+  --head-dims 64,128 --dtypes f16,bf16 --mta 6x11
+PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" \
+  --source test/gpu/add.tsl -D BLOCK=256 >/dev/null
 
 count=$(find "$dir" -maxdepth 1 -name '*.bundle' | wc -l)
 bytes=$(du -sb "$dir" | cut -f1)

@@ -137,7 +137,7 @@ def _a(*shape, dtype=np.float16):
 Q, K = _a(1, 4, 8, 32), _a(1, 2, 8, 32)
 OP_ERRORS = {
     "attention list": (lambda: tessel.attention(Q.tolist(), K, K), TypeError,
-                       r"tessel.attention: q must be a NumPy array \(B, H, N, D\), got list"),
+                       r"tessel.attention: q must be a NumPy array or a torch tensor \(B, H, N, D\), got list"),
     "attention 3-d": (lambda: tessel.attention(Q[0], K, K), ValueError,
                       r"tessel.attention: q must have 4 dimensions \(B, H, N, D\), got shape "
                       r"\(4, 8, 32\)"),

@@ -58,32 +58,21 @@ cl::opt<std::string> target("target",
 
 /// The GPU stages: LLVM IR, PTX or a bundle of `module` on `os`.
 static bool emitGPU(mlir::ModuleOp module, llvm::raw_ostream &os) {
-  std::vector<tessel::KernelInfo> kernels;
-  if (mlir::failed(tessel::lowerToLLVMDialect(module, kernels)))
-    return false;
+  tessel::GPUArtifacts out;
   std::string error;
-  auto machine = tessel::createNVPTXTargetMachine(target, error);
-  if (!machine) {
-    llvm::errs() << "tesselc: error: " << error << "\n";
+  if (mlir::failed(tessel::compileForGPU(module, target, out, error,
+                                         emit == Emit::LLVM))) {
+    if (!error.empty())
+      llvm::errs() << "tesselc: error: " << error << "\n";
     return false;
   }
-  llvm::LLVMContext llvmContext;
-  auto llvmModule = tessel::translateToLLVMIR(module, llvmContext, *machine);
-  if (!llvmModule)
-    return false;
-  if (emit == Emit::LLVM) {
-    llvmModule->print(os, nullptr);
-    return true;
-  }
-  std::string ptx = tessel::emitPTX(*llvmModule, *machine, error);
-  if (ptx.empty()) {
-    llvm::errs() << "tesselc: error: " << error << "\n";
-    return false;
-  }
-  if (emit == Emit::PTX)
-    os << ptx;
+  if (emit == Emit::LLVM)
+    os << out.llvmIR;
+  else if (emit == Emit::PTX)
+    os << out.ptx;
   else
-    os << tessel::writeBundle(kernels, ptx, target, "tesselc " + inputFile);
+    os << tessel::writeBundle(out.kernels, out.ptx, target,
+                              "tesselc " + inputFile);
   return true;
 }
 

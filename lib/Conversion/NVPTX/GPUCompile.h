@@ -57,6 +57,21 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 std::string emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
                     std::string &error);
 
+/// What compileForGPU produces.
+struct GPUArtifacts {
+  std::vector<KernelInfo> kernels;
+  /// The optimised LLVM IR, printed (only when asked for).
+  std::string llvmIR;
+  std::string ptx;
+};
+
+/// Every stage above in turn, for `target` (sm_80, sm_90). Pass failures are
+/// reported through the context's diagnostics; target and PTX emission
+/// failures in `error`.
+mlir::LogicalResult compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
+                                  GPUArtifacts &out, std::string &error,
+                                  bool printLLVMIR = false);
+
 /// A bundle (docs/bundle.md) holding `ptx` and `kernels`.
 std::string writeBundle(const std::vector<KernelInfo> &kernels,
                         llvm::StringRef ptx, llvm::StringRef target,

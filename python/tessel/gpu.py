@@ -1,0 +1,145 @@
+"""Launching compiled kernels on an NVIDIA GPU: the process's runtime, arguments, streams.
+
+One `tessel._tessel.Runtime` per process drives device 0 through its primary context, the context
+PyTorch and CuPy use, so their device memory is passed to kernels as is. A `ptr[T]` argument is:
+
+  * a PyTorch CUDA tensor (its data_ptr(); dtype float16, bfloat16, float32, int32 or int64 must
+    match T exactly),
+  * any object with `__cuda_array_interface__` (CuPy, Numba, ...) or a CUDA `__dlpack__`,
+  * or a plain int, taken as a device address (e.g. from Runtime.alloc).
+
+The kernel sees the buffer from its first element on and indexes it with the strides it is given;
+it does not know the tensor's extent, so sizes and strides are the caller's (or the op's) to get
+right. Host memory (NumPy arrays, CPU tensors) is refused with a TypeError.
+
+Launches are asynchronous, on PyTorch's current stream when an argument is a PyTorch tensor (on
+CuPy's when one is a CuPy array; else the legacy default stream), so they order with the framework's
+own work without synchronising.
+"""
+
+import sys
+
+from . import errors
+from ._backend import _tessel
+from .interpreter import scalar_argument
+
+# Element types as torch names them, as __cuda_array_interface__ typestrs (byte order stripped)
+# and as DLPack (type code, bits) pairs.
+_TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32",
+                 "torch.int32": "i32", "torch.int64": "i64", "torch.bool": "i1"}
+_TYPESTRS = {"f2": "f16", "f4": "f32", "i4": "i32", "i8": "i64", "b1": "i1"}
+_DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32", (0, 32): "i32",
+                  (0, 64): "i64", (6, 8): "i1"}
+_DLPACK_CUDA = (2, 13)   # kDLCUDA, kDLCUDAManaged
+_DEVICE = 0
+
+_runtime = None
+_runtime_error = None
+
+
+def runtime():
+    """The process's Runtime (made on first use); DeviceError if there is no usable GPU."""
+    global _runtime, _runtime_error
+    if _runtime is None and _runtime_error is None:
+        if not _tessel.has_runtime:
+            _runtime_error = "this tessel was built without the CUDA runtime"
+        else:
+            try:
+                _runtime = _tessel.Runtime(_DEVICE)
+            except errors.DeviceError as error:
+                _runtime_error = str(error)
+    if _runtime is None:
+        raise errors.DeviceError(f"no GPU to launch on: {_runtime_error}")
+    return _runtime
+
+
+def has_gpu():
+    """True when kernels can be launched on a GPU here."""
+    try:
+        runtime()
+        return True
+    except errors.DeviceError:
+        return False
+
+
+def target():
+    """The compilation target for this machine's GPU: sm_90 from compute capability 9.0 on (the
+    driver JIT-compiles that PTX forward to newer GPUs), sm_80 on Ampere."""
+    major, minor = runtime().compute_capability
+    if (major, minor) >= (9, 0):
+        return "sm_90"
+    if (major, minor) >= (8, 0):
+        return "sm_80"
+    raise errors.DeviceError(f"the GPU's compute capability {major}.{minor} is below 8.0, the "
+                             f"oldest Tessel targets")
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_torch_tensor(value):
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _check_elem(kernel, param, got, how):
+    if got != param.elem:
+        raise TypeError(f"kernel '{kernel}', argument '{param.name}': expected a buffer of "
+                        f"{param.elem}, got {got or 'an unsupported dtype'} ({how})")
+
+
+def device_pointer(kernel, param, value):
+    """The device address a `ptr` parameter receives for `value` (see the module's docstring)."""
+    where = f"kernel '{kernel}', argument '{param.name}'"
+    if _is_torch_tensor(value):
+        if not value.is_cuda:
+            raise TypeError(f"{where}: a CPU tensor; pass a CUDA tensor (or interpret=True with "
+                            f"NumPy arrays)")
+        if value.device.index not in (None, _DEVICE):
+            raise ValueError(f"{where}: the tensor is on {value.device}; tessel launches on "
+                             f"cuda:{_DEVICE}")
+        _check_elem(kernel, param, _TORCH_DTYPES.get(str(value.dtype)), f"torch {value.dtype}")
+        return value.data_ptr()
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        typestr = interface["typestr"]
+        _check_elem(kernel, param, _TYPESTRS.get(typestr[1:]), f"typestr {typestr!r}")
+        return int(interface["data"][0])
+    if hasattr(value, "__dlpack__") and not hasattr(value, "__array_interface__"):
+        address, device_type, device_id, code, bits, lanes = _tessel.dlpack_info(
+            value.__dlpack__())
+        if device_type not in _DLPACK_CUDA or device_id != _DEVICE:
+            raise TypeError(f"{where}: a DLPack tensor on device type {device_type} id "
+                            f"{device_id}; pass one on cuda:{_DEVICE}")
+        elem = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
+        _check_elem(kernel, param, elem, f"DLPack code {code}, {bits} bits, {lanes} lanes")
+        return address
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{where}: a device address must not be negative")
+        return value
+    raise TypeError(f"{where}: expected a GPU buffer (a CUDA tensor, an object with "
+                    f"__cuda_array_interface__ or __dlpack__, or a device address), got "
+                    f"{type(value).__name__}" +
+                    ("; NumPy arrays run with interpret=True" if hasattr(value, "__array_interface__")
+                     else ""))
+
+
+def stream_of(values):
+    """The stream to launch on for these arguments (see the module's docstring)."""
+    torch = _torch()
+    if torch is not None and any(isinstance(v, torch.Tensor) for v in values):
+        return torch.cuda.current_stream(_DEVICE).cuda_stream
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and any(isinstance(v, cupy.ndarray) for v in values):
+        return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def launch(rt_kernel, name, params, values, grid):
+    """Enqueues `rt_kernel` with `values` (in `params` order); grid None for persistent kernels."""
+    args = [device_pointer(name, p, v) if p.kind == "ptr"
+            else scalar_argument(f"kernel '{name}', argument '{p.name}'", p.kind, v)
+            for p, v in zip(params, values)]
+    runtime().launch(rt_kernel, args, stream_of(values), None if grid is None else list(grid))

@@ -1,0 +1,336 @@
+"""The package on a GPU with PyTorch: the ready ops on CUDA tensors against float64 PyTorch
+references (materialising), their gradients through loss.backward() against autograd through the
+same references, and kernel launches with torch, __cuda_array_interface__ (CuPy) and DLPack
+arguments.  Run by scripts/gpu/check.sh on a machine with an NVIDIA GPU and PyTorch:
+
+    TESSEL_BUNDLE_DIR=<precompiled bundles> PYTHONPATH=<build>/python python3 -m pytest -s test/gpu
+
+Tolerances as in test/numerics/test_kernels.py (u: 2^-11 for f16, 2^-8 for bf16): outputs within
+4u + 2u·max|ref|; gradients within 2u + 4u·max|ref|; f32 results (KL rows) within 1e-5 + 4e-6·M,
+M the magnitude of the terms (the LSEs).  Inputs are fresh random values (seeded per case), with
+ragged sizes (never multiples of the tiles), GQA and causal masks.
+"""
+
+import math
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tessel
+
+U = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}
+DTYPES = (torch.float16, torch.bfloat16)
+IDS = ["f16", "bf16"]
+DEV = "cuda"
+
+
+def _gen(*key):
+    g = torch.Generator(device=DEV)
+    g.manual_seed(int.from_bytes(repr(key).encode()[:8].ljust(8, b"\0"), "little") % (2 ** 63))
+    return g
+
+
+def _randn(g, shape, dtype, scale=1.0, requires_grad=False):
+    x = (torch.randn(shape, generator=g, device=DEV, dtype=torch.float32) * scale).to(dtype)
+    return x.requires_grad_(requires_grad)
+
+
+def _check(label, got, want, atol, rtol):
+    got, want = got.double(), want.double()
+    err = (got - want).abs().max().item() if got.numel() else 0.0
+    scale = want.abs().max().item() if want.numel() else 0.0
+    limit = atol + rtol * scale
+    rel = err / scale if scale else err
+    print(f"    {label:28s} max abs {err:9.2e}  max rel {rel:9.2e}  (limit {limit:8.2e})")
+    assert got.shape == want.shape, (label, got.shape, want.shape)
+    assert err <= limit, f"{label}: max abs error {err:.3e} > limit {limit:.3e}"
+
+
+def _out(label, got, want, dtype):
+    _check(label, got, want, 4 * U[dtype], 2 * U[dtype])
+
+
+def _grad(label, got, want, dtype):
+    _check(label, got, want, 2 * U[dtype], 4 * U[dtype])
+
+
+# ---------------------------------------------------------------------------------------------
+# float64 references (materialising), differentiable by autograd
+
+def _expand(x, h):
+    return x.repeat_interleave(h // x.shape[1], dim=1)
+
+
+def _softmax_rows(s, visible):
+    s = s.masked_fill(~visible, float("-inf"))
+    m = s.amax(-1, keepdim=True).clamp_min(-1e300).nan_to_num(neginf=0.0)
+    e = torch.exp(s - m) * visible
+    l = e.sum(-1, keepdim=True)
+    return e / l.clamp_min(1e-300), (m + torch.log(l)).squeeze(-1)
+
+
+def ref_attention(q, k, v, causal, scale):
+    q, k, v = q.double(), _expand(k.double(), q.shape[1]), _expand(v.double(), q.shape[1])
+    s = q @ k.transpose(-1, -2) * scale
+    nq, nk = s.shape[-2:]
+    visible = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
+    if causal:
+        visible = torch.tril(visible)
+    p, _ = _softmax_rows(s, visible)
+    return p @ v
+
+
+def ref_mta(q, k, v, w, scale):
+    """S0 = QKᵀ·scale with future positions 0; C[i, j] = Σ_{a,b} W[a, b] S0[i - a, j + b - pad]
+    (zero outside); future positions -inf; softmax; ·V."""
+    H, N = q.shape[1], q.shape[2]
+    cq, ck = w.shape[1:]
+    pad = (ck - 1) // 2
+    q, k, v = q.double(), _expand(k.double(), H), _expand(v.double(), H)
+    visible = torch.tril(torch.ones(N, N, dtype=torch.bool, device=q.device))
+    s0 = (q @ k.transpose(-1, -2) * scale) * visible
+    x = F.pad(s0, (pad, ck - 1 - pad, cq - 1, 0))
+    c = F.conv2d(x, w.double().flip(1).unsqueeze(1), groups=H)   # Wt[h, 0, a', b] = W[h, cq-1-a', b]
+    p, _ = _softmax_rows(c, visible)
+    return p @ v
+
+
+def ref_kl_rows(q_t, k_t, q_s, k_s, causal, scale_t, scale_s):
+    H = q_t.shape[1]
+    s = q_t.double() @ _expand(k_t.double(), H).transpose(-1, -2) * scale_t
+    t = q_s.double() @ _expand(k_s.double(), H).transpose(-1, -2) * scale_s
+    nq, nk = s.shape[-2:]
+    visible = torch.ones(nq, nk, dtype=torch.bool, device=s.device)
+    if causal:
+        visible = torch.tril(visible)
+    p, lse_t = _softmax_rows(s, visible)
+    _, lse_s = _softmax_rows(t, visible)
+    logp = s - lse_t[..., None]
+    logq = t - lse_s[..., None]
+    kl = torch.where(visible, p * (logp - logq), torch.zeros_like(s)).sum(-1)
+    return kl, lse_t, lse_s
+
+
+# ---------------------------------------------------------------------------------------------
+# the ops
+
+ATTENTION = {  # B, H, HKV, Nq, Nk, D, causal
+    "gqa2-ragged-d64": (2, 4, 2, 77, 93, 64, False),
+    "causal-d128": (1, 3, 1, 100, 100, 128, True),
+    "causal-gqa4-d64": (1, 8, 2, 130, 130, 64, True),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(ATTENTION))
+def test_attention_and_grads(case, dtype):
+    B, H, HKV, Nq, Nk, D, causal = ATTENTION[case]
+    g = _gen("attention", case, str(dtype))
+    q = _randn(g, (B, H, Nq, D), dtype, requires_grad=True)
+    k = _randn(g, (B, HKV, Nk, D), dtype, requires_grad=True)
+    v = _randn(g, (B, HKV, Nk, D), dtype, requires_grad=True)
+    do = _randn(g, (B, H, Nq, D), dtype)
+    scale = 1 / math.sqrt(D)
+    print(f"\n  attention {case} {dtype}")
+    o = tessel.attention(q, k, v, causal=causal)
+    assert o.dtype == dtype and o.is_cuda
+    want = ref_attention(q, k, v, causal, scale)
+    _out("O", o, want, dtype)
+    (o.float() * do.float()).sum().backward()
+    got = [x.grad.clone() for x in (q, k, v)]
+    for x in (q, k, v):
+        x.grad = None
+    (want * do.double()).sum().backward()
+    for name, a, x in zip(("dQ", "dK", "dV"), got, (q, k, v)):
+        assert a.dtype == dtype
+        _grad(name, a, x.grad, dtype)
+
+
+def test_attention_strided_and_no_grad():
+    """A (B, N, H, D) view (stride 1 along D only) and a non-contiguous D (copied)."""
+    g = _gen("strided")
+    x = _randn(g, (2, 70, 4, 64), torch.float16)
+    q = x.transpose(1, 2)                                  # (B, H, N, D) view
+    kv = _randn(g, (2, 64, 70, 2), torch.float16).permute(0, 3, 2, 1)   # stride(-1) != 1
+    with torch.no_grad():
+        o = tessel.attention(q, kv, kv)
+    _out("O strided", o, ref_attention(q, kv, kv, False, 1 / 8), torch.float16)
+
+
+LEAN = {  # B, H, HKV, Nq, Nk, D, causal
+    "gqa8-nq1-d128": (2, 16, 2, 1, 3001, 128, False),
+    "causal-nq5-d64": (1, 4, 2, 5, 777, 64, True),
+    "nk-lt-block": (3, 2, 1, 1, 9, 128, False),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(LEAN))
+def test_lean_attention(case, dtype):
+    B, H, HKV, Nq, Nk, D, causal = LEAN[case]
+    g = _gen("lean", case, str(dtype))
+    q, k, v = (_randn(g, s, dtype) for s in ((B, H, Nq, D), (B, HKV, Nk, D), (B, HKV, Nk, D)))
+    print(f"\n  lean_attention {case} {dtype}")
+    for strategy in tessel.ops.LEAN_STRATEGIES:
+        o = tessel.lean_attention(q, k, v, causal=causal, strategy=strategy)
+        # Decode rows are the last Nq positions: bottom-right causal alignment.
+        s = q.double() @ _expand(k.double(), H).transpose(-1, -2) / math.sqrt(D)
+        visible = torch.ones(Nq, Nk, dtype=torch.bool, device=DEV)
+        if causal:
+            visible = torch.arange(Nk, device=DEV)[None, :] <= (Nk - Nq) + torch.arange(
+                Nq, device=DEV)[:, None]
+        p, _ = _softmax_rows(s, visible)
+        _out(f"O ({strategy})", o, p @ _expand(v.double(), H), dtype)
+
+
+MTA = {  # B, H, HKV, N, D, cq, ck
+    "cq6-ck11-gqa2": (1, 4, 2, 90, 64, 6, 11),
+    "cq6-ck11-d128": (2, 2, 2, 45, 128, 6, 11),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(MTA))
+def test_mta_attention_and_grads(case, dtype):
+    B, H, HKV, N, D, cq, ck = MTA[case]
+    g = _gen("mta", case, str(dtype))
+    q = _randn(g, (B, H, N, D), dtype, requires_grad=True)
+    k = _randn(g, (B, HKV, N, D), dtype, requires_grad=True)
+    v = _randn(g, (B, HKV, N, D), dtype, requires_grad=True)
+    w = (torch.randn((H, cq, ck), generator=g, device=DEV) * 0.3)
+    w[:, 0, (ck - 1) // 2] += 1.0
+    w.requires_grad_(True)
+    do = _randn(g, (B, H, N, D), dtype)
+    print(f"\n  mta_attention {case} {dtype}")
+    o = tessel.mta_attention(q, k, v, w)
+    want = ref_mta(q, k, v, w, 1 / math.sqrt(D))
+    _out("O", o, want, dtype)
+    (o.float() * do.float()).sum().backward()
+    got = [x.grad.clone() for x in (q, k, v, w)]
+    for x in (q, k, v, w):
+        x.grad = None
+    (want * do.double()).sum().backward()
+    for name, a, x in zip(("dQ", "dK", "dV"), got, (q, k, v)):
+        _grad(name, a, x.grad, dtype)
+    assert got[3].dtype == torch.float32
+    _grad("dW", got[3], w.grad, dtype)
+
+
+KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal
+    "dt128-ds64-gqa": (2, 4, 2, 1, 75, 99, 128, 64, False),
+    "causal-d64": (1, 4, 4, 2, 120, 120, 64, 64, True),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(KL))
+def test_attention_kl_and_grads(case, dtype):
+    B, H, HKT, HKS, Nq, Nk, DT, DS, causal = KL[case]
+    g = _gen("kl", case, str(dtype))
+    q_t, k_t = _randn(g, (B, H, Nq, DT), dtype), _randn(g, (B, HKT, Nk, DT), dtype)
+    q_s = _randn(g, (B, H, Nq, DS), dtype, requires_grad=True)
+    k_s = _randn(g, (B, HKS, Nk, DS), dtype, requires_grad=True)
+    st, ss = 1 / math.sqrt(DT), 1 / math.sqrt(DS)
+    print(f"\n  attention_kl {case} {dtype}")
+    kl, lse_t, lse_s = ref_kl_rows(q_t, k_t, q_s, k_s, causal, st, ss)
+    magnitude = max(kl.abs().max().item(), lse_t.abs().max().item(), lse_s.abs().max().item())
+    rows = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction="none")
+    _check("KL rows", rows, kl, 1e-5 + 4e-6 * magnitude, 0.0)
+    for reduction, want in (("sum", kl.sum()), ("mean", kl.mean()), ("batchmean", kl.sum() / B)):
+        got = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction=reduction)
+        _check(f"KL {reduction}", got, want, (1e-5 + 4e-6 * magnitude) * kl.numel(), 0.0)
+    loss = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction="batchmean")
+    loss.backward()
+    got = [q_s.grad.clone(), k_s.grad.clone()]
+    q_s.grad = k_s.grad = None
+    (kl.sum() / B).backward()
+    for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
+        assert a.dtype == dtype
+        _grad(name, a, x.grad, dtype)
+
+
+def test_op_argument_errors():
+    q = torch.zeros(1, 4, 8, 64, device=DEV, dtype=torch.float16)
+    with pytest.raises(TypeError, match=r"unsupported dtype torch.float32"):
+        tessel.attention(q.float(), q.float(), q.float())
+    with pytest.raises(TypeError, match=r"k is on cpu"):
+        tessel.attention(q, q.cpu(), q.cpu())
+    with pytest.raises(TypeError, match=r"q is a torch tensor but k is not"):
+        tessel.attention(q, q.cpu().numpy(), q)
+    with pytest.raises(ValueError, match=r"gradients for the teacher are not computed"):
+        tessel.attention_kl(q.clone().requires_grad_(), q, q, q)
+    with pytest.raises(ValueError, match=r"head dim 48"):
+        x = torch.zeros(1, 4, 8, 48, device=DEV, dtype=torch.float16)
+        tessel.attention(x, x, x)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels from tessel.compile with framework arrays
+
+ADD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "add.tsl")
+
+
+class CudaArrayInterface:
+    """What CuPy arrays expose: __cuda_array_interface__ over a torch tensor's memory."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+        self.__cuda_array_interface__ = tensor.__cuda_array_interface__
+
+
+class DLPackOnly:
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self._tensor.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+
+def test_compile_and_launch_with_torch_cai_and_dlpack():
+    add = tessel.compile(ADD, {"BLOCK": 256})
+    assert isinstance(add, tessel.GPUKernel)
+    g = _gen("add")
+    n = 1000
+    x, y = (torch.randn(n, generator=g, device=DEV) for _ in range(2))
+    for wrap in (lambda t: t, CudaArrayInterface, DLPackOnly):
+        out = torch.full((n,), 7.0, device=DEV)
+        add[(tessel.cdiv(n, 256),)](wrap(x), wrap(y), wrap(out), n)
+        torch.cuda.synchronize()
+        assert torch.equal(out, x + y), wrap
+    with pytest.raises(TypeError, match=r"expected a buffer of f32, got f16"):
+        add[(1,)](x.half(), y, out, n)
+
+
+def test_launch_on_the_current_stream():
+    add = tessel.compile(ADD, {"BLOCK": 256})
+    n = 1 << 20
+    x = torch.randn(n, device=DEV)
+    out = torch.zeros(n, device=DEV)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = x * 2                                            # on `stream`
+        add[(tessel.cdiv(n, 256),)](x, y, out, n)            # ordered after it
+    stream.synchronize()
+    assert torch.equal(out, x * 3)
+
+
+def test_cupy_array_as_a_kernel_argument():
+    cupy = pytest.importorskip("cupy")
+    add = tessel.compile(ADD, {"BLOCK": 256})
+    x = cupy.arange(300, dtype=cupy.float32)
+    out = cupy.zeros(300, dtype=cupy.float32)
+    add[(2,)](x, x, out, 300)
+    cupy.cuda.get_current_stream().synchronize()
+    assert bool((out == 2 * x).all())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _gpu_only():
+    assert torch.cuda.is_available(), "test/gpu needs a CUDA GPU"
+    assert tessel.has_gpu(), "tessel sees no GPU"
+    assert os.environ.get("TESSEL_BUNDLE_DIR") or tessel._tessel.has_compiler
