@@ -37,3 +37,11 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
     ("%clangxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%tessel_tools", config.tessel_tools_dir))
+
+# Runtime/ runs tessel-run's GPU path and the README's runtime example against
+# the stand-in libcuda of the runtime's unit tests: only where the runtime is
+# built (the sanitizer build leaves it out).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.tessel_tools_dir, "libTesselFakeCuda.so")))
+if not config.tessel_cuda_runtime:
+    config.excludes.append("Runtime")

@@ -191,6 +191,12 @@ public:
   Status launch(const Kernel &kernel, const std::vector<Arg> &args,
                 const Grid &grid, Stream stream = nullptr);
 
+  /// The grid launch(kernel, args) would use (for a persistent kernel, the
+  /// one sized by occupancy), or why it would not launch; for tools that
+  /// report it.
+  Result<Grid> launchGrid(const Kernel &kernel,
+                          const std::vector<Arg> &args) const;
+
   int multiprocessorCount() const;
   /// (major, minor) of the device, e.g. (9, 0) for an H100.
   std::pair<int, int> computeCapability() const;

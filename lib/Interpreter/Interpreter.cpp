@@ -35,6 +35,22 @@ using namespace detail;
 // Values and helpers
 //===----------------------------------------------------------------------===//
 
+std::optional<DType> dtypeOf(Type type) {
+  if (type.isSignlessInteger(1))
+    return DType::I1;
+  if (type.isSignlessInteger(32))
+    return DType::I32;
+  if (type.isSignlessInteger(64))
+    return DType::I64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isF32())
+    return DType::F32;
+  return std::nullopt;
+}
+
 std::optional<ElemType> ElemType::get(Type type) {
   if (auto tile = dyn_cast<ts::TileType>(type))
     type = tile.getElementType();

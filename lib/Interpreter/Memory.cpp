@@ -6,10 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tessel/Memory.h"
 #include "Numerics.h"
-#include "tessel/Interpreter.h"
-
-#include "mlir/IR/BuiltinTypes.h"
 
 #include <cassert>
 #include <cmath>
@@ -152,19 +150,11 @@ size_t dtypeSize(DType type) {
   return 0;
 }
 
-std::optional<DType> dtypeOf(mlir::Type type) {
-  if (type.isSignlessInteger(1))
-    return DType::I1;
-  if (type.isSignlessInteger(32))
-    return DType::I32;
-  if (type.isSignlessInteger(64))
-    return DType::I64;
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  if (type.isF32())
-    return DType::F32;
+std::optional<DType> dtypeNamed(std::string_view name) {
+  for (DType t :
+       {DType::I1, DType::I32, DType::I64, DType::F16, DType::BF16, DType::F32})
+    if (name == dtypeName(t))
+      return t;
   return std::nullopt;
 }
 

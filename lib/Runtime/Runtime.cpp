@@ -328,6 +328,16 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
   return s;
 }
 
+Result<Grid> Runtime::launchGrid(const Kernel &kernel,
+                                 const std::vector<Arg> &args) const {
+  const KernelState &k = *kernel.state;
+  Result<LaunchPlan> plan =
+      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM);
+  if (!plan.ok())
+    return plan.status();
+  return Grid{plan->grid[0], plan->grid[1], plan->grid[2]};
+}
+
 int Runtime::multiprocessorCount() const { return impl->numSMs; }
 
 std::pair<int, int> Runtime::computeCapability() const {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # GPU check, run on a machine with an NVIDIA GPU, CMake and a C++ compiler
-# (no LLVM/MLIR needed): builds the runtime there (-DTESSEL_ENABLE_COMPILER=OFF)
-# and runs the runtime's GPU smoke tests. Kernels compiled elsewhere to bundles
-# are checked by the later stages of this script as the GPU back end lands.
+# (no LLVM/MLIR needed): builds the runtime there (-DTESSEL_ENABLE_COMPILER=OFF),
+# runs the runtime's GPU smoke tests, the kernel numerics of the bundles that
+# scripts/gpu/record_bundles.sh compiled elsewhere, the Python package's tests
+# with PyTorch, and last every kernel once under compute-sanitizer (memcheck,
+# racecheck, synccheck: sanitize.sh, which also runs alone). Fails if any
+# stage fails.
 #   scripts/gpu/check.sh [PREBUILT_BIN_DIR]
 # PREBUILT_BIN_DIR: a bin/ with tessel-runtime-gpu-smoke built elsewhere (for
 # machines without GoogleTest).
@@ -84,6 +87,16 @@ echo "== the Python package with PyTorch (test/gpu: ops, autograd, framework arr
 torch_rc=$?
 grep -E "^(PASSED|FAILED|SKIPPED|ERROR)|^test/gpu.*(PASSED|FAILED|SKIPPED|ERROR)|max abs|^  [a-z_]+ .*(f16|bf16|float)|passed|failed" \
   "$out/torch.log" | tail -150
+
+echo "== compute-sanitizer: every kernel once under memcheck, racecheck, synccheck"
+# tessel-run's bundle mode on the lines of scripts/gpu/sanitize_cases.txt;
+# logs under $out/sanitize.
+OUT="$out" TESSEL_BUNDLE_DIR="$bundles" TESSEL_RT_BUILD="$build" \
+  "$root/scripts/gpu/sanitize.sh" 2>&1 | tee "$out/sanitize.txt"
+sanitize_rc=${PIPESTATUS[0]}
+
 [ "$smoke_rc" -eq 0 ] || echo "(the runtime smoke tests failed: rc $smoke_rc)"
+[ "$numerics_rc" -eq 0 ] || echo "(the numerics failed: rc $numerics_rc)"
 [ "$torch_rc" -eq 0 ] || echo "(the PyTorch tests failed: rc $torch_rc; see torch.log)"
-[ "$smoke_rc" -eq 0 ] && [ "$numerics_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ]
+[ "$sanitize_rc" -eq 0 ] || echo "(compute-sanitizer found errors or a run failed: rc $sanitize_rc)"
+[ "$smoke_rc" -eq 0 ] && [ "$numerics_rc" -eq 0 ] && [ "$torch_rc" -eq 0 ] && [ "$sanitize_rc" -eq 0 ]

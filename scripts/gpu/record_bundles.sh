@@ -4,8 +4,10 @@
 # runs every case of test/numerics/test_kernels.py on the CPU interpreter with
 # TESSEL_BACKEND=record, which also compiles each distinct (kernel file, kernel,
 # defines) with `tesselc --emit=bundle` (PTX for sm_90) into the bundle
-# directory (see test/numerics/tessel_run.py). Nothing is skipped here; the GPU
-# run leaves out only the interpreter's own plumbing tests (check.sh).
+# directory (see test/numerics/tessel_run.py), and the kernels of the
+# compute-sanitizer runs (scripts/gpu/sanitize_cases.txt) into its sanitize/.
+# Nothing is skipped here; the GPU run leaves out only the interpreter's own
+# plumbing tests (check.sh).
 # Then, into BUNDLE_DIR/ops, the Python package's precompiled kernels: every
 # configuration the ready ops launch (python -m tessel.precompile) and the
 # kernels of test/gpu, for the PyTorch tests of check.sh.
@@ -21,13 +23,15 @@ limit_mb=${BUNDLE_LIMIT_MB:-40}
 
 # A fresh record: no stale bundles of kernels that changed since.
 rm -f "$dir"/*.bundle "$dir"/*.bundle.tmp* "$dir/index.json" "$dir/index.json.tmp"* "$dir/.index.lock"
-rm -rf "$dir/ops"
+rm -rf "$dir/ops" "$dir/sanitize"
 
 cd "$root"
 TESSEL_BACKEND=record TESSEL_BUNDLE_DIR="$dir" \
   TESSEL_BUILD_DIR="${TESSEL_BUILD_DIR:-$root/build}" \
   "$python" -m pytest -q -p no:cacheprovider test/numerics/test_kernels.py
 rm -f "$dir/.index.lock"
+"$python" scripts/gpu/sanitize.py record --tesselc "${TESSEL_BUILD_DIR:-$root/build}/bin/tesselc" \
+  --bundles "$dir/sanitize"
 
 build=${TESSEL_BUILD_DIR:-$root/build}
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" \
@@ -35,7 +39,7 @@ PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" \
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" \
   --source test/gpu/add.tsl -D BLOCK=256 >/dev/null
 
-count=$(find "$dir" -maxdepth 1 -name '*.bundle' | wc -l)
+count=$(find "$dir" -name '*.bundle' | wc -l)
 bytes=$(du -sb "$dir" | cut -f1)
 echo "recorded $count bundles in $dir: $((bytes / 1024)) KiB"
 if [ "$bytes" -gt $((limit_mb * 1024 * 1024)) ]; then

@@ -12,7 +12,17 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 
-FakeCudaState state;
+/// Tools run by lit load the fake too; TESSEL_FAKE_CUDA_NO_DEVICE=1 makes it
+/// a machine without a GPU, as cuInit reports one.
+FakeCudaState initialState() {
+  FakeCudaState s;
+  const char *noDevice = std::getenv("TESSEL_FAKE_CUDA_NO_DEVICE");
+  if (noDevice && std::strcmp(noDevice, "1") == 0)
+    s.initResult = 100; // CUDA_ERROR_NO_DEVICE
+  return s;
+}
+
+FakeCudaState state = initialState();
 std::deque<std::string> functionNames; // CUfunction handles point here
 
 CUresult injected(const char *call) {

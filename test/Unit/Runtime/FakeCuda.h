@@ -3,7 +3,8 @@
 // libTesselFakeCuda.so exports the driver entry points the runtime resolves.
 // "Device" memory is host memory and a launch calls a host function, so the
 // tests drive the whole load-and-launch path on machines without a GPU and
-// can inject driver failures.
+// can inject driver failures. Tools run by lit use it as their driver
+// (--driver-library, or as libcuda.so.1 on LD_LIBRARY_PATH).
 //
 //===----------------------------------------------------------------------===//
 

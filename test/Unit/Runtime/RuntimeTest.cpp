@@ -309,6 +309,13 @@ TEST_F(FakeDriver, PersistentLaunchZeroesAndAppendsTheWorkspace) {
     Status s = rt->launch(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(n)});
     EXPECT_TRUE(s.ok()) << s.message();
   };
+  Result<Grid> grid =
+      rt->launchGrid(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(1 << 20)});
+  ASSERT_TRUE(grid.ok()) << grid.message();
+  EXPECT_EQ(*grid, (Grid{8, 1, 1}));
+  EXPECT_EQ(rt->launchGrid(*sum, {Arg::ptr(0)}).message(),
+            "kernel 'persistent_sum' takes 3 arguments (x: ptr, out: ptr, "
+            "n: i32), got 1");
   launch(3000);    // max_ctas = cdiv(3000, 1024) = 3
   launch(1 << 20); // capped at 4 SMs x occupancy 2
   launch(1 << 20);
