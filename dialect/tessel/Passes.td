@@ -23,7 +23,9 @@ def TesselExpandOnline : Pass<"tessel-expand-online", "ModuleOp"> {
 def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
   let summary = "Lower tessel.stream_k to a persistent grid with a partial-state workspace";
   let description = [{
-    Runs after tessel-expand-online (states must be tiles or scalars). The
+    Runs after tessel-expand-online (states must be tiles or scalars).
+
+    `strategy=persistent` (the default), stream-K: the
     units × iters iterations are linearised; program p of G owns
     [p·T/G, (p+1)·T/G) with T = units·iters. For each unit its range
     touches, a program runs the body on its slice; the program that holds
@@ -38,7 +40,27 @@ def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
     pointer (i32), in that order, and is marked
     `tessel.launch = "persistent"` with `tessel.workspace` giving the
     elements per program of each of those pointers.
+
+    `strategy=split-k`, FlashDecoding's split-K: kernel K becomes two
+    kernels, K and `K__combine`, launched one after the other on the same
+    grid of G programs with the same arguments and workspace. With
+    S = max(1, min(⌊G / units⌋, iters)) chunks per unit, K runs the body on
+    work item w = unit·S + chunk (chunk c covers [c·iters/S,
+    (c+1)·iters/S)) in program w and stores its partial state to slot w;
+    `K__combine` merges each unit's S partials in chunk order and runs the
+    epilogue. With S = 1, K runs each whole unit and its epilogue and the
+    combine kernel does nothing. No flags: the launch boundary orders the
+    two kernels. Both are marked like a persistent kernel (one workspace
+    pointer per state value, no flags) and K carries
+    `tessel.then = @K__combine`. The kernel's code outside the stream_k runs
+    in both kernels, so it must not write memory.
   }];
+  let options = [
+    Option<"strategy", "strategy", "::mlir::tessel::StreamKStrategy",
+           "::mlir::tessel::StreamKStrategy::Persistent",
+           "How programs share a unit's iterations",
+           "::mlir::tessel::streamKStrategyValues()">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
 }

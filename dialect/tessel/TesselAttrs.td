@@ -108,4 +108,13 @@ def Tessel_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction", [
   let cppNamespace = "::mlir::tessel";
 }
 
+// The names are the spelling of tessel-lower-stream-k's `strategy` option
+// and of the tools' --stream-k flag.
+def Tessel_StreamKStrategyAttr : I32EnumAttr<"StreamKStrategy",
+    "how tessel-lower-stream-k shares a unit's iterations", [
+    I32EnumAttrCase<"Persistent", 0, "persistent">,
+    I32EnumAttrCase<"SplitK", 1, "split-k">]> {
+  let cppNamespace = "::mlir::tessel";
+}
+
 #endif // TESSEL_ATTRS

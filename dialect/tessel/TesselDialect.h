@@ -45,6 +45,10 @@ ArrayRef<int64_t> getShapeOrEmpty(Type type);
 Type getPointeeLikeType(Type ptrLike);
 /// i1 with the shape (and encoding) of `type`.
 Type getMaskLikeType(Type type);
+/// The kernel that `kernel`'s `tessel.then` names, or null.
+func::FuncOp getFollowUpKernel(func::FuncOp kernel);
+/// The kernel whose `tessel.then` names `kernel`, or null.
+func::FuncOp getLeadingKernel(func::FuncOp kernel);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES

@@ -50,6 +50,12 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getWorkspaceAttrName() {
       return llvm::StringLiteral("tessel.workspace");
     }
+    /// Flat symbol reference on a kernel: the kernel launched right after it
+    /// on the same grid, with the same arguments and workspace (the combine
+    /// kernel of a split-K lowering).
+    static constexpr llvm::StringLiteral getThenAttrName() {
+      return llvm::StringLiteral("tessel.then");
+    }
   private:
     void registerTypes();
     void registerAttributes();

@@ -2,6 +2,9 @@
 
 #include "tessel/TesselDialect.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -14,6 +17,42 @@ void TesselDialect::initialize() {
 #define GET_OP_LIST
 #include "tessel/TesselOps.cpp.inc"
       >();
+}
+
+/// A kernel's follow-up runs on the kernel's grid with its arguments and
+/// workspace, so it must take exactly the same arguments and launch the same
+/// way. Launches chain one level only: the runtime and the interpreter run
+/// the pair, nothing more. (The reference is checked here rather than in a
+/// symbol-use verifier because func.func is not a tessel op.)
+static LogicalResult verifyThen(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func || !op->hasAttr(TesselDialect::getKernelAttrName()))
+    return op->emitError() << "'" << name << "' is only valid on a kernel";
+  auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+  if (!ref)
+    return op->emitError() << "'" << name
+                           << "' expects a flat symbol reference, got "
+                           << attr.getValue();
+  auto next = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, ref);
+  if (!next || !next->hasAttr(TesselDialect::getKernelAttrName()))
+    return op->emitError() << "'" << name << "' names " << ref
+                           << ", which is not a kernel of this module";
+  if (next == func)
+    return op->emitError() << "'" << name << "' names the kernel itself";
+  if (next->hasAttr(name))
+    return op->emitError() << "'" << name << "' names " << ref
+                           << ", which has a follow-up of its own";
+  if (next.getFunctionType() != func.getFunctionType())
+    return op->emitError() << "follow-up kernel " << ref << " takes "
+                           << next.getFunctionType() << ", not "
+                           << func.getFunctionType();
+  for (StringRef same : {TesselDialect::getLaunchAttrName(),
+                         TesselDialect::getWorkspaceAttrName()})
+    if (next->getAttr(same) != op->getAttr(same))
+      return op->emitError() << "follow-up kernel " << ref
+                             << " must have the same '" << same << "'";
+  return success();
 }
 
 /// Kernels are func.func ops carrying `tessel.kernel`; they return nothing
@@ -80,5 +119,25 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
                              << func.getNumArguments() << " arguments";
     return success();
   }
+  if (name == getThenAttrName())
+    return verifyThen(op, attr);
   return op->emitError() << "unknown tessel attribute '" << name << "'";
+}
+
+func::FuncOp mlir::tessel::getFollowUpKernel(func::FuncOp kernel) {
+  auto then = kernel->getAttrOfType<FlatSymbolRefAttr>(
+      TesselDialect::getThenAttrName());
+  if (!then)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(kernel, then);
+}
+
+func::FuncOp mlir::tessel::getLeadingKernel(func::FuncOp kernel) {
+  auto module = kernel->getParentOfType<ModuleOp>();
+  if (!module)
+    return {};
+  for (auto other : module.getOps<func::FuncOp>())
+    if (getFollowUpKernel(other) == kernel)
+      return other;
+  return {};
 }

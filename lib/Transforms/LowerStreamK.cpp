@@ -1,13 +1,44 @@
-//===- LowerStreamK.cpp - stream_k to a persistent grid -------------------===//
+//===- LowerStreamK.cpp - stream_k to a persistent grid or split-K --------===//
 //
-// The lowered form is plain tessel/scf/arith IR plus flag_signal/flag_wait,
-// so the interpreter checks it exactly as the GPU will run it.
+// The lowered form is plain tessel/scf/arith IR (plus flag_signal/flag_wait
+// for stream-K), so the interpreter checks it exactly as the GPU will run it.
+//
+// Two strategies, chosen by the pass option:
+//
+// persistent (stream-K): one kernel; the linearised units × iters are split
+// evenly over the grid, and a unit's host program waits for its peers'
+// partial states and merges them. Balances any units × iters.
+//
+// split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
+// launched in turn on the same grid G with the same arguments and
+// workspace (K's `tessel.then` links them). Each unit's iterations are cut
+// into S = max(1, min(⌊G / units⌋, iters)) equal chunks; work item
+// w = unit·S + chunk is computed by program w of K (a grid-stride loop over
+// w, which runs at most once when S > 1 since units·S ≤ G) and its partial
+// state stored to workspace slot w; the combine kernel folds a unit's S
+// partials in chunk order with the merge region and runs the epilogue.
+// Why this shape:
+//  - S is computed in-kernel from num_programs, so the runtime's persistent
+//    grid sizing (occupancy × SMs) chooses the split and both kernels agree
+//    on it without a new launch rule; the workspace keeps its per-program
+//    layout (slot w < G) and the bundle format its persistent kind.
+//  - S is capped at iters so that no chunk is empty (no wasted programs,
+//    no merges of empty states); with S = 1 the split kernel runs whole
+//    units and their epilogues itself and the combine kernel has no work,
+//    so units > G costs no workspace traffic.
+//  - No flags or spin-waits: the launch boundary orders the two kernels, so
+//    neither needs co-resident programs.
+// Chunks of a unit are exactly the ranges the persistent lowering gives
+// programs u·S .. u·S + S − 1 of a grid of units·S, merged in the same
+// order, so both lowerings compute the same bits for that grid.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessel/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELLOWERSTREAMK
@@ -97,7 +128,20 @@ static Value slotPointers(OpBuilder &b, Location loc, Value base, Value slot,
   return AddPtrOp::create(b, loc, ptrs.getType(), ptrs, offsets);
 }
 
-static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
+/// Rules both strategies share.
+/// The state values in slot `slot` of the workspaces.
+static SmallVector<Value> loadSlot(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> workspaces, Value slot,
+                                   ArrayRef<Type> types) {
+  SmallVector<Value> values;
+  for (auto [type, ws] : llvm::zip(types, workspaces)) {
+    Value ptrs = slotPointers(b, loc, ws, slot, type);
+    values.push_back(LoadOp::create(b, loc, type, ptrs, Value(), Value()));
+  }
+  return values;
+}
+
+static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
   for (Type t : op.getStateTypes())
     if (isa<SoftmaxStateType, KLStateType>(t))
       return op.emitOpError()
@@ -113,41 +157,66 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
     return op.emitOpError()
            << "is the second stream_k of kernel '" << func.getSymName()
            << "'; a kernel holds at most one";
+  return success();
+}
 
-  // New kernel arguments: a workspace per state value, then the flags.
+/// Appends a workspace pointer per state value (then, with `withFlags`, the
+/// i32 arrival flags) to the kernel and marks it persistent; returns them.
+static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
+                                       bool withFlags) {
   MLIRContext *ctx = op.getContext();
-  SmallVector<Type> stateTypes(op.getStateTypes());
+  Location loc = op.getLoc();
   SmallVector<Value> workspaces;
   SmallVector<int64_t> perProgram;
-  Location loc = op.getLoc();
-  for (Type t : stateTypes) {
-    auto ptrType = PtrType::get(ctx, getElementTypeOrSelf(t));
-    (void)func.insertArgument(func.getNumArguments(), ptrType, {}, loc);
+  auto append = [&](Type elementType, int64_t elements) {
+    (void)func.insertArgument(func.getNumArguments(),
+                              PtrType::get(ctx, elementType), {}, loc);
     workspaces.push_back(func.getArguments().back());
-    perProgram.push_back(numElements(t));
-  }
-  auto flagType = PtrType::get(ctx, IntegerType::get(ctx, 32));
-  (void)func.insertArgument(func.getNumArguments(), flagType, {}, loc);
-  Value flags = func.getArguments().back();
-  perProgram.push_back(1);
+    perProgram.push_back(elements);
+  };
+  for (Type t : op.getStateTypes())
+    append(getElementTypeOrSelf(t), numElements(t));
+  if (withFlags)
+    append(IntegerType::get(ctx, 32), 1);
   func->setAttr(TesselDialect::getLaunchAttrName(),
                 StringAttr::get(ctx, "persistent"));
   func->setAttr(TesselDialect::getWorkspaceAttrName(),
                 DenseI64ArrayAttr::get(ctx, perProgram));
+  return workspaces;
+}
 
+/// What both strategies compute first: this program p of G, the body's
+/// iterations per unit (≥ 0), the slots per unit (≥ 1: fewer than one
+/// iteration per unit counts as one empty slot, so every unit still gets
+/// body(unit, 0, 0) and its epilogue) and the units, all i64.
+struct Schedule {
+  Value p, g, bodyIters, iters, units;
+
+  Schedule(Scalars &s, StreamKOp op) {
+    Type i32 = s.b.getI32Type();
+    p = s.wide(ProgramIdOp::create(s.b, s.loc, i32, 0u));
+    g = s.wide(NumProgramsOp::create(s.b, s.loc, i32, 0u));
+    bodyIters = s.max(s.wide(op.getIters()), s.i64(0));
+    iters = s.max(bodyIters, s.i64(1));
+    units = s.wide(op.getUnits());
+  }
+};
+
+static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
+  ArrayRef<Value> workspaces = workspacesAndFlags.drop_back();
+  Value flags = workspacesAndFlags.back();
+  Type flagType = flags.getType();
+  SmallVector<Type> stateTypes(op.getStateTypes());
+  Location loc = op.getLoc();
   OpBuilder b(op);
   Scalars s{b, loc};
-  Type i32 = b.getI32Type();
+  Schedule sched(s, op);
+  Value p = sched.p, g = sched.g, iters = sched.iters;
+  Value bodyIters = sched.bodyIters;
   // This program's iterations [start, end) out of T = units · iters, split
   // as tessel::streamKRange does: p·⌊T/G⌋ + ⌊p·(T mod G)/G⌋ = ⌊p·T/G⌋
   // without overflowing 64 bits.
-  Value p = s.wide(ProgramIdOp::create(b, loc, i32, 0u));
-  Value g = s.wide(NumProgramsOp::create(b, loc, i32, 0u));
-  // Fewer than one iteration per unit counts as one empty slot, so every
-  // unit still gets body(unit, 0, 0) and its epilogue.
-  Value bodyIters = s.max(s.wide(op.getIters()), s.i64(0));
-  Value iters = s.max(bodyIters, s.i64(1));
-  Value total = s.mul(s.wide(op.getUnits()), iters);
+  Value total = s.mul(sched.units, iters);
   Value quotient = s.div(total, g);
   Value remainder = arith::RemSIOp::create(b, loc, total, g);
   auto rangeStart = [&](Value q) {
@@ -175,62 +244,182 @@ static LogicalResult lowerStreamK(StreamKOp op, func::FuncOp func) {
   // The host holds the unit's first iteration; the others hand over.
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
-    for (auto [value, ws] : llvm::zip(state, workspaces)) {
-      Value ptrs = slotPointers(b, loc, ws, p, value.getType());
-      StoreOp::create(b, loc, ptrs, value, Value());
-    }
-    FlagSignalOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p));
-
-    // Peers: programs p+1 .. owner(unitEnd − 1), where the owner of
-    // iteration i is ⌈(i + 1)·G/T⌉ − 1.
-    b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
-    Value firstPeer = s.add(p, one);
-    Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
-    auto peers = scf::ForOp::create(b, loc, firstPeer, peerEnd, one, state);
-    b.setInsertionPointToStart(peers.getBody());
-    Value q = peers.getInductionVar();
-    // With more programs than iterations some peers own nothing: they
-    // neither compute nor signal, so they are skipped.
-    Value qStart = rangeStart(q);
-    Value qEnd = rangeStart(s.add(q, one));
-    auto nonEmpty =
-        scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(qStart, qEnd),
-                          /*withElseRegion=*/true);
-    b.setInsertionPointToStart(nonEmpty.thenBlock());
-    FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, q));
-    SmallVector<Value> mergeArgs(peers.getRegionIterArgs());
-    for (auto [type, ws] : llvm::zip(stateTypes, workspaces)) {
-      Value ptrs = slotPointers(b, loc, ws, q, type);
-      mergeArgs.push_back(LoadOp::create(b, loc, type, ptrs, Value(), Value()));
-    }
-    SmallVector<Value> merged = inlineRegion(b, op.getMerge(), mergeArgs);
-    scf::YieldOp::create(b, loc, merged);
-    b.setInsertionPointToStart(nonEmpty.elseBlock());
-    scf::YieldOp::create(b, loc, peers.getRegionIterArgs());
-    b.setInsertionPointAfter(nonEmpty);
-    scf::YieldOp::create(b, loc, nonEmpty.getResults());
-
-    b.setInsertionPointAfter(peers);
-    SmallVector<Value> epilogueArgs = {unit32};
-    llvm::append_range(epilogueArgs, peers.getResults());
-    inlineRegion(b, op.getEpilogue(), epilogueArgs);
+  b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
+  for (auto [value, ws] : llvm::zip(state, workspaces)) {
+    Value ptrs = slotPointers(b, loc, ws, p, value.getType());
+    StoreOp::create(b, loc, ptrs, value, Value());
   }
+  FlagSignalOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p));
+
+  // Peers: programs p+1 .. owner(unitEnd − 1), where the owner of
+  // iteration i is ⌈(i + 1)·G/T⌉ − 1.
+  b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
+  Value firstPeer = s.add(p, one);
+  Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
+  auto peers = scf::ForOp::create(b, loc, firstPeer, peerEnd, one, state);
+  b.setInsertionPointToStart(peers.getBody());
+  Value q = peers.getInductionVar();
+  // With more programs than iterations some peers own nothing: they
+  // neither compute nor signal, so they are skipped.
+  Value qStart = rangeStart(q);
+  Value qEnd = rangeStart(s.add(q, one));
+  auto nonEmpty =
+      scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(qStart, qEnd),
+                        /*withElseRegion=*/true);
+  b.setInsertionPointToStart(nonEmpty.thenBlock());
+  FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, q));
+  SmallVector<Value> mergeArgs(peers.getRegionIterArgs());
+  llvm::append_range(mergeArgs, loadSlot(b, loc, workspaces, q, stateTypes));
+  SmallVector<Value> merged = inlineRegion(b, op.getMerge(), mergeArgs);
+  scf::YieldOp::create(b, loc, merged);
+  b.setInsertionPointToStart(nonEmpty.elseBlock());
+  scf::YieldOp::create(b, loc, peers.getRegionIterArgs());
+  b.setInsertionPointAfter(nonEmpty);
+  scf::YieldOp::create(b, loc, nonEmpty.getResults());
+
+  b.setInsertionPointAfter(peers);
+  SmallVector<Value> epilogueArgs = {unit32};
+  llvm::append_range(epilogueArgs, peers.getResults());
+  inlineRegion(b, op.getEpilogue(), epilogueArgs);
+}
+
+/// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
+/// kernels compute it.
+static Value chunksPerUnit(Scalars &s, const Schedule &sched) {
+  Value perUnit = s.div(sched.g, s.max(sched.units, s.i64(1)));
+  return s.max(s.min(perUnit, sched.iters), s.i64(1));
+}
+
+/// The split kernel: program w computes work item w = unit·S + chunk; with
+/// S = 1 it finishes the unit, else it stores the partial state to slot w.
+static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Scalars s{b, loc};
+  Schedule sched(s, op);
+  Value chunks = chunksPerUnit(s, sched);
+  Value items = s.mul(sched.units, chunks);
+  auto loop = scf::ForOp::create(b, loc, sched.p, items, sched.g);
+  b.setInsertionPointToStart(loop.getBody());
+  Value item = loop.getInductionVar();
+  Value unit = s.div(item, chunks);
+  Value chunk = s.sub(item, s.mul(unit, chunks));
+  // Chunk c covers [⌊c·iters/S⌋, ⌊(c+1)·iters/S⌋); c·iters < 2^62.
+  auto cut = [&](Value c) {
+    return s.min(s.div(s.mul(c, sched.iters), chunks), sched.bodyIters);
+  };
+  Value begin = cut(chunk);
+  Value end = cut(s.add(chunk, s.i64(1)));
+  Value unit32 = s.narrow(unit);
+  SmallVector<Value> state =
+      inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(end)});
+  Value whole =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunks, s.i64(1));
+  auto wholeIf = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+  b.setInsertionPoint(wholeIf.thenBlock()->getTerminator());
+  SmallVector<Value> epilogueArgs = {unit32};
+  llvm::append_range(epilogueArgs, state);
+  inlineRegion(b, op.getEpilogue(), epilogueArgs);
+  b.setInsertionPoint(wholeIf.elseBlock()->getTerminator());
+  for (auto [value, ws] : llvm::zip(state, workspaces)) {
+    Value ptrs = slotPointers(b, loc, ws, item, value.getType());
+    StoreOp::create(b, loc, ptrs, value, Value());
+  }
+}
+
+/// The combine kernel: with S > 1, each unit's S partial states are merged
+/// in chunk order and the epilogue runs once per unit.
+static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
+  SmallVector<Type> stateTypes(op.getStateTypes());
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Scalars s{b, loc};
+  Schedule sched(s, op);
+  Value chunks = chunksPerUnit(s, sched);
+  Value one = s.i64(1);
+  Value split = s.lt(one, chunks);
+  Value combined = s.select(split, sched.units, s.i64(0));
+  auto loop = scf::ForOp::create(b, loc, sched.p, combined, sched.g);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value first = s.mul(unit, chunks);
+  SmallVector<Value> initial = loadSlot(b, loc, workspaces, first, stateTypes);
+  auto fold = scf::ForOp::create(b, loc, one, chunks, one, initial);
+  b.setInsertionPointToStart(fold.getBody());
+  Value slot = s.add(first, fold.getInductionVar());
+  SmallVector<Value> mergeArgs(fold.getRegionIterArgs());
+  llvm::append_range(mergeArgs, loadSlot(b, loc, workspaces, slot, stateTypes));
+  scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
+  b.setInsertionPointAfter(fold);
+  SmallVector<Value> epilogueArgs = {s.narrow(unit)};
+  llvm::append_range(epilogueArgs, fold.getResults());
+  inlineRegion(b, op.getEpilogue(), epilogueArgs);
+}
+
+/// Split-K runs the kernel's code outside the stream_k in both kernels,
+/// so that code must not write memory (it would write twice).
+static LogicalResult checkNoWritesOutside(StreamKOp op, func::FuncOp func) {
+  Operation *writer = nullptr;
+  func.walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (inner == op.getOperation())
+      return WalkResult::skip();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects || !effects.hasEffect<MemoryEffects::Write>())
+      return WalkResult::advance();
+    writer = inner;
+    return WalkResult::interrupt();
+  });
+  if (!writer)
+    return success();
+  InFlightDiagnostic diag =
+      op.emitOpError() << "cannot be lowered to split-K: kernel '"
+                       << func.getSymName()
+                       << "' writes memory outside the stream_k, which the "
+                          "split and combine kernels would both do";
+  diag.attachNote(writer->getLoc()) << "written here";
+  return diag;
+}
+
+static LogicalResult lowerSplitK(StreamKOp op, func::FuncOp func) {
+  if (failed(checkNoWritesOutside(op, func)))
+    return failure();
+  SmallVector<Value> workspaces = addWorkspace(op, func, /*withFlags=*/false);
+  // The combine kernel is the kernel with its new arguments, cloned before
+  // the op is lowered; the symbol table renames it if the name is taken.
+  auto combine = cast<func::FuncOp>(func->clone());
+  combine.setSymName((func.getSymName() + "__combine").str());
+  auto module = func->getParentOfType<ModuleOp>();
+  SymbolTable(module).insert(combine, std::next(Block::iterator(func)));
+  func->setAttr(TesselDialect::getThenAttrName(),
+                FlatSymbolRefAttr::get(combine));
+  StreamKOp combineOp = *combine.getOps<StreamKOp>().begin();
+  unsigned numState = workspaces.size();
+  lowerCombine(combineOp,
+               SmallVector<Value>(combine.getArguments().take_back(numState)));
+  combineOp.erase();
+  lowerSplit(op, workspaces);
   op.erase();
   return success();
 }
 
 struct LowerStreamKPass
     : tessel::impl::TesselLowerStreamKBase<LowerStreamKPass> {
+  using TesselLowerStreamKBase::TesselLowerStreamKBase;
+
   void runOnOperation() override {
     SmallVector<StreamKOp> ops;
     getOperation().walk([&](StreamKOp op) { ops.push_back(op); });
     for (StreamKOp op : ops) {
       auto func = op->getParentOfType<func::FuncOp>();
-      if (!func || failed(lowerStreamK(op, func)))
+      if (!func || failed(checkStreamK(op, func)))
         return signalPassFailure();
+      if (strategy == StreamKStrategy::SplitK) {
+        if (failed(lowerSplitK(op, func)))
+          return signalPassFailure();
+        continue;
+      }
+      lowerPersistent(op, addWorkspace(op, func, /*withFlags=*/true));
+      op.erase();
     }
   }
 };

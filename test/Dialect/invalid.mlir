@@ -1193,3 +1193,77 @@ func.func @workspace_not_kernel(%a: !tessel.ptr<i32>) attributes {tessel.workspa
 func.func @bad_constants() attributes {tessel.kernel, tessel.constants = 3} {
   return
 }
+
+// -----
+
+// expected-error @below {{'tessel.then' is only valid on a kernel}}
+func.func @then_not_kernel() attributes {tessel.then = @k} {
+  return
+}
+func.func @k() attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.then' expects a flat symbol reference, got "k"}}
+func.func @then_string() attributes {tessel.kernel, tessel.then = "k"} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.then' names @missing, which is not a kernel of this module}}
+func.func @then_missing() attributes {tessel.kernel, tessel.then = @missing} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.then' names @helper, which is not a kernel of this module}}
+func.func @then_not_a_kernel() attributes {tessel.kernel, tessel.then = @helper} {
+  return
+}
+func.func @helper() {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.then' names the kernel itself}}
+func.func @then_self() attributes {tessel.kernel, tessel.then = @then_self} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.then' names @b, which has a follow-up of its own}}
+func.func @a() attributes {tessel.kernel, tessel.then = @b} {
+  return
+}
+func.func @b() attributes {tessel.kernel, tessel.then = @c} {
+  return
+}
+func.func @c() attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{follow-up kernel @next takes '(i32) -> ()', not '(i64) -> ()'}}
+func.func @then_signature(%n: i64) attributes {tessel.kernel, tessel.then = @next} {
+  return
+}
+func.func @next(%n: i32) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{follow-up kernel @next must have the same 'tessel.workspace'}}
+func.func @then_workspace(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.then = @next, tessel.workspace = array<i64: 4>} {
+  return
+}
+func.func @next(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 8>} {
+  return
+}

@@ -210,3 +210,14 @@ func.func @flags(%f: !tessel.ptr<i32>) {
   // GENERIC: "tessel.flag_wait"(%{{.*}}) : (!tessel.ptr<i32>) -> ()
   return
 }
+
+// A kernel and its follow-up (the split-K lowering's split and combine).
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: tessel.then = @split__combine
+func.func @split(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.then = @split__combine, tessel.workspace = array<i64: 4>} {
+  return
+}
+// CHECK-LABEL: func.func @split__combine
+func.func @split__combine(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 4>} {
+  return
+}
