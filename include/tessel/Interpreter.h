@@ -44,7 +44,10 @@ struct LaunchConfig {
 /// the op's location, the program and the kernel, e.g.
 ///   out-of-bounds load of buffer #2 at element 1037 (size 1024) in lane [13]
 ///   at kernel.tsl:12:5 (program (4, 0, 0) of kernel 'add')
-/// Memory written before the failure stays written.
+/// Memory written before the failure stays written. A kernel with a
+/// follow-up (`tessel.then`, split-K's combine kernel) runs it next over the
+/// same grid and arguments (workspace included); the follow-up cannot be
+/// run on its own.
 mlir::LogicalResult runKernel(mlir::func::FuncOp kernel,
                               llvm::ArrayRef<KernelArg> args,
                               const LaunchConfig &config, Memory &memory,

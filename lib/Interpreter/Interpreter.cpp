@@ -423,11 +423,35 @@ static std::optional<std::string> bindArg(func::FuncOp kernel, unsigned index,
   return std::nullopt;
 }
 
+/// Runs every program of `grid` in descending order (see the file comment).
+static LogicalResult runGrid(func::FuncOp kernel, ArrayRef<RtValue> values,
+                             const std::array<int64_t, 3> &grid,
+                             int64_t programs, Memory &memory,
+                             std::string &error) {
+  int64_t gx = grid[0], gy = grid[1];
+  Executor executor(memory, kernel, grid);
+  for (int64_t linear = programs - 1; linear >= 0; --linear) {
+    std::array<int64_t, 3> pid = {linear % gx, (linear / gx) % gy,
+                                  linear / (gx * gy)};
+    if (failed(executor.runProgram(pid, values))) {
+      error = executor.error();
+      return failure();
+    }
+  }
+  return success();
+}
+
 LogicalResult runKernel(func::FuncOp kernel, ArrayRef<KernelArg> args,
                         const LaunchConfig &config, Memory &memory,
                         std::string &error) {
   error.clear();
   std::string name = kernel.getSymName().str();
+  if (func::FuncOp lead = ts::getLeadingKernel(kernel)) {
+    error = "kernel '" + name + "' runs after kernel '" +
+            lead.getSymName().str() + "' (its tessel.then); run '" +
+            lead.getSymName().str() + "'";
+    return failure();
+  }
   if (kernel.isExternal()) {
     error = "kernel '" + name + "' has no body";
     return failure();
@@ -460,17 +484,12 @@ LogicalResult runKernel(func::FuncOp kernel, ArrayRef<KernelArg> args,
       return failure();
     }
 
-  int64_t gx = config.grid[0], gy = config.grid[1];
-  Executor executor(memory, kernel, config.grid);
-  // Descending order; see the file comment.
-  for (int64_t linear = programs - 1; linear >= 0; --linear) {
-    std::array<int64_t, 3> pid = {linear % gx, (linear / gx) % gy,
-                                  linear / (gx * gy)};
-    if (failed(executor.runProgram(pid, values))) {
-      error = executor.error();
-      return failure();
-    }
-  }
+  if (failed(runGrid(kernel, values, config.grid, programs, memory, error)))
+    return failure();
+  // A follow-up (split-K's combine kernel) runs next on the same programs,
+  // arguments and workspace, as the runtime launches it.
+  if (func::FuncOp next = ts::getFollowUpKernel(kernel))
+    return runGrid(next, values, config.grid, programs, memory, error);
   return success();
 }
 

@@ -1,9 +1,9 @@
 //===- CompilerBindings.cpp - Front end, passes and interpreter -----------===//
 //
 // compile() runs the front end and the tile passes (expand-online,
-// lower-stream-k) and returns the lowered IR as text with its .tsl
-// locations, which is what the Python package caches on disk; Program parses
-// that text back and runs its kernels on the CPU interpreter.
+// lower-stream-k, persistent or split-K) and returns the lowered IR as text
+// with its .tsl locations, which is what the Python package caches on disk;
+// Program parses that text back and runs its kernels on the CPU interpreter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 namespace py = pybind11;
@@ -95,24 +96,40 @@ std::string compileWith(const std::string &source, const std::string &filename,
   return result;
 }
 
+/// The lowering `stream_k` names ("persistent", "split-k"); ValueError if
+/// none.
+mlir::tessel::StreamKStrategy streamKStrategy(const std::string &name) {
+  using mlir::tessel::StreamKStrategy;
+  if (std::optional<StreamKStrategy> strategy =
+          mlir::tessel::symbolizeStreamKStrategy(name))
+    return *strategy;
+  throw py::value_error(
+      "stream_k must be '" +
+      stringifyStreamKStrategy(StreamKStrategy::Persistent).str() + "' or '" +
+      stringifyStreamKStrategy(StreamKStrategy::SplitK).str() + "', got '" +
+      name + "'");
+}
+
 /// Front end + tile passes; the lowered module printed with its locations
 /// (what the interpreter runs).
 std::string compile(const std::string &source, const std::string &filename,
                     const std::string &kernel,
-                    const std::map<std::string, std::string> &defines) {
-  return compileWith(source, filename, kernel, defines,
-                     [](mlir::ModuleOp module, std::string &) {
-                       mlir::PassManager pm(module.getContext());
-                       pm.addPass(mlir::tessel::createTesselExpandOnline());
-                       pm.addPass(mlir::tessel::createTesselLowerStreamK());
-                       std::string ir;
-                       if (mlir::succeeded(pm.run(module))) {
-                         llvm::raw_string_ostream os(ir);
-                         module->print(
-                             os, mlir::OpPrintingFlags().enableDebugInfo());
-                       }
-                       return ir;
-                     });
+                    const std::map<std::string, std::string> &defines,
+                    const std::string &streamK) {
+  mlir::tessel::StreamKStrategy strategy = streamKStrategy(streamK);
+  return compileWith(
+      source, filename, kernel, defines,
+      [&](mlir::ModuleOp module, std::string &) {
+        mlir::PassManager pm(module.getContext());
+        pm.addPass(mlir::tessel::createTesselExpandOnline());
+        pm.addPass(mlir::tessel::createTesselLowerStreamK({strategy}));
+        std::string ir;
+        if (mlir::succeeded(pm.run(module))) {
+          llvm::raw_string_ostream os(ir);
+          module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+        }
+        return ir;
+      });
 }
 
 /// The whole pipeline to a kernel bundle (docs/bundle.md) for `target`.
@@ -120,15 +137,18 @@ std::string compileBundle(const std::string &source,
                           const std::string &filename,
                           const std::string &kernel,
                           const std::map<std::string, std::string> &defines,
-                          const std::string &target) {
+                          const std::string &target,
+                          const std::string &streamK) {
   if (target != "sm_80" && target != "sm_90")
     throw py::value_error("unknown target '" + target +
                           "' (expected sm_80 or sm_90)");
+  mlir::tessel::StreamKStrategy strategy = streamKStrategy(streamK);
   return compileWith(
       source, filename, kernel, defines,
       [&](mlir::ModuleOp module, std::string &error) -> std::string {
         GPUArtifacts out;
-        if (mlir::failed(compileForGPU(module, target, out, error)))
+        if (mlir::failed(
+                compileForGPU(module, target, out, error, false, strategy)))
           return {};
         return writeBundle(out.kernels, out.ptx, target,
                            std::string("tessel ") + TESSEL_VERSION + " " +
@@ -180,7 +200,9 @@ public:
   /// One dict per kernel: name, params [(name, type, elem)] (type "ptr" or a
   /// scalar type; elem the pointee type of a pointer), num_warps, constants,
   /// persistent, workspace (elements per program of each trailing workspace
-  /// argument the launcher provides; those are not in params).
+  /// argument the launcher provides; those are not in params), then (the
+  /// kernel run() runs right after this one, e.g. split-K's combine kernel;
+  /// None: none; such a follow-up cannot be run on its own).
   py::list kernels() {
     py::list result;
     module->walk([&](mlir::func::FuncOp f) {
@@ -219,6 +241,9 @@ public:
       info["persistent"] = launch && launch.getValue() == "persistent";
       info["workspace"] =
           std::vector<int64_t>(workspace.begin(), workspace.end());
+      mlir::func::FuncOp next = mlir::tessel::getFollowUpKernel(f);
+      info["then"] = next ? py::object(py::str(next.getSymName().str()))
+                          : py::object(py::none());
       result.append(info);
     });
     return result;
@@ -339,14 +364,20 @@ private:
 void tessel::python::bindCompiler(py::module_ &m) {
   m.def("compile", &compile, py::arg("source"), py::arg("filename"),
         py::arg("kernel"), py::arg("defines"),
+        py::arg("stream_k") = "persistent",
         "Compiles DSL source to lowered tessel IR (text with locations); "
         "raises tessel.CompileError. `kernel` empty: every kernel; `defines` "
-        "maps constexpr names to DSL values ('64', 'True', 'bf16').");
+        "maps constexpr names to DSL values ('64', 'True', 'bf16'); "
+        "`stream_k` lowers stream_k as 'persistent' (stream-K) or 'split-k' "
+        "(a split kernel K and its combine kernel K__combine, which "
+        "Program.run runs after K).");
   m.def("compile_bundle", &compileBundle, py::arg("source"),
         py::arg("filename"), py::arg("kernel"), py::arg("defines"),
-        py::arg("target") = "sm_90",
+        py::arg("target") = "sm_90", py::arg("stream_k") = "persistent",
         "Compiles DSL source to a kernel bundle (JSON text: PTX for `target` "
-        "and launch metadata); raises tessel.CompileError.");
+        "and launch metadata); raises tessel.CompileError. `stream_k` as for "
+        "compile(); with 'split-k' the bundle links K to K__combine "
+        "(\"then\"), which the runtime launches after K.");
   py::class_<Program>(m, "Program")
       .def(py::init<const std::string &, const std::string &>(), py::arg("ir"),
            py::arg("name"), "Parses lowered tessel IR; ValueError if invalid.")

@@ -134,9 +134,11 @@ def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", l
 # lean_attention.tsl (the only stream_k kernel)
 
 def lean_attention(q, k, v, scale, causal, BM, BN, programs, stage=None, dtype="f16",
-                   layouts=("bnhd", "bhnd", "bnhd"), tsl="lean_attention.tsl", extra_defines=None):
+                   layouts=("bnhd", "bhnd", "bnhd"), tsl="lean_attention.tsl", extra_defines=None,
+                   stream_k=None):
     """`programs`: the persistent grid (stage 'lowered'); at stage 'source'/'expanded' the same number
-    of programs run the high-level stream_k op, which splits the work the same way."""
+    of programs run the high-level stream_k op, which splits the work the same way.  `stream_k`:
+    the lowering ('persistent' by default, or 'split-k': split kernel + combine kernel)."""
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layouts[0], dtype)
@@ -145,7 +147,8 @@ def lean_attention(q, k, v, scale, causal, BM, BN, programs, stage=None, dtype="
     args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype), lse=tr.full((B, H, Nq), 7.0, "f32"),
                 **sq, **sk, **sv, B=B, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale))
     defines = dict(D=D, BLOCK_M=BM, BLOCK_N=BN, CAUSAL=causal, DTYPE=dtype, **(extra_defines or {}))
-    return tr.run(tsl, "lean_attention", (programs,), args, defines, outputs=["o", "lse"], stage=stage)
+    return tr.run(tsl, "lean_attention", (programs,), args, defines, outputs=["o", "lse"], stage=stage,
+                  stream_k=stream_k)
 
 
 # ---------------------------------------------------------------------------------------------

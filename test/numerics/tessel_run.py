@@ -157,7 +157,7 @@ def _define(value):
 
 # ---------------------------------------------------------------------------------------------
 
-def command(tsl, kernel, grid, specs, defines=None, stage=None, seed=None, saves=()):
+def command(tsl, kernel, grid, specs, defines=None, stage=None, seed=None, saves=(), stream_k=None):
     grid = (grid,) if isinstance(grid, int) else tuple(grid)
     cmd = [binary(), kernel_path(tsl), "--kernel", kernel]
     for k, v in (defines or {}).items():
@@ -165,6 +165,8 @@ def command(tsl, kernel, grid, specs, defines=None, stage=None, seed=None, saves
     cmd += ["--grid", ",".join(str(int(g)) for g in grid)]
     if stage is not None:
         cmd.append(f"--stage={stage}")
+    if stream_k is not None:
+        cmd.append(f"--stream-k={stream_k}")
     if seed is not None:
         cmd += ["--seed", str(int(seed))]
     for name, spec in specs:
@@ -174,9 +176,12 @@ def command(tsl, kernel, grid, specs, defines=None, stage=None, seed=None, saves
     return cmd
 
 
-def run(tsl, kernel, grid, args, defines=None, outputs=None, stage=None, seed=None, timeout=600):
+def run(tsl, kernel, grid, args, defines=None, outputs=None, stage=None, seed=None, timeout=600,
+        stream_k=None):
     """Compile `kernel` of `tsl` (a path, or a file in kernels/) with `defines` and run it on `grid`
-    (int or tuple; the number of persistent programs at stage 'lowered').
+    (int or tuple; the number of persistent programs at stage 'lowered').  `stream_k`: how stage
+    'lowered' lowers stream_k, 'persistent' (the default) or 'split-k' (the kernel, then its
+    combine kernel).
 
     args: {parameter name: value}, value a Python/NumPy scalar, a NumPy array (f16/f32/i32/i64/bool
     imply the element type) or a Buffer.  outputs: the buffer names to read back (default: every
@@ -185,14 +190,14 @@ def run(tsl, kernel, grid, args, defines=None, outputs=None, stage=None, seed=No
     """
     mode = backend()
     if mode == "gpu":
-        return _gpu_run(tsl, kernel, grid, args, defines, outputs)
-    result = _interpreter_run(tsl, kernel, grid, args, defines, outputs, stage, seed, timeout)
+        return _gpu_run(tsl, kernel, grid, args, defines, outputs, stream_k)
+    result = _interpreter_run(tsl, kernel, grid, args, defines, outputs, stage, seed, timeout, stream_k)
     if mode == "record":                               # after the run: its failures come first
-        record_bundle(tsl, kernel, defines, timeout=timeout)
+        record_bundle(tsl, kernel, defines, timeout=timeout, stream_k=stream_k)
     return result
 
 
-def _interpreter_run(tsl, kernel, grid, args, defines, outputs, stage, seed, timeout):
+def _interpreter_run(tsl, kernel, grid, args, defines, outputs, stage, seed, timeout, stream_k):
     with tempfile.TemporaryDirectory(prefix="tessel-run-") as tmp:
         specs, shapes, saves = [], {}, []
         for i, (name, value) in enumerate(args.items()):
@@ -211,7 +216,7 @@ def _interpreter_run(tsl, kernel, grid, args, defines, outputs, stage, seed, tim
             if name not in shapes:
                 raise KeyError(f"output {name!r} is not a buffer argument")
             saves.append((name, os.path.join(tmp, f"out_{name}.f64")))
-        cmd = command(tsl, kernel, grid, specs, defines, stage, seed, saves)
+        cmd = command(tsl, kernel, grid, specs, defines, stage, seed, saves, stream_k)
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise TesselRunError(f"tessel-run failed (exit status {proc.returncode}) for kernel "
@@ -239,9 +244,10 @@ def bundle_dir():
     return os.path.abspath(os.environ.get("TESSEL_BUNDLE_DIR") or os.path.join(ROOT, ".gpu-bundles"))
 
 
-def bundle_key(tsl, kernel, defines=None):
+def bundle_key(tsl, kernel, defines=None, stream_k=None):
     """(key, entry): entry describes what the bundle is compiled from (file basename, kernel, sorted
-    defines as tesselc sees them, SHA-256 of the file's text); key is a stable hash of it."""
+    defines as tesselc sees them, SHA-256 of the file's text, and the stream_k lowering when one is
+    chosen); key is a stable hash of it."""
     path = kernel_path(tsl)
     try:
         with open(path, "rb") as f:
@@ -251,6 +257,8 @@ def bundle_key(tsl, kernel, defines=None):
     entry = {"tsl": os.path.basename(path), "kernel": kernel,
              "defines": sorted([str(k), _define(v)] for k, v in (defines or {}).items()),
              "source_sha256": source_sha}
+    if stream_k is not None:
+        entry["stream_k"] = stream_k
     blob = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
     key = f"{os.path.splitext(entry['tsl'])[0]}-{kernel}-{hashlib.sha256(blob).hexdigest()[:16]}"
     return key, entry
@@ -268,10 +276,10 @@ def tesselc():
     return path
 
 
-def record_bundle(tsl, kernel, defines=None, timeout=600):
+def record_bundle(tsl, kernel, defines=None, timeout=600, stream_k=None):
     """Compile `kernel` of `tsl` with `defines` to a bundle in bundle_dir() unless it is there;
     returns its path.  Safe against concurrent recorders (pytest-xdist)."""
-    key, entry = bundle_key(tsl, kernel, defines)
+    key, entry = bundle_key(tsl, kernel, defines, stream_k)
     out_dir = bundle_dir()
     os.makedirs(out_dir, exist_ok=True)
     path = bundle_path(key)
@@ -279,6 +287,8 @@ def record_bundle(tsl, kernel, defines=None, timeout=600):
         cmd = [tesselc(), kernel_path(tsl), "--kernel", kernel]
         for k, v in (defines or {}).items():
             cmd += ["-D", f"{k}={_define(v)}"]
+        if stream_k is not None:
+            cmd.append(f"--stream-k={stream_k}")
         tmp = f"{path}.tmp{os.getpid()}"
         cmd += ["--emit=bundle", "-o", tmp]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -371,8 +381,8 @@ def _gpu_runtime():
     return _GPU["runtime"]
 
 
-def _gpu_kernel(rt, tsl, kernel, defines):
-    key, entry = bundle_key(tsl, kernel, defines)
+def _gpu_kernel(rt, tsl, kernel, defines, stream_k):
+    key, entry = bundle_key(tsl, kernel, defines, stream_k)
     path = bundle_path(key)
     modules = _GPU["modules"]
     if path not in modules:
@@ -396,9 +406,9 @@ def _gpu_scalar(name, kind, value):
     return float(value)
 
 
-def _gpu_run(tsl, kernel, grid, args, defines, outputs):
+def _gpu_run(tsl, kernel, grid, args, defines, outputs, stream_k):
     rt = _gpu_runtime()
-    k = _gpu_kernel(rt, tsl, kernel, defines)
+    k = _gpu_kernel(rt, tsl, kernel, defines, stream_k)
     params = k.params                                  # [(name, kind, elem)]
     names = [p[0] for p in params]
     unknown = [n for n in args if n not in names]

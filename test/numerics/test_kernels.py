@@ -205,13 +205,13 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 }
 
 
-def _run_lean(name, dt):
-    B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
+def _run_lean(name, dt, G=None, stream_k=None):
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
     scale = kl.f32(1.0 / np.sqrt(D))
     rng = _seed("lean", name, dt)
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
         kl.randn(rng, (B, HKV, Nk, D), dt)
-    out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G, "lowered", dt)
+    out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G or case_G, "lowered", dt, stream_k=stream_k)
     _unwritten("lean_attention", out["o"], out["lse"])
     if Nk == 0:
         kl.compare("O == 0", out["o"], np.zeros_like(out["o"]), (0.0, 0.0))
@@ -229,6 +229,27 @@ def test_lean_attention(name, dt):
     _header(f"lean_attention {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} causal={causal} "
             f"blocks {BM}x{BN}, {G} persistent programs, |q|,|k|~{s}")
     _run_lean(name, dt)
+
+
+def _lean_split_grid(name, grid):
+    """'case': the case's G (S = 1 chunk per unit: G <= units everywhere); 'wide': 4 * units + 3
+    programs (S = min(4, iters) chunks per unit, idle programs; with Nk < BLOCK_N, S = 1)."""
+    B, H = LEAN_CASES[name][:2]
+    return LEAN_CASES[name][9] if grid == "case" else 4 * B * H + 3
+
+
+@pytest.mark.parametrize("grid", ("case", "wide"))
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_attention_split_k(name, dt, grid):
+    """The split-K lowering (split kernel + combine kernel) against the same reference."""
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, _, s = LEAN_CASES[name]
+    G = _lean_split_grid(name, grid)
+    iters = max(kl.cdiv(Nk, BN), 1)
+    S = max(1, min(G // (B * H), iters))
+    _header(f"lean_attention split-K {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} "
+            f"causal={causal} blocks {BM}x{BN}, {G} programs, {S} chunks of {iters} iterations per unit")
+    _run_lean(name, dt, G, "split-k")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ Work split: T = units * iters iterations (units = B*H, iters = max(cdiv(Nk, BLOC
 owns [p*T/G, (p+1)*T/G).  Covered: G = 1, G < units (with unit boundaries inside and on program
 boundaries), G = units, G > units (a unit split over several programs), iters not divisible by G,
 G > T (programs with no work), partial ranges that see only masked keys (causal), Nk = 0.
+The split-K lowering is checked against the stream_k op the same way (see SPLIT_GRIDS).
 """
 
 import os
@@ -110,3 +111,52 @@ def test_programs_change_only_rounding():
         differs.append(not _bitwise_equal(out["o"], base["o"]))
     # The split shows in the bits (so the bitwise stage comparisons above are not vacuous).
     assert any(differs), "no G changed a bit of O: the split does not reach the result?"
+
+
+# ---------------------------------------------------------------------------------------------
+# split-K (tessel-lower-stream-k strategy=split-k): the split kernel computes work item
+# w = unit*S + chunk with S = max(1, min(G // units, iters)) chunks per unit, chunk c covering
+# [c*iters/S, (c+1)*iters/S), and the combine kernel merges a unit's chunks in order.  Those are
+# exactly the ranges stream-K gives programs unit*S .. unit*S + S-1 of a grid of units*S programs,
+# merged in the same order: split-K on G programs must equal the stream_k op on units*S programs
+# BITWISE (and so any error in the chunk arithmetic or the merge order shows in the bits).
+
+SPLIT_GRIDS = {  # case of CASES: grids G for split-K
+    "units4-iters7": (1, 3, 4, 8, 9, 28, 40),  # S = 1 (G <= units), 2 (G = 9: one idle), 7 = iters (40: capped)
+    "units8-iters3-gqa4": (5, 16, 30),         # S = 1 with units > G, 2, 3 = iters (6 idle)
+    "units2-iters7-causal": (3, 7, 14),        # S = 1, 3 (one idle), 7
+    "units1-iters7": (2, 5, 7, 64),            # one unit: S = G up to iters, then capped
+    "causal-masked-partial": (10,),            # S = 5 = iters: a chunk sees only masked keys for rows 0..3
+    "nk0": (3, 12),                            # Nk = 0: iters = 1, S = 1
+    "bf16-units4-iters5": (3, 13),             # S = 1, 3
+}
+
+SPLIT_PARAMS = [(name, G) for name, grids in SPLIT_GRIDS.items() for G in grids]
+
+
+@pytest.mark.parametrize("name,G", SPLIT_PARAMS, ids=[f"{n}-G{g}" for n, g in SPLIT_PARAMS])
+def test_split_k_equals_stream_k_op(name, G):
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, dt, _ = CASES[name]
+    units, iters = B * H, max(kl.cdiv(Nk, BN), 1)
+    S = max(1, min(G // units, iters))
+    print(f"\n  lean_attention split-K {name} [{dt}] G={G}: units {units} x {S} chunks "
+          f"{[(c * iters // S, (c + 1) * iters // S) for c in range(S)]}, "
+          f"same as the stream_k op on {units * S} programs")
+    rng = np.random.default_rng(list(repr(("stream_k", name)).encode()))
+    q, k, v = kl.randn(rng, (B, H, Nq, D), dt), kl.randn(rng, (B, HKV, Nk, D), dt), kl.randn(rng, (B, HKV, Nk, D), dt)
+    scale = kl.f32(1.0 / np.sqrt(D))
+    split = kl.lean_attention(q, k, v, scale, causal, BM, BN, G, "lowered", dt, stream_k="split-k")
+    op = kl.lean_attention(q, k, v, scale, causal, BM, BN, units * S, "source", dt)
+    for n in ("o", "lse"):
+        assert _bitwise_equal(split[n], op[n]), \
+            f"{n}: split-K on {G} programs differs from the stream_k op on {units * S}"
+
+    o, lse = split["o"], split["lse"]
+    assert not np.any(o == 7.0) and not np.any(lse == 7.0), "unwritten outputs"
+    if Nk == 0:
+        kl.compare("O == 0", o, np.zeros_like(o), (0.0, 0.0))
+        kl.compare("LSE == -inf", lse, np.full(lse.shape, -np.inf), (0.0, 0.0))
+    else:
+        O, L = ref.decode_attention(q, k, v, scale, causal)
+        kl.compare("O vs reference", o, O, TOL[dt]["out"])
+        kl.compare("LSE vs reference", lse, L, scaled_tol(dt, "f32", np.max(np.abs(L))))

@@ -170,6 +170,40 @@ def test_persistent_kernel():
           programs=0)
 
 
+def test_split_k_binding():
+    """_tessel.compile(..., stream_k="split-k"): the kernel and its combine kernel, run as a pair."""
+    import reference as ref
+    path = os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl")
+    with open(path) as f:
+        source = f.read()
+    defines = {"D": "16", "BLOCK_M": "4", "BLOCK_N": "8"}
+    with pytest.raises(ValueError, match="stream_k must be 'persistent' or 'split-k', got 'splitk'"):
+        tessel._tessel.compile(source, path, "lean_attention", defines, stream_k="splitk")
+    default = tessel._tessel.Program(tessel._tessel.compile(source, path, "lean_attention", defines), "p")
+    assert [(k["name"], k["then"]) for k in default.kernels()] == [("lean_attention", None)]
+    program = tessel._tessel.Program(
+        tessel._tessel.compile(source, path, "lean_attention", defines, stream_k="split-k"), "s")
+    kernels = {k["name"]: k for k in program.kernels()}
+    assert kernels["lean_attention"]["then"] == "lean_attention__combine"
+    assert kernels["lean_attention__combine"]["then"] is None
+    assert kernels["lean_attention"]["workspace"] == kernels["lean_attention__combine"]["workspace"]
+
+    rng = np.random.default_rng(2)
+    B, H, Nq, Nk, D = 1, 2, 3, 29, 16
+    q = rng.standard_normal((B, H, Nq, D)).astype(np.float16)
+    kv = rng.standard_normal((B, H, Nk, D)).astype(np.float16)
+    want, _ = ref.decode_attention(q, kv, kv, np.float32(0.25))
+    strides = lambda x: [x.shape[1] * x.shape[2] * D, x.shape[2] * D, D]  # noqa: E731
+    for programs in (1, 5, 9):                       # S = 1, 2 and 4 = iters chunks per unit
+        o = np.zeros(q.shape, np.float16)
+        lse = np.zeros((B, H, Nq), np.float32)
+        args = [q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv), B, H, H, Nq, Nk, 0.25]
+        program.run("lean_attention", args, (programs, 1, 1))
+        np.testing.assert_allclose(o, want, atol=2e-3)
+    with pytest.raises(tessel.LaunchError, match="runs after kernel 'lean_attention'"):
+        program.run("lean_attention__combine", args, (5, 1, 1))
+
+
 def test_launch_error_names_the_source(add_path):
     k = tessel.compile(add_path, constants={"BLOCK": 16})
     x, y = _xy(10)

@@ -17,7 +17,8 @@ void printUsage() {
       "Run a Tessel kernel on seeded or file inputs and print the time.\n\n"
       "  tessel-run FILE.bundle [--kernel NAME] [--grid X[,Y[,Z]]] ARGS\n"
       "  tessel-run FILE.tsl|FILE.mlir --kernel NAME [-D NAME=VALUE ...]\n"
-      "             --grid X[,Y[,Z]] [--stage=source|expanded|lowered] ARGS\n\n"
+      "             --grid X[,Y[,Z]] [--stage=source|expanded|lowered]\n"
+      "             [--stream-k=persistent|split-k] ARGS\n\n"
       "A bundle (tesselc --emit=bundle) runs on the GPU; a .tsl or .mlir\n"
       "kernel on the CPU interpreter (builds with the compiler only).\n\n"
       "  --kernel NAME          the kernel (default: a bundle's only one)\n"
@@ -27,6 +28,9 @@ void printUsage() {
       "                         interpreter it runs X programs (default 1)\n"
       "  --stage=S              source, expanded or lowered (default; what\n"
       "                         the GPU runs) form of a .tsl/.mlir kernel\n"
+      "  --stream-k=S           how `lowered` lowers stream_k: persistent\n"
+      "                         (default) or split-k (the kernel, then its\n"
+      "                         combine kernel on the same grid)\n"
       "  --arg NAME=SPEC        a kernel argument: a scalar (1024, 0.125) or\n"
       "                         a buffer TYPE[N] (TYPE: i1 i32 i64 f16 bf16\n"
       "                         f32) with :zeros (default), :rand (uniform in\n"
@@ -154,6 +158,15 @@ bool parseCommandLine(int argc, char **argv, Options &options,
                        value + "'",
                false;
       options.stage = value;
+    } else if (name == "stream-k") {
+      if (!needValue())
+        return false;
+      // Checked by name here: this file also builds without MLIR.
+      if (value != "persistent" && value != "split-k")
+        return error = "--stream-k expects persistent or split-k, got '" +
+                       value + "'",
+               false;
+      options.streamK = value;
     } else if (name == "arg") {
       if (!pair("NAME=SPEC", options.args))
         return false;

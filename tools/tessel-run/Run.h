@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> defines; // -D NAME=VALUE
   std::optional<std::string> grid;
   std::optional<std::string> stage;
+  std::optional<std::string> streamK;                     // persistent, split-k
   std::vector<std::pair<std::string, std::string>> args;  // NAME, SPEC
   std::vector<std::pair<std::string, std::string>> saves; // NAME, PATH
   uint64_t seed = 0;

@@ -114,9 +114,9 @@ Result<std::vector<Arg>> launchArgs(const Kernel &kernel, const Inputs &inputs,
 } // namespace
 
 int runBundle(const Options &options) {
-  if (!options.defines.empty() || options.stage)
-    return fail("-D and --stage apply to .tsl/.mlir kernels; the kernels of "
-                "a bundle are compiled already");
+  if (!options.defines.empty() || options.stage || options.streamK)
+    return fail("-D, --stage and --stream-k apply to .tsl/.mlir kernels; the "
+                "kernels of a bundle are compiled already");
   RuntimeOptions runtimeOptions;
   runtimeOptions.device = options.device;
   runtimeOptions.driverLibrary = options.driverLibrary;

@@ -59,7 +59,9 @@ int runInterpreter(const Options &options) {
     mlir::PassManager pm(&context);
     pm.addPass(mlir::tessel::createTesselExpandOnline());
     if (stage == "lowered")
-      pm.addPass(mlir::tessel::createTesselLowerStreamK());
+      pm.addPass(mlir::tessel::createTesselLowerStreamK(
+          {*mlir::tessel::symbolizeStreamKStrategy(
+              options.streamK.value_or("persistent"))}));
     if (mlir::failed(pm.run(*module)))
       return 1;
   }

@@ -2,7 +2,8 @@
 //
 //   tessel-run FILE.bundle [--kernel NAME] [--grid X[,Y[,Z]]] ARGS
 //   tessel-run FILE.tsl|FILE.mlir --kernel NAME [-D NAME=VALUE ...]
-//              --grid X[,Y[,Z]] [--stage=source|expanded|lowered] ARGS
+//              --grid X[,Y[,Z]] [--stage=source|expanded|lowered]
+//              [--stream-k=persistent|split-k] ARGS
 //   ARGS: --arg NAME=SPEC ... [--save NAME=PATH ...] [--seed N] [--repeat N]
 //
 // A bundle runs on the GPU through tessel::Runtime, a .tsl/.mlir kernel on

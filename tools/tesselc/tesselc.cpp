@@ -2,6 +2,7 @@
 //
 //   tesselc FILE.tsl [--kernel NAME] [-D NAME=VALUE ...]
 //           [--emit=ast|tessel|llvm|ptx|bundle] [--target sm_80|sm_90] [-o OUT]
+//           [--stream-k=persistent|split-k]
 //
 // One flag per stage, as in the Toy tutorial's driver.
 //
@@ -12,6 +13,7 @@
 #include "Frontend/Parser.h"
 
 #include "Conversion/NVPTX/GPUCompile.h"
+#include "tessel/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,6 +56,12 @@ cl::opt<Emit> emit(
 cl::opt<std::string> target("target",
                             cl::desc("GPU architecture: sm_80 or sm_90"),
                             cl::init("sm_90"));
+cl::opt<mlir::tessel::StreamKStrategy>
+    streamK("stream-k",
+            cl::desc("How stream_k is lowered for the GPU (llvm, ptx, "
+                     "bundle)"),
+            cl::init(mlir::tessel::StreamKStrategy::Persistent),
+            mlir::tessel::streamKStrategyValues());
 } // namespace
 
 /// The GPU stages: LLVM IR, PTX or a bundle of `module` on `os`.
@@ -61,7 +69,7 @@ static bool emitGPU(mlir::ModuleOp module, llvm::raw_ostream &os) {
   tessel::GPUArtifacts out;
   std::string error;
   if (mlir::failed(tessel::compileForGPU(module, target, out, error,
-                                         emit == Emit::LLVM))) {
+                                         emit == Emit::LLVM, streamK))) {
     if (!error.empty())
       llvm::errs() << "tesselc: error: " << error << "\n";
     return false;

@@ -10,6 +10,8 @@
 #ifndef TESSEL_CONVERSION_GPUCOMPILE_H
 #define TESSEL_CONVERSION_GPUCOMPILE_H
 
+#include "tessel/TesselDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
@@ -34,14 +36,19 @@ struct KernelInfo {
   /// Bytes of workspace per program (0: none); the runtime allocates
   /// `workspacePerProgram × num_ctas` and passes it last.
   int64_t workspacePerProgram = 0;
+  /// The kernel launched right after this one on the same grid, with the
+  /// same arguments and workspace (split-K's combine kernel); empty: none.
+  std::string then;
 };
 
-/// Runs tessel-expand-online, tessel-lower-stream-k, canonicalize, CSE,
-/// tessel-assign-layouts and convert-tessel-to-llvm on a front-end module,
-/// recording each kernel's launch metadata on the way. Errors are reported
-/// through the context's diagnostics.
-mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module,
-                                       std::vector<KernelInfo> &kernels);
+/// Runs tessel-expand-online, tessel-lower-stream-k (with `streamK`),
+/// canonicalize, CSE, tessel-assign-layouts and convert-tessel-to-llvm on a
+/// front-end module, recording each kernel's launch metadata on the way.
+/// Errors are reported through the context's diagnostics.
+mlir::LogicalResult
+lowerToLLVMDialect(mlir::ModuleOp module, std::vector<KernelInfo> &kernels,
+                   mlir::tessel::StreamKStrategy streamK =
+                       mlir::tessel::StreamKStrategy::Persistent);
 
 /// The NVPTX target machine for `chip` (sm_80, sm_90) with PTX ISA 8.0.
 std::unique_ptr<llvm::TargetMachine>
@@ -65,12 +72,14 @@ struct GPUArtifacts {
   std::string ptx;
 };
 
-/// Every stage above in turn, for `target` (sm_80, sm_90). Pass failures are
-/// reported through the context's diagnostics; target and PTX emission
-/// failures in `error`.
-mlir::LogicalResult compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
-                                  GPUArtifacts &out, std::string &error,
-                                  bool printLLVMIR = false);
+/// Every stage above in turn, for `target` (sm_80, sm_90), stream_k lowered
+/// with `streamK`. Pass failures are reported through the context's
+/// diagnostics; target and PTX emission failures in `error`.
+mlir::LogicalResult
+compileForGPU(mlir::ModuleOp module, llvm::StringRef target, GPUArtifacts &out,
+              std::string &error, bool printLLVMIR = false,
+              mlir::tessel::StreamKStrategy streamK =
+                  mlir::tessel::StreamKStrategy::Persistent);
 
 /// A bundle (docs/bundle.md) holding `ptx` and `kernels`.
 std::string writeBundle(const std::vector<KernelInfo> &kernels,

@@ -78,11 +78,11 @@ std::string tessel::emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
   return std::string(ptx);
 }
 
-mlir::LogicalResult tessel::compileForGPU(mlir::ModuleOp module,
-                                          llvm::StringRef target,
-                                          GPUArtifacts &out, std::string &error,
-                                          bool printLLVMIR) {
-  if (mlir::failed(lowerToLLVMDialect(module, out.kernels)))
+mlir::LogicalResult
+tessel::compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
+                      GPUArtifacts &out, std::string &error, bool printLLVMIR,
+                      mlir::tessel::StreamKStrategy streamK) {
+  if (mlir::failed(lowerToLLVMDialect(module, out.kernels, streamK)))
     return mlir::failure();
   auto machine = createNVPTXTargetMachine(target, error);
   if (!machine)

@@ -50,6 +50,8 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
   for (int64_t bytes : workspace)
     info.workspacePerProgram += bytes;
   info.persistent = kernel->hasAttr(TesselDialect::getLaunchAttrName());
+  if (func::FuncOp next = getFollowUpKernel(kernel))
+    info.then = next.getSymName().str();
   unsigned numParams = kernel.getNumArguments() - workspace.size();
   for (BlockArgument arg : kernel.getArguments().take_front(numParams)) {
     FailureOr<::tessel::KernelInfo::Param> param = paramOf(arg);
@@ -72,10 +74,11 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
 
 namespace tessel {
 LogicalResult lowerToLLVMDialect(ModuleOp module,
-                                 std::vector<KernelInfo> &kernels) {
+                                 std::vector<KernelInfo> &kernels,
+                                 StreamKStrategy streamK) {
   PassManager tiles(module.getContext());
   tiles.addPass(createTesselExpandOnline());
-  tiles.addPass(createTesselLowerStreamK());
+  tiles.addPass(createTesselLowerStreamK({streamK}));
   tiles.addPass(createCanonicalizerPass());
   tiles.addPass(createCSEPass());
   tiles.addPass(createTesselAssignLayouts());
