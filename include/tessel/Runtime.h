@@ -182,7 +182,10 @@ public:
 
   /// Checks `args` against the kernel's parameters, computes the grid from
   /// its launch rule and enqueues the kernel on `stream` (asynchronously).
-  /// A grid with a zero dimension launches nothing and succeeds.
+  /// A grid with a zero dimension launches nothing and succeeds. A kernel
+  /// with a `then` (split-K's combine kernel) is followed on `stream` by that
+  /// kernel with the same grid, arguments and workspace; the `then` kernel
+  /// itself cannot be launched on its own.
   Status launch(const Kernel &kernel, const std::vector<Arg> &args,
                 Stream stream = nullptr);
   /// The same with the grid given by the caller: for kernels whose bundle

@@ -5,6 +5,7 @@
 #include "Runtime/Ptx.h"
 #include "Runtime/Support.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -84,6 +85,9 @@ private:
   std::string_view text;
   std::string_view name;
   std::string context; // "kernel 'add': " while reading a kernel
+  int64_t version = 0;
+  /// Where each kernel's "then" is, by kernel index.
+  std::vector<const JsonValue *> thenAt;
 
   Status errorAt(const JsonValue &at, const std::string &message) const;
   Status checkMembers(const JsonValue &obj,
@@ -100,7 +104,8 @@ private:
                     KernelInfo &k);
   Status readParams(const JsonValue &list, KernelInfo &k) const;
   Status readConstants(const JsonValue &obj, KernelInfo &k) const;
-  Status readLaunch(const JsonValue &obj, KernelInfo &k) const;
+  Status readLaunch(const JsonValue &obj, KernelInfo &k);
+  Status checkFollowUp(const Bundle &bundle, size_t index) const;
   Status readExpr(const JsonValue &value, const KernelInfo &k,
                   const std::string &what, bool allowNumCtas,
                   std::optional<Expr> &out) const;
@@ -182,13 +187,12 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
   TESSEL_TRY(get(root, "format", Type::String, format));
   if (format->string != "tessel-bundle")
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
-  int64_t version;
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version != 1)
+  if (version != 1 && version != 2)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads version 1)");
+                       " (this runtime reads versions 1 and 2)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -210,6 +214,11 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     bundle.kernels.push_back(std::move(k));
     context.clear();
   }
+  for (size_t i = 0; i < bundle.kernels.size(); ++i) {
+    context = "kernel '" + bundle.kernels[i].name + "': ";
+    TESSEL_TRY(checkFollowUp(bundle, i));
+  }
+  context.clear();
   bundle.ptx = ptx->string;
   return bundle;
 }
@@ -291,9 +300,9 @@ Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
   return Status();
 }
 
-Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
-  TESSEL_TRY(checkMembers(
-      obj, {"kind", "grid", "max_ctas", "ctas_per_sm", "workspace_bytes"}));
+Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
+  TESSEL_TRY(checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
+                                "workspace_bytes", "then"}));
   const JsonValue *kind, *grid;
   TESSEL_TRY(get(obj, "kind", Type::String, kind));
   LaunchRule &rule = k.launch;
@@ -329,6 +338,61 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) const {
   }
   if (const JsonValue *v = obj.find("workspace_bytes"))
     TESSEL_TRY(readExpr(*v, k, "workspace_bytes", true, rule.workspaceBytes));
+  const JsonValue *then;
+  TESSEL_TRY(get(obj, "then", Type::String, then, false));
+  if (then && version < 2)
+    return errorAt(*then, "'then' needs bundle version 2");
+  if (then && !isIdentifier(then->string))
+    return errorAt(*then,
+                   "'then' must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  rule.then = then ? then->string : "";
+  thenAt.push_back(then);
+  return Status();
+}
+
+// The follow-up runs on its leader's grid with its arguments and workspace,
+// so the two must agree on them; chains and shared follow-ups are not
+// launched, so they are errors.
+Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
+  const KernelInfo &k = bundle.kernels[index];
+  const JsonValue &at = *thenAt[index];
+  const std::string &then = k.launch.then;
+  if (then.empty())
+    return Status();
+  const KernelInfo *next = nullptr;
+  for (const KernelInfo &other : bundle.kernels) {
+    if (&other != &k && other.launch.then == then)
+      return errorAt(at, "kernel '" + then +
+                             "' is also the 'then' of kernel '" + other.name +
+                             "'");
+    if (other.name == then)
+      next = &other;
+  }
+  if (!next)
+    return errorAt(at, "'then' names kernel '" + then +
+                           "', which the bundle does not have");
+  if (next == &k)
+    return errorAt(at, "'then' names the kernel itself");
+  if (!next->launch.then.empty())
+    return errorAt(at, "'then' names kernel '" + then +
+                           "', which has a 'then' of its own");
+  bool sameParams =
+      next->params.size() == k.params.size() &&
+      std::equal(k.params.begin(), k.params.end(), next->params.begin(),
+                 [](const ParamInfo &a, const ParamInfo &b) {
+                   return a.name == b.name && a.kind == b.kind &&
+                          a.elem == b.elem;
+                 });
+  if (!sameParams)
+    return errorAt(at, "kernel '" + then +
+                           "' must take the same parameters to run as its "
+                           "'then'");
+  if (next->launch.kind != k.launch.kind ||
+      next->launch.workspaceBytes.has_value() !=
+          k.launch.workspaceBytes.has_value())
+    return errorAt(at, "kernel '" + then +
+                           "' must have the same launch kind and workspace "
+                           "to run as its 'then'");
   return Status();
 }
 

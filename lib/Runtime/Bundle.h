@@ -35,6 +35,9 @@ struct LaunchRule {
   /// Zeroed scratch memory passed as an extra, last pointer parameter; may
   /// use the name num_ctas (the grid size).
   std::optional<Expr> workspaceBytes;
+  /// A kernel of the bundle launched right after this one, on the same
+  /// stream, grid, arguments and workspace (bundle version 2); empty: none.
+  std::string then;
 };
 
 struct KernelInfo {

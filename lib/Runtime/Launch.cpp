@@ -130,3 +130,11 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
   }
   return plan;
 }
+
+LaunchPlan tessel::planFollowUp(const KernelInfo &next,
+                                const LaunchPlan &plan) {
+  LaunchPlan followUp = plan;
+  followUp.blockThreads = uint32_t(next.numWarps) * 32;
+  followUp.sharedBytes = next.sharedBytes;
+  return followUp;
+}

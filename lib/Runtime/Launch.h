@@ -37,6 +37,10 @@ Result<LaunchPlan> planLaunch(const KernelInfo &k, const std::vector<Arg> &args,
                               int numSMs, int blocksPerSM,
                               const Grid *grid = nullptr);
 
+/// The launch of `next`, the 'then' of the kernel `plan` launches: the same
+/// grid and workspace, `next`'s own block and shared memory.
+LaunchPlan planFollowUp(const KernelInfo &next, const LaunchPlan &plan);
+
 } // namespace tessel
 
 #endif // TESSEL_RUNTIME_LAUNCH_H

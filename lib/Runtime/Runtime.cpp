@@ -23,6 +23,9 @@ struct KernelState {
   /// Grown on demand and kept: launches of one persistent kernel reuse it.
   CUdeviceptr workspace = 0;
   uint64_t workspaceSize = 0;
+  /// The kernel's 'then', launched after it; the kernel whose 'then' this is.
+  KernelState *followUp = nullptr;
+  const KernelState *leader = nullptr;
 };
 
 struct ModuleState {
@@ -190,6 +193,13 @@ Result<Module> RuntimeImpl::load(Result<Bundle> parsed, std::string_view name) {
       TESSEL_TRY(prepareKernel(*module, *k));
       state->kernels.push_back(std::move(k));
     }
+    // parseBundle checked that every 'then' names another kernel.
+    for (auto &k : state->kernels)
+      for (auto &next : state->kernels)
+        if (next->info.name == k->info.launch.then) {
+          k->followUp = next.get();
+          next->leader = k.get();
+        }
     return Status();
   }));
   bundles.push_back(std::move(state));
@@ -225,9 +235,19 @@ Status RuntimeImpl::enqueue(KernelState &k, const LaunchPlan &plan,
     TESSEL_TRY(prepareWorkspace(k, plan.workspaceBytes, stream));
     params.push_back(&k.workspace);
   }
-  return drv.call(drv.cuLaunchKernel, k.function, plan.grid[0], plan.grid[1],
-                  plan.grid[2], plan.blockThreads, 1u, 1u, plan.sharedBytes,
-                  stream, params.data(), nullptr);
+  auto launch = [&](CUfunction function, const LaunchPlan &p) {
+    return drv.call(drv.cuLaunchKernel, function, p.grid[0], p.grid[1],
+                    p.grid[2], p.blockThreads, 1u, 1u, p.sharedBytes, stream,
+                    params.data(), nullptr);
+  };
+  TESSEL_TRY(launch(k.function, plan));
+  if (!k.followUp)
+    return Status();
+  // The follow-up reads what the kernel left in the workspace: same
+  // stream, grid, arguments and workspace, which is not zeroed again.
+  Status s = launch(k.followUp->function, planFollowUp(k.followUp->info, plan));
+  return s.ok() ? s
+                : s.prepend("its 'then' " + kernelContext(k.followUp->info));
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,6 +333,12 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
   if (k.owner != impl.get())
     return Status::error(kernelContext(k.info) +
                          "it was loaded by another Runtime");
+  if (k.leader)
+    return Status::error(kernelContext(k.info) +
+                         "it runs as the 'then' of "
+                         "kernel '" +
+                         k.leader->info.name + "'; launch '" +
+                         k.leader->info.name + "'");
   Result<LaunchPlan> plan =
       planLaunch(k.info, args, impl->numSMs, k.blocksPerSM, grid);
   if (!plan.ok())

@@ -48,6 +48,8 @@ static void writeLaunch(llvm::raw_ostream &os, const KernelInfo &k) {
   if (k.workspacePerProgram)
     os << ", \"workspace_bytes\": \"" << k.workspacePerProgram
        << " * num_ctas\"";
+  if (!k.then.empty())
+    os << ", \"then\": " << quote(k.then);
   os << "}";
 }
 
@@ -77,11 +79,15 @@ static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
 std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
+  // Version 2 added "then"; bundles without it stay readable by version-1
+  // runtimes.
+  bool followUps = llvm::any_of(
+      kernels, [](const KernelInfo &k) { return !k.then.empty(); });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
-     << "  \"version\": 1,\n"
+     << "  \"version\": " << (followUps ? 2 : 1) << ",\n"
      << "  \"target\": " << quote(target) << ",\n"
      << "  \"producer\": " << quote(producer) << ",\n"
      << "  \"kernels\": [\n";

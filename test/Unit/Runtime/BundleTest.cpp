@@ -93,8 +93,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 2"},
-       "unsupported bundle version 2 (this runtime reads version 1)"},
+      {{"\"version\": 1", "\"version\": 3"},
+       "unsupported bundle version 3 (this runtime reads versions 1 and 2)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -199,6 +199,60 @@ TEST(Bundle, ReadsPersistentLaunches) {
   EXPECT_EQ(b->kernels[0].sharedBytes, 99000u);
   ASSERT_TRUE(rule.workspaceBytes);
   EXPECT_EQ(*rule.workspaceBytes->eval({100, 7}), 7 * 8 + 100);
+}
+
+TEST(Bundle, ReadsAFollowUp) {
+  Result<Bundle> b = parseBundle(makeFollowUpBundle(), "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  ASSERT_EQ(b->kernels.size(), 2u);
+  EXPECT_EQ(b->kernels[0].launch.then, "k__combine");
+  EXPECT_EQ(b->kernels[1].launch.then, "");
+}
+
+TEST(Bundle, FollowUpErrors) {
+  const std::string combineLaunch =
+      R"json({"kind": "persistent", "workspace_bytes": "16 * num_ctas"}})json";
+  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+      {{"\"version\": 2", "\"version\": 1"},
+       "kernel 'k': 'then' needs bundle version 2"},
+      {{"\"then\": \"k__combine\"", "\"then\": 3"},
+       "kernel 'k': 'then' must be a string, got a number"},
+      {{"\"then\": \"k__combine\"", "\"then\": \"k-combine\""},
+       "kernel 'k': 'then' must be an identifier"},
+      {{"\"then\": \"k__combine\"", "\"then\": \"k_combine\""},
+       "kernel 'k': 'then' names kernel 'k_combine', which the bundle does "
+       "not have"},
+      {{"\"then\": \"k__combine\"", "\"then\": \"k\""},
+       "kernel 'k': 'then' names the kernel itself"},
+      {{combineLaunch,
+        R"json({"kind": "persistent", "workspace_bytes": "16 * num_ctas", "then": "k"}})json"},
+       "kernel 'k': 'then' names kernel 'k__combine', which has a 'then' of "
+       "its own"},
+      {{"{\"name\": \"k__combine\"",
+        R"json({"name": "j", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "x", "kind": "ptr", "elem": "f32"}, {"name": "n", "kind": "i32"}],
+  "launch": {"kind": "persistent", "workspace_bytes": "16 * num_ctas", "then": "k__combine"}},
+  {"name": "k__combine")json"},
+       "kernel 'k': kernel 'k__combine' is also the 'then' of kernel 'j'"},
+      {{"1024,\n  \"params\": [{\"name\": \"x\"",
+        "1024,\n  \"params\": [{\"name\": \"y\""},
+       "kernel 'k': kernel 'k__combine' must take the same parameters to run "
+       "as its 'then'"},
+      {{combineLaunch,
+        R"json({"kind": "grid", "workspace_bytes": "16 * num_ctas"}})json"},
+       "kernel 'k': kernel 'k__combine' must have the same launch kind and "
+       "workspace to run as its 'then'"},
+  };
+  for (const auto &[edit, expected] : cases) {
+    std::string text = makeFollowUpBundle();
+    size_t at = text.find(edit.first);
+    ASSERT_NE(at, std::string::npos) << edit.first;
+    std::string message =
+        bundleError(text.replace(at, edit.first.size(), edit.second));
+    EXPECT_NE(message.find("error: " + expected), std::string::npos)
+        << "edit: " << edit.first << " -> " << edit.second
+        << "\nerror: " << message;
+  }
 }
 
 TEST(Bundle, Targets) {

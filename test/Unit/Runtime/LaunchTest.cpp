@@ -129,6 +129,20 @@ TEST(Launch, WorkspaceSizeMayUseNumCtas) {
             "9223372036854775807]");
 }
 
+TEST(Launch, FollowUpKeepsTheGridAndWorkspace) {
+  Result<Bundle> b = parseBundle(makeFollowUpBundle(), "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  Result<LaunchPlan> plan =
+      planLaunch(b->kernels[0], {Arg::ptr(0), Arg::i32(5)}, 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  LaunchPlan next = planFollowUp(b->kernels[1], *plan);
+  EXPECT_EQ(next.grid[0], 264u);
+  EXPECT_EQ(next.workspaceBytes, 16u * 264);
+  EXPECT_EQ(next.blockThreads, 256u);
+  EXPECT_EQ(next.sharedBytes, 1024u);
+  EXPECT_EQ(plan->blockThreads, 128u);
+}
+
 static uint16_t bits16(const Arg &a) {
   uint16_t bits;
   std::memcpy(&bits, a.data(), sizeof(bits));

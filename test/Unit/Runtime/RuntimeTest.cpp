@@ -332,6 +332,45 @@ TEST_F(FakeDriver, PersistentLaunchZeroesAndAppendsTheWorkspace) {
   EXPECT_EQ(fake.liveAllocations, 0);
 }
 
+TEST_F(FakeDriver, FollowUpRunsRightAfterOnTheSameWorkspace) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  Result<Module> module = rt->loadBundleFromString(makeFollowUpBundle(), "s");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Result<Kernel> k = module->kernel("k"),
+                 combine = module->kernel("k__combine");
+  ASSERT_TRUE(k.ok() && combine.ok());
+  // Each launch sees the previous one's workspace: the split kernel a zeroed
+  // one, the combine kernel what the split kernel left.
+  std::vector<std::pair<std::string, uint64_t>> seen;
+  fake.kernel = [&](const FakeLaunch &launch, void **params) {
+    uint64_t *ws;
+    std::memcpy(&ws, params[2], sizeof(ws));
+    seen.emplace_back(launch.function, ws[0]);
+    ws[0] = 42;
+  };
+  Status s = rt->launch(*k, {Arg::ptr(0), Arg::i32(5)});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, uint64_t>>{
+                      {"k", 0}, {"k__combine", 42}}));
+  EXPECT_EQ(fake.memsets, 1);
+  for (const FakeLaunch &launch : fake.launches)
+    EXPECT_EQ(launch.grid[0], 8u); // 4 SMs x occupancy 2, of the split kernel
+  EXPECT_EQ(fake.launches[0].block[0], 128u);
+  EXPECT_EQ(fake.launches[1].block[0], 256u);
+  EXPECT_EQ(fake.launches[1].sharedBytes, 1024u);
+
+  EXPECT_EQ(rt->launch(*combine, {Arg::ptr(0), Arg::i32(5)}).message(),
+            "kernel 'k__combine': it runs as the 'then' of kernel 'k'; launch "
+            "'k'");
+  fake.failCall = "cuLaunchKernel";
+  EXPECT_EQ(rt->launch(*k, {Arg::ptr(0), Arg::i32(5)}).message(),
+            "kernel 'k': cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS "
+            "(fake description)");
+  EXPECT_EQ(fake.launches.size(), 2u);
+}
+
 TEST_F(FakeDriver, Timing) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);

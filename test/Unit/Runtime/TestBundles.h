@@ -41,10 +41,27 @@ inline std::string makePtx(const std::string &entry,
 /// A bundle holding one kernel (a JSON object) and the PTX (which must need
 /// no JSON escaping).
 inline std::string makeBundle(const std::string &kernel, const std::string &ptx,
-                              const std::string &target = "sm_90") {
-  return "{\"format\": \"tessel-bundle\", \"version\": 1, \"target\": \"" +
-         target + "\",\n \"kernels\": [" + kernel + "],\n \"ptx\": \"" + ptx +
-         "\"}";
+                              const std::string &target = "sm_90",
+                              int version = 1) {
+  return "{\"format\": \"tessel-bundle\", \"version\": " +
+         std::to_string(version) + ", \"target\": \"" + target +
+         "\",\n \"kernels\": [" + kernel + "],\n \"ptx\": \"" + ptx + "\"}";
+}
+
+/// A version-2 bundle as split-K gives: persistent kernel `k` (x: ptr,
+/// n: i32, then the workspace) whose 'then' is `k__combine`, with the same
+/// parameters but 8 warps and 1024 bytes of shared memory.
+inline std::string makeFollowUpBundle() {
+  const char *kernels = R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "x", "kind": "ptr", "elem": "f32"}, {"name": "n", "kind": "i32"}],
+  "launch": {"kind": "persistent", "workspace_bytes": "16 * num_ctas", "then": "k__combine"}},
+  {"name": "k__combine", "ptx_entry": "k__combine", "num_warps": 8, "shared_bytes": 1024,
+  "params": [{"name": "x", "kind": "ptr", "elem": "f32"}, {"name": "n", "kind": "i32"}],
+  "launch": {"kind": "persistent", "workspace_bytes": "16 * num_ctas"}})json";
+  std::string ptx = makePtx("k", {".u64", ".u32", ".u64"}) +
+                    " .visible .entry k__combine(.param .u64 p0, .param .u32 "
+                    "p1, .param .u64 p2) { ret; }";
+  return makeBundle(kernels, ptx, "sm_90", 2);
 }
 
 #endif // TESSEL_TEST_TESTBUNDLES_H
