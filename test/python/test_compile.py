@@ -2,6 +2,7 @@
 errors."""
 
 import inspect
+import json
 import os
 
 import numpy as np
@@ -202,6 +203,11 @@ def test_split_k_binding():
         np.testing.assert_allclose(o, want, atol=2e-3)
     with pytest.raises(tessel.LaunchError, match="runs after kernel 'lean_attention'"):
         program.run("lean_attention__combine", args, (5, 1, 1))
+    bundle = json.loads(tessel._tessel.compile_bundle(source, path, "lean_attention", defines,
+                                                      stream_k="split-k"))
+    assert bundle["version"] == 2
+    assert [(k["name"], k["launch"].get("then")) for k in bundle["kernels"]] == \
+        [("lean_attention", "lean_attention__combine"), ("lean_attention__combine", None)]
 
 
 def test_launch_error_names_the_source(add_path):
