@@ -160,21 +160,30 @@ def _defines(signature, constants):
     return {c: _dsl_value(c, v) for c, v in constants.items()}
 
 
-def _bundle_fields(text, name, defines, target):
+STREAM_K = ("persistent", "split-k")
+
+
+def _check_stream_k(stream_k):
+    if stream_k not in STREAM_K:
+        raise ValueError(f"stream_k must be one of {', '.join(STREAM_K)}, got {stream_k!r}")
+    return stream_k
+
+
+def _bundle_fields(text, name, defines, target, stream_k):
     """What determines a kernel's bundle (the key of its cache entry and of its exported file)."""
     return dict(source=text, kernel=name, constants=sorted(defines.items()), target=target,
-                stage="bundle")
+                stage="bundle", stream_k=stream_k)
 
 
-def _compile(text, filename, signature, constants, backend):
+def _compile(text, filename, signature, constants, backend, stream_k):
     """One specialisation, from the on-disk cache (or a bundle directory) or the compiler."""
     name = signature[0]
     defines = _defines(signature, constants)
     if backend == "gpu":
-        return _gpu_kernel(text, filename, name, defines, gpu.target())
+        return _gpu_kernel(text, filename, name, defines, gpu.target(), stream_k)
     entry = cache.entry_path(name, cache.key(
         source=text, filename=filename, kernel=name, constants=sorted(defines.items()),
-        stage="lowered", target="interpreter"))
+        stage="lowered", target="interpreter", stream_k=stream_k))
     ir = cache.load(entry)
     program = None
     if ir is not None:
@@ -184,20 +193,20 @@ def _compile(text, filename, signature, constants, backend):
             program = None
     cache_hit = program is not None
     if not cache_hit:
-        ir = _tessel.compile(text, filename, name, defines)
+        ir = _tessel.compile(text, filename, name, defines, stream_k)
         program = _tessel.Program(ir, filename)
         cache.store(entry, ir)
     return Kernel(program, name, ir, cache_hit)
 
 
-def _gpu_kernel(text, filename, name, defines, target):
-    fields = _bundle_fields(text, name, defines, target)
+def _gpu_kernel(text, filename, name, defines, target, stream_k):
+    fields = _bundle_fields(text, name, defines, target, stream_k)
     if _tessel.has_compiler:
         entry = cache.entry_path(name, cache.key(**fields), ".bundle")
         bundle = cache.load(entry)
         cache_hit = bundle is not None
         if not cache_hit:
-            bundle = _tessel.compile_bundle(text, filename, name, defines, target)
+            bundle = _tessel.compile_bundle(text, filename, name, defines, target, stream_k)
             cache.store(entry, bundle)
     else:
         directory = cache.bundle_dir()
@@ -217,16 +226,18 @@ def _gpu_kernel(text, filename, name, defines, target):
     return GPUKernel(module.kernel(name), name, bundle, cache_hit)
 
 
-def precompile(source_or_path, constants=None, kernel=None, target="sm_90", out_dir=None):
+def precompile(source_or_path, constants=None, kernel=None, target="sm_90", out_dir=None,
+               stream_k="persistent"):
     """Compiles one kernel specialisation to a bundle for `target` and writes it to the bundle
     directory `out_dir` (default $TESSEL_BUNDLE_DIR) under its portable key, where a runtime-only
     tessel (no compiler) finds it. Returns the bundle's path. Needs the compiler."""
     text, filename = _read(source_or_path)
     signature = _select(_tessel.signatures(text, filename), kernel, filename)
-    return _precompile(text, filename, signature, dict(constants or {}), target, out_dir)
+    return _precompile(text, filename, signature, dict(constants or {}), target, out_dir,
+                       _check_stream_k(stream_k))
 
 
-def _precompile(text, filename, signature, constants, target, out_dir):
+def _precompile(text, filename, signature, constants, target, out_dir, stream_k):
     if not _tessel.has_compiler:
         raise RuntimeError("precompile: this tessel was built without the compiler")
     out_dir = out_dir or cache.bundle_dir()
@@ -234,24 +245,28 @@ def _precompile(text, filename, signature, constants, target, out_dir):
         raise ValueError("precompile: give out_dir or set TESSEL_BUNDLE_DIR")
     name = signature[0]
     defines = _defines(signature, constants)
-    path = cache.entry_path(name, cache.portable_key(**_bundle_fields(text, name, defines, target)),
-                            ".bundle", out_dir)
+    fields = _bundle_fields(text, name, defines, target, stream_k)
+    path = cache.entry_path(name, cache.portable_key(**fields), ".bundle", out_dir)
     if cache.load(path, checksum=False) is None:
-        bundle = _tessel.compile_bundle(text, filename, name, defines, target)
+        bundle = _tessel.compile_bundle(text, filename, name, defines, target, stream_k)
         cache.store(path, bundle, checksum=False, strict=True)
     return path
 
 
-def compile(source_or_path, constants=None, kernel=None, interpret=None):
+def compile(source_or_path, constants=None, kernel=None, interpret=None, stream_k="persistent"):
     """Compiles one kernel of DSL source text or a .tsl file, specialised with `constants` (its
     constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16").
-    `kernel` names it when the source holds several. Returns a Kernel (on the interpreter) or a
+    `kernel` names it when the source holds several. `stream_k` picks how a stream_k op is
+    lowered: 'persistent' (stream-K: one persistent launch, partial states handed over with
+    flags) or 'split-k' (each unit cut into equal chunks, then a combine kernel launched right
+    after; see docs/dsl.md). Returns a Kernel (on the interpreter) or a
     GPUKernel (see the module's docstring for which); raises CompileError with the compiler's
     file:line:col report."""
     backend = _backend(interpret)
+    _check_stream_k(stream_k)
     text, filename = _read(source_or_path)
     signature = _select(_tessel.signatures(text, filename), kernel, filename)
-    return _compile(text, filename, signature, dict(constants or {}), backend)
+    return _compile(text, filename, signature, dict(constants or {}), backend, stream_k)
 
 
 def _normalize_grid(name, grid):
@@ -386,7 +401,9 @@ class JITKernel:
     """A kernel compiled on first use, once per set of constexpr values (kept in memory; the
     on-disk cache serves other processes). Made by tessel.jit."""
 
-    def __init__(self, source, kernel=None, interpret=None, num_warps=None):
+    def __init__(self, source, kernel=None, interpret=None, num_warps=None,
+                 stream_k="persistent"):
+        self._stream_k = _check_stream_k(stream_k)
         if callable(source):
             functools.update_wrapper(self, source)
             if kernel is not None:
@@ -429,13 +446,14 @@ class JITKernel:
         kernel = self._specializations.get(memo)
         if kernel is None:
             kernel = self._specializations[memo] = _compile(text, filename, signature, constants,
-                                                            self._backend)
+                                                            self._backend, self._stream_k)
         return kernel
 
     def precompile(self, target="sm_90", out_dir=None, **constants):
         """tessel.precompile of the specialisation with these constexpr values."""
         text, filename, signature = self._loaded or self._read_source()
-        return _precompile(text, filename, signature, constants, target, out_dir)
+        return _precompile(text, filename, signature, constants, target, out_dir,
+                           self._stream_k)
 
     def _split(self, args, kwargs):
         """The compiled Kernel for a call's constexpr arguments, and its runtime arguments."""
@@ -464,11 +482,11 @@ class JITKernel:
         kernel(programs=programs, **runtime)
 
 
-def jit(source=None, *, kernel=None, interpret=None, num_warps=None):
+def jit(source=None, *, kernel=None, interpret=None, num_warps=None, stream_k="persistent"):
     """A lazily compiled kernel (JITKernel) from DSL source text, a .tsl path, or a Python
     function whose body is DSL code (`@tessel.jit` / `@tessel.jit(num_warps=8)`; default 4 warps;
     the function must be self-contained: @func helpers need a .tsl file). Constexpr parameters
     may be given at launch, by keyword or position; each new set of values compiles once."""
     if source is None:
-        return lambda fn: JITKernel(fn, kernel, interpret, num_warps)
-    return JITKernel(source, kernel, interpret, num_warps)
+        return lambda fn: JITKernel(fn, kernel, interpret, num_warps, stream_k)
+    return JITKernel(source, kernel, interpret, num_warps, stream_k)

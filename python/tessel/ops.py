@@ -39,7 +39,8 @@ HEAD_DIMS = (16, 32, 64, 128)
 # The decode kernel's query tile: at most this many query rows.
 LEAN_MAX_QUERIES = 16
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
-LEAN_STRATEGIES = ("stream-k",)
+# lean_attention's strategies and the lowering of its stream_k each one compiles.
+LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
 
 # (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
 # sizes; on the GPU they are the tiles the benchmarks were tuned with (bench/).
@@ -77,12 +78,12 @@ class _Backend:
         self.gpu = gpu
         self.name = "gpu" if gpu else "interpreter"
 
-    def kernel(self, tsl, name):
+    def kernel(self, tsl, name, stream_k="persistent"):
         """The JITKernel `name` of kernels/`tsl` on this back end, made once per process."""
-        key = (tsl, name, self.gpu)
+        key = (tsl, name, self.gpu, stream_k)
         if key not in _jit_kernels:
             _jit_kernels[key] = jit(os.path.join(KERNELS_DIR, tsl), kernel=name,
-                                    interpret=not self.gpu)
+                                    interpret=not self.gpu, stream_k=stream_k)
         return _jit_kernels[key]
 
     def blocks(self, kernel):
@@ -288,7 +289,9 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     """Decode attention with a stream-K split of the keys.  q (B, H, Nq, D) holds the Nq newest
     query rows (1 <= Nq <= 16); k, v (B, HKV, Nk, D).  causal: the queries are the last Nq
     positions (row r sees keys j <= Nk - Nq + r; needs Nk >= Nq).  strategy: how the kernel's
-    stream_k is lowered (see LEAN_STRATEGIES).  Returns O (B, H, Nq, D)."""
+    stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of all (batch, head) units
+    split evenly over a persistent grid) or 'split-k' (FlashDecoding: each unit cut into equal
+    chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
     op = "lean_attention"
     *_, Nq, Nk, D = _attention_args(op, q, k, v)
     if not 1 <= Nq <= LEAN_MAX_QUERIES:
@@ -302,10 +305,11 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
                          f"got {strategy!r}")
     be = _backend(op, {"q": q, "k": k, "v": v})
     dtype = _element_type(op, {"q": q, "k": k, "v": v})
-    return _lean_attention_forward(be, q, k, v, bool(causal), _scale(op, scale, D), dtype)[0]
+    return _lean_attention_forward(be, q, k, v, bool(causal), _scale(op, scale, D), dtype,
+                                   LEAN_STRATEGIES[strategy])[0]
 
 
-def _lean_attention_forward(be, q, k, v, causal, scale, dtype):
+def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent"):
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
@@ -313,7 +317,7 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype):
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
     launch = {} if be.gpu else {"programs": min(B * H * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
-    be.kernel("lean_attention.tsl", "lean_attention")(
+    be.kernel("lean_attention.tsl", "lean_attention", stream_k)(
         q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
         D=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, DTYPE=dtype, **launch)
     return o, lse
@@ -564,16 +568,16 @@ def _define_autograd():
 # precompiling for machines without the compiler
 
 def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),)):
-    """[(tsl, kernel, constants)]: every kernel specialisation the ops launch on the GPU for these
-    head dims, element types and MTA windows (cq, ck) (with and without causal masks; StreamKL
-    with every pair of teacher and student head dims)."""
+    """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on the GPU
+    for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
+    StreamKL with every pair of teacher and student head dims; both lean_attention strategies)."""
     gpu = BLOCKS["gpu"]
     configs = []
 
-    def add(tsl, kernel, blocks=None, **constants):
+    def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
         if blocks is not None:
             constants.update(BLOCK_M=gpu[blocks][0], BLOCK_N=gpu[blocks][1])
-        configs.append((tsl, kernel, constants))
+        configs.append((tsl, kernel, constants, stream_k))
 
     for dtype in dtypes:
         for d in head_dims:
@@ -582,8 +586,9 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                     DTYPE=dtype)
                 add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
                     DTYPE=dtype)
-                add("lean_attention.tsl", "lean_attention", "lean_attention", D=d,
-                    CAUSAL=causal, DTYPE=dtype)
+                for stream_k in LEAN_STRATEGIES.values():
+                    add("lean_attention.tsl", "lean_attention", "lean_attention", stream_k, D=d,
+                        CAUSAL=causal, DTYPE=dtype)
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

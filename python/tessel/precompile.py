@@ -51,12 +51,14 @@ def precompile_ops(out_dir, target="sm_90", head_dims=(64, 128), dtypes=("f16", 
     """Compiles every ops.gpu_configurations(...) kernel into `out_dir`; returns the paths."""
     configs = ops.gpu_configurations(head_dims, dtypes, mta_windows)
     kernels = {}
-    for tsl, name, _ in configs:
-        kernels.setdefault((tsl, name), jit(os.path.join(ops.KERNELS_DIR, tsl), kernel=name))
+    for tsl, name, _, stream_k in configs:
+        kernels.setdefault((tsl, name, stream_k), jit(os.path.join(ops.KERNELS_DIR, tsl),
+                                                      kernel=name, stream_k=stream_k))
 
     def one(config):
-        tsl, name, constants = config
-        path = kernels[(tsl, name)].precompile(target=target, out_dir=out_dir, **constants)
+        tsl, name, constants, stream_k = config
+        path = kernels[(tsl, name, stream_k)].precompile(target=target, out_dir=out_dir,
+                                                         **constants)
         if log:
             log(f"{name} {constants} -> {os.path.basename(path)}")
         return path

@@ -173,7 +173,7 @@ def test_lean_attention(case, dtype):
     g = _gen("lean", case, str(dtype))
     q, k, v = (_randn(g, s, dtype) for s in ((B, H, Nq, D), (B, HKV, Nk, D), (B, HKV, Nk, D)))
     print(f"\n  lean_attention {case} {dtype}")
-    for strategy in tessel.ops.LEAN_STRATEGIES:
+    for strategy in tessel.ops.LEAN_STRATEGIES:  # stream-k and split-k
         o = tessel.lean_attention(q, k, v, causal=causal, strategy=strategy)
         # Decode rows are the last Nq positions: bottom-right causal alignment.
         s = q.double() @ _expand(k.double(), H).transpose(-1, -2) / math.sqrt(D)

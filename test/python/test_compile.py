@@ -267,3 +267,10 @@ def test_interpret_mode_selection(monkeypatch, add_path):
     assert tessel.compile(add_path, interpret=True).interpret
     with pytest.raises(tessel.DeviceError, match="no GPU to launch on"):
         tessel.compile(add_path, interpret=False)
+
+
+def test_stream_k_option_is_checked(add_path):
+    with pytest.raises(ValueError, match="stream_k must be one of persistent, split-k, got 'x'"):
+        tessel.compile(add_path, stream_k="x")
+    with pytest.raises(ValueError, match="stream_k must be one of"):
+        tessel.jit(add_path, stream_k="splitk")

@@ -208,7 +208,7 @@ def test_gpu_configurations_compile(tmp_path):
     """Every kernel the ops launch on the GPU, for one head dim and dtype, compiles."""
     from tessel.precompile import precompile_ops
     configs = tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
-    kernels = {name for _, name, _ in configs}
+    kernels = {name for _, name, _, _ in configs}
     assert kernels == {"attention_fwd", "attention_bwd", "attention_bwd_preprocess",
                        "lean_attention", "mta_fwd", "mta_bwd", "mta_bwd_preprocess",
                        "attention_kl_fwd", "attention_kl_bwd"}

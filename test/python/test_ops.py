@@ -73,9 +73,9 @@ def test_lean_attention(case, dtype):
     B, H, HKV, Nq, Nk, D, causal = LEAN[case]
     (q, k, v), (q64, k64, v64) = _inputs(case, dtype, (B, H, Nq, D), (B, HKV, Nk, D),
                                          (B, HKV, Nk, D))
-    o = tessel.lean_attention(q, k, v, causal=causal)
     want, _ = ref.decode_attention(q64, k64, v64, np.float32(1 / np.sqrt(D)), causal)
-    _check_out(o, want, dtype)
+    for strategy in tessel.ops.LEAN_STRATEGIES:       # the two lowerings of its stream_k
+        _check_out(tessel.lean_attention(q, k, v, causal=causal, strategy=strategy), want, dtype)
 
 
 MTA = {  # B, H, HKV, N, D, cq, ck
@@ -174,6 +174,8 @@ OP_ERRORS = {
     "lean causal": (lambda: tessel.lean_attention(Q, _a(1, 2, 4, 32), _a(1, 2, 4, 32),
                                                   causal=True),
                     ValueError, r"causal decode needs at least as many keys as queries"),
+    "lean strategy": (lambda: tessel.lean_attention(_a(1, 4, 1, 32), K, K, strategy="split"),
+                      ValueError, r"strategy must be one of stream-k, split-k, got 'split'"),
     "mta lengths": (lambda: tessel.mta_attention(Q, _a(1, 2, 9, 32), _a(1, 2, 9, 32),
                                                  _a(4, 3, 5, dtype=np.float32)),
                     ValueError, r"tessel.mta_attention: query and key lengths \(MTA is causal "
