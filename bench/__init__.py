@@ -1,0 +1,1 @@
+"""Tessel's benchmarks against its peers; bench/run.py is the entry point (see bench/README.md)."""

@@ -1,0 +1,106 @@
+"""Multi-Token Attention: B1 H16 D64, cq 6, ck 11, N in {1k, 2k, 4k}, forward and forward +
+backward; against the PyTorch reference of the MTA paper's code (materialised scores, causal
+zeroing, F.conv2d with padding, -inf mask, softmax, @V) run in the benchmark's dtype."""
+
+NAME = "mta"
+TITLE = "Multi-Token Attention: B1 H16 D64, cq6 ck11"
+UNIT = "TFLOP/s"
+CEILING = "matmul_tflops"
+IMPLS = (("tessel", "Tessel"), ("torch", "PyTorch reference"))
+RATIOS = (("tessel", "torch", "vs PyTorch"),)
+COLUMNS = (("N", "N"), ("mode", "mode"))
+
+B, H, D, CQ, CK = 1, 16, 64, 6, 11
+SEQ = (1024, 2048, 4096)
+MODES = ("fwd", "fwd+bwd")
+# The weight: the identity kernel (C = S0) plus this much noise, so scores stay attention-like.
+WEIGHT_NOISE = 0.1
+
+
+def config(N, mode):
+    return {"id": f"N{N}-{mode.replace('+', '')}", "B": B, "H": H, "N": N, "D": D, "cq": CQ,
+            "ck": CK, "mode": mode}
+
+
+def configs(quick=False):
+    if quick:
+        return [config(1024, mode) for mode in MODES]
+    return [config(N, mode) for mode in MODES for N in SEQ]
+
+
+def flops(B, H, N, D, cq, ck, backward):
+    """Attention 4·N²·D and convolution 2·N²·cq·ck per head, over the causal half; the backward
+    counts 2.5× the attention part (five matmuls for two) and 2× the convolution (dS0 and dW)."""
+    attention, conv = 4.0 * B * H * N * N * D / 2, 2.0 * B * H * N * N * cq * ck / 2
+    return attention * 3.5 + conv * 3 if backward else attention + conv
+
+
+def work(cfg):
+    return flops(cfg["B"], cfg["H"], cfg["N"], cfg["D"], cfg["cq"], cfg["ck"],
+                 cfg["mode"] == "fwd+bwd")
+
+
+def torch_mta(q, k, v, w, scale):
+    """MTA as the paper's code computes it, in q's dtype (scores, convolution, probabilities)
+    with the softmax in float32. w (H, cq, ck) in our convention: the paper's conv2d kernel is
+    Wt[h, 0, a', b] = w[h, cq-1-a', b] (kernels/mta.tsl)."""
+    import torch
+    import torch.nn.functional as F
+    H, N = q.shape[1], q.shape[2]
+    cq, ck = w.shape[1], w.shape[2]
+    pad = (ck - 1) // 2
+    future = torch.ones(N, N, dtype=torch.bool, device=q.device).triu(1)
+    s0 = ((q @ k.transpose(-1, -2)) * scale).masked_fill(future, 0.0)
+    padded = F.pad(s0, (pad, ck - 1 - pad, cq - 1, 0))
+    c = F.conv2d(padded, w.flip(1).unsqueeze(1).to(q.dtype), groups=H)
+    p = torch.softmax(c.masked_fill(future, -torch.inf).float(), dim=-1).to(q.dtype)
+    return p @ v
+
+
+def run(ctx, cfg):
+    import torch
+
+    from .. import gpu
+    from ..common import tolerance
+
+    gen = ctx.generator(cfg["id"])
+    backward = cfg["mode"] == "fwd+bwd"
+    shape = (cfg["B"], cfg["H"], cfg["N"], cfg["D"])
+    q, k, v = (gpu.randn(gen, shape, ctx.dtype, requires_grad=backward) for _ in range(3))
+    w = torch.zeros(cfg["H"], cfg["cq"], cfg["ck"], device="cuda")
+    w[:, 0, (cfg["ck"] - 1) // 2] = 1.0
+    w = (w + WEIGHT_NOISE * gpu.randn(gen, w.shape, torch.float32)).requires_grad_(backward)
+    scale = cfg["D"] ** -0.5
+    leaves = (q, k, v, w)
+    ref_leaves = tuple(x.detach().float().requires_grad_(backward) for x in leaves)
+    ref_out = torch_mta(*ref_leaves, scale)
+    tessel = ctx.tessel_op("mta_attention", q, k, v, w)
+
+    def peer():
+        return torch_mta(q, k, v, w, scale)
+
+    if not backward:
+        calls = {"tessel": tessel, "torch": peer}
+        refs = (ref_out.detach(),)
+    else:
+        do = gpu.randn(gen, shape, ctx.dtype)
+        refs = (ref_out.detach(), *torch.autograd.grad(ref_out, ref_leaves, do.float()))
+
+        def with_grads(forward):
+            def call():
+                out = forward()
+                return (out.detach(), *torch.autograd.grad(out, leaves, do))
+            return call
+
+        calls = {"tessel": tessel if isinstance(tessel, str) else with_grads(tessel),
+                 "torch": with_grads(peer)}
+    del ref_out, ref_leaves
+
+    def check(impl, out):
+        outs = out if backward else (out,)
+        if not isinstance(outs, tuple) or len(outs) != len(refs):
+            return float("inf")
+        return max(gpu.rel_err(got, want) for got, want in zip(outs, refs))
+    results = gpu.run_impls(ctx, work(cfg), calls, check,
+                            tolerance(ctx.dtype_name, grads=backward))
+    return {"results": results, "note": ""}

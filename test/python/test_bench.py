@@ -1,0 +1,399 @@
+"""The pure parts of the benchmark harness (bench/): configuration lists, FLOP/byte formulas,
+verdicts, the time budget, the reports, and bench/run.py's handling of its worker processes
+(driven here by a fake worker that needs no GPU). None of this imports torch."""
+
+import datetime
+import json
+import math
+import os
+import re
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, ROOT)
+
+from bench import budget, common, report  # noqa: E402
+from bench import run as bench_run  # noqa: E402
+from bench.workloads import WORKLOADS, decode, kl, mta, prefill  # noqa: E402
+
+H100_MEMORY = 81559 << 20  # what an H100 80GB reports
+
+
+def test_pure_modules_do_not_import_torch():
+    assert "torch" not in sys.modules
+
+
+# ---------------------------------------------------------------------------------------------
+# configurations and formulas
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_configs_have_unique_ids_and_quick_is_a_subset(name):
+    module = WORKLOADS[name]
+    full, quick = module.configs(False), module.configs(True)
+    ids = [c["id"] for c in full]
+    assert len(ids) == len(set(ids))
+    assert 0 < len(quick) < len(full)
+    assert {c["id"] for c in quick} <= set(ids)
+    for cfg in full:
+        assert all(key in cfg for key, _ in module.COLUMNS)
+        assert module.work(cfg) > 0
+    impls = [impl for impl, _ in module.IMPLS]
+    assert common.is_tessel(impls[0])
+    for tessel, peer, _ in module.RATIOS:
+        assert common.is_tessel(tessel) and tessel in impls and peer in impls
+
+
+def test_prefill_covers_the_issue_shapes():
+    got = {(c["B"], c["H"], c["N"], c["D"], c["causal"]) for c in prefill.configs()}
+    assert got == {(1, 32, n, d, c) for n in (1024, 4096, 8192, 16384) for d in (64, 128)
+                   for c in (False, True)}
+
+
+def test_prefill_check_rows():
+    rows = prefill.check_rows(16384)
+    assert rows == sorted(set(rows)) and rows[0] == 0 and rows[-1] == 16383
+    assert set(range(16384 - 64, 16384)) <= set(rows) and len(rows) <= 128
+    assert prefill.check_rows(10) == list(range(10))
+
+
+def test_decode_sweep_covers_every_value():
+    cfgs = decode.configs()
+    assert {c["Nk"] for c in cfgs} == {1024 << i for i in range(10)}
+    assert {c["H"] for c in cfgs} == {8, 16, 24, 32, 56, 64, 128}
+    assert {c["B"] for c in cfgs} == {1, 4, 16}
+    assert all(c["D"] == 128 for c in cfgs)
+    assert any(c["H"] == 8 * c["HKV"] for c in cfgs)            # GQA 8:1
+    assert all(c["H"] % c["HKV"] == 0 for c in cfgs)
+    # full context sweeps for the plot, MHA and GQA
+    for series in ("ctx-mha", "ctx-gqa"):
+        assert sorted(c["Nk"] for c in cfgs if c["series"] == series) == list(decode.CONTEXTS)
+
+
+def test_decode_skips_only_what_does_not_fit_on_an_h100():
+    skipped = [c["id"] for c in decode.configs() if decode.precheck(c, H100_MEMORY)]
+    assert skipped == ["large-B16-H128-KV128-N524288"]
+    note = decode.precheck(decode.config("large", 16, 128, 128, 524288), H100_MEMORY)
+    assert note.startswith("skipped:") and "550 GB" in note
+
+
+def test_formulas():
+    assert prefill.flops(1, 32, 1024, 1024, 64, False) == 4 * 32 * 1024 * 1024 * 64
+    assert prefill.flops(1, 32, 1024, 1024, 64, True) == 2 * 32 * 1024 * 1024 * 64
+    assert decode.kv_bytes(2, 8, 1024) == 2 * 2 * 8 * 1024 * 128 * 2
+    assert decode.work(decode.config("x", 1, 64, 8, 1024)) == decode.kv_bytes(1, 8, 1024)
+    n2 = 4096 * 4096
+    assert kl.flops(1, 16, 4096, 4096, 128, 128, False, False) == 2 * 16 * n2 * 256
+    assert kl.flops(1, 16, 4096, 4096, 128, 64, True, True) == (2 * 16 * n2 * 192
+                                                                + 4 * 16 * n2 * 64) / 2
+    attention, conv = 4 * 16 * n2 * 64 / 2, 2 * 16 * n2 * 6 * 11 / 2
+    assert mta.flops(1, 16, 4096, 64, 6, 11, False) == attention + conv
+    assert mta.flops(1, 16, 4096, 64, 6, 11, True) == 3.5 * attention + 3 * conv
+
+
+def test_rate_and_speedup():
+    assert common.rate(1e12, 1.0, "TFLOP/s") == pytest.approx(1000.0)
+    assert common.rate(3e9, 1.0, "GB/s") == pytest.approx(3000.0)
+    assert common.rate(1e9, None, "GB/s") is None
+    results = {"tessel": {"ms": 2.0}, "peer": {"ms": 3.0}, "oom": {"status": "OOM"}}
+    assert common.speedup(results, "tessel", "peer") == pytest.approx(1.5)
+    assert common.speedup(results, "tessel", "oom") is None
+    assert common.speedup(results, "tessel", "absent") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts
+
+def test_judge():
+    results = {"tessel": {"status": "timed", "err": 0.015},
+               "peer-a": {"status": "timed", "err": 0.003},
+               "peer-b": {"status": "OOM"}}
+    common.judge(results, 0.02)
+    assert results["tessel"]["status"] == "ok" and results["peer-a"]["status"] == "ok"
+    assert results["tessel"]["limit"] == 0.02 and "limit" not in results["peer-b"]
+    assert results["peer-b"]["status"] == "OOM"
+    bad = {"tessel": {"status": "timed", "err": 0.05}, "peer": {"status": "timed", "err": 0.01}}
+    assert common.judge(bad, 0.02)["tessel"]["status"] == "FAIL"
+    # where the best peer is far from the reference too, 2x its error passes
+    hard = {"tessel": {"status": "timed", "err": 0.05}, "peer": {"status": "timed", "err": 0.03}}
+    assert common.judge(hard, 0.02)["tessel"]["status"] == "ok"
+    assert hard["tessel"]["limit"] == pytest.approx(0.06)
+    nan = {"tessel": {"status": "timed", "err": math.inf}}
+    assert common.judge(nan, 0.02)["tessel"]["status"] == "FAIL"
+    assert common.tolerance("bf16") == 2e-2 and common.tolerance("f16", grads=True) == 2.5e-2
+
+
+def test_short_error_keeps_the_warnings_that_explain_it():
+    exc = RuntimeError("No available kernel.\nAborting execution.")
+    exc.add_note("Flash attention kernel not used because:\n head dim 96")
+    assert common.short_error(exc) == ("RuntimeError: No available kernel.; "
+                                       "Flash attention kernel not used because: head dim 96")
+    assert len(common.short_error(ValueError("x" * 1000))) == 400
+    assert common.short_error(KeyError()) == "KeyError"
+
+
+def test_slug():
+    assert common.slug("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3"
+    assert common.slug("") == "unknown-device"
+
+
+# ---------------------------------------------------------------------------------------------
+# budget
+
+def test_workload_shares_use_all_the_time():
+    names, left, shares = ["prefill", "decode", "kl", "mta"], 400.0, []
+    for i in range(len(names)):
+        shares.append(budget.workload_share(left, names[i:]))
+        left -= shares[-1]
+    assert sum(shares) == pytest.approx(400.0) and left == pytest.approx(0.0)
+    assert shares[0] == pytest.approx(400 * 3 / 9.5)
+    # time a workload leaves unused goes to the next ones
+    assert budget.workload_share(300.0, ["kl", "mta"]) == pytest.approx(300 * 2 / 3.5)
+    assert budget.workload_share(-1.0, ["kl"]) == 0.0 and budget.workload_share(5.0, []) == 0.0
+
+
+def test_plan_reps():
+    assert budget.plan_reps(10.0, 0.001, 100) == 100                # cheap: capped
+    assert budget.plan_reps(1.0, 0.05, 100) == 20                   # fits the slot
+    assert budget.plan_reps(0.01, 1.0, 100) == budget.MIN_REPS      # never fewer
+    assert budget.plan_reps(1.0, 0.0, 30) == 30
+
+
+def test_prediction_and_skip():
+    assert budget.predict_call_s(None, 1e9) is None
+    assert budget.predict_call_s((0.01, 1e9), 4e9) == pytest.approx(0.04)
+    assert budget.predict_call_s((0.01, 1e9), 1e8) == pytest.approx(0.01)   # never faster
+    calls = {"tessel": 0.5, "peer": 0.1, "new": None}
+    cost = budget.min_config_cost_s(calls)
+    assert cost == pytest.approx(budget.SETUP_S + (budget.MIN_REPS + budget.EXTRA_CALLS) * 0.6)
+    assert budget.min_config_cost_s({"a": None}) == budget.SETUP_S
+    assert "6.5 s" in budget.skip_note(6.5, 3.0) and "3.0 s left" in budget.skip_note(6.5, 3.0)
+
+
+def test_clock_and_hang_limit():
+    now = [100.0]
+    clock = budget.Clock.after(50.0, now=lambda: now[0])
+    assert clock.left() == 50.0 and clock.config_slot(5) == 10.0
+    now[0] = 140.0
+    assert clock.left() == 10.0 and clock.config_slot(0) == 10.0
+    now[0] = 200.0
+    assert clock.left() == 0.0
+    assert budget.hang_limit_s(None, 1.0, 100.0) == budget.HANG_S
+    assert budget.hang_limit_s(20.0, 1.0, 500.0) == 80.0
+    assert budget.hang_limit_s(None, 60.0, 500.0) == 120.0      # repetitions fill the slot
+    assert budget.hang_limit_s(20.0, 1.0, 10.0) == 15.0
+
+
+# ---------------------------------------------------------------------------------------------
+# reports
+
+def _document():
+    doc = report.new_document({"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-22",
+                               "command": "bench/run.py", "torch": "2.11", "cuda": "13.0",
+                               "cudnn": 91000, "tessel": "0.1", "dtype": "bf16", "seed": 0,
+                               "budget_s": 420, "elapsed_s": 400.0, "notes": ["a note"]})
+    doc["ceilings"] = {"copy_gbps": 3000.0, "matmul_tflops": 800.0,
+                       "matmul_shape": [8192, 8192, 8192]}
+    rows = {
+        "N1024-D64-full": {"status": "done", "note": "", "results": {
+            "tessel": {"status": "FAIL", "ms": 0.5, "err": 0.05, "limit": 0.02,
+                       "wall_ms": 2.0},
+            "sdpa-flash": {"status": "ok", "ms": 0.25, "err": 0.004, "limit": 0.02},
+            "sdpa-cudnn": {"status": "error", "note": "RuntimeError: No | available kernel"}}},
+        "N4096-D64-full": {"status": "skipped", "note": "skipped: time budget", "results": {}},
+    }
+    doc["workloads"]["prefill"] = {"rows": report.workload_rows(prefill, False, rows,
+                                                                "not run: time budget spent")}
+    kl_rows = {"N2048-fwd": {"status": "done", "note": "", "results": {
+        "tessel": {"status": "ok", "ms": 1.0, "err": 1e-3, "limit": 0.02, "mem_bytes": 12e6},
+        "torch": {"status": "OOM"}}}}
+    doc["workloads"]["kl"] = {"rows": report.workload_rows(kl, False, kl_rows, "not run")}
+    return doc
+
+
+def test_markdown_tables():
+    md = report.markdown(_document(), WORKLOADS)
+    assert md.startswith("# Tessel benchmarks: NVIDIA H100 80GB HBM3, 2026-11-22")
+    assert "device-to-device copy 3000 GB/s" in md and "8192×8192×8192 800 TFLOP/s" in md
+    assert "## Conventions" in md and "causal counts half" in md
+    lines = md.splitlines()
+    head = next(line for line in lines if line.startswith("| N | D | causal |"))
+    assert head.count("|") == len(prefill.COLUMNS) + len(prefill.IMPLS) + \
+        len(prefill.RATIOS) + 3
+    row = next(line for line in lines if line.startswith("| 1024 | 64 | False |"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == head.count("|")   # escaped pipes stay in cells
+    # 4.3e9 FLOPs... 8.59e9 in 0.5 ms = 17.2 TFLOP/s = 2% of 800
+    assert "**FAIL** 0.5 ms · 17.2 TFLOP/s (2%)" in row
+    assert "0.50× (FAIL)" in row                   # flash 0.25 ms / Tessel 0.5 ms
+    assert "error: RuntimeError: No \\| available kernel" in row
+    assert "5.0e-02 / 4.0e-03 / — (≤ 2e-02)" in row
+    assert "Tessel: wall 2 ms/call" in row
+    assert "| 4096 | 64 | False | skipped |" in md
+    assert md.count("not run: time budget spent") == len(prefill.configs()) - 2
+    kl_row = next(line for line in lines if line.startswith("| 2048 | fwd |"))
+    assert "+12 MB" in kl_row and "| OOM |" in kl_row and "| — |" in kl_row
+
+
+def test_write_strict_json(tmp_path):
+    doc = _document()
+    doc["workloads"]["prefill"]["rows"][0]["results"]["tessel"]["err"] = math.inf
+    paths = report.write(doc, WORKLOADS, str(tmp_path), "stem")
+    assert [os.path.basename(p) for p in paths] == ["stem.json", "stem.md"]
+    loaded = json.loads(open(paths[0]).read(), parse_constant=lambda c: pytest.fail(c))
+    assert loaded["workloads"]["prefill"]["rows"][0]["results"]["tessel"]["err"] is None
+    assert loaded["ceilings"]["copy_gbps"] == 3000.0
+    assert "inf" in open(paths[1]).read()
+
+
+def test_plot_without_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # import raises ImportError
+    doc = _document()
+    report.plot(doc, WORKLOADS, str(tmp_path), "stem")
+    assert doc["plots"] == [] and doc["plot_note"] == "matplotlib is not installed: no plots"
+    assert "matplotlib is not installed" in report.markdown(doc, WORKLOADS)
+
+
+def test_points():
+    rows = [{"config": {"Nk": n, "series": s}, "v": v}
+            for n, s, v in ((2, "a", 1.0), (1, "a", 2.0), (1, "b", 3.0), (3, "a", None))]
+    assert report.points(rows, "Nk", lambda r: r["v"], series="a") == [(1, 2.0), (2, 1.0)]
+
+
+def test_formatting():
+    assert report.fmt_ms(12.3456) == "12.3 ms" and report.fmt_ms(0.0005) == "0.5 µs"
+    assert report.fmt_bytes(4.29e9) == "4.29 GB" and report.fmt_bytes(512) == "512 B"
+    assert report.fmt_rate(123.4) == "123" and report.fmt_rate(12.34) == "12.3"
+    assert report.wall_flag({"ms": 1.0, "wall_ms": 1.4}) is None
+    assert report.wall_flag({"ms": 0.01, "wall_ms": 0.2}) == "wall 0.2 ms/call"
+
+
+# ---------------------------------------------------------------------------------------------
+# bench/run.py with a fake worker
+
+FAKE_WORKER = textwrap.dedent("""
+    import argparse, json, os, sys, time
+    sys.path.insert(0, {root!r})
+    from bench.workloads import WORKLOADS
+    p = argparse.ArgumentParser()
+    for flag in ("--workload", "--seconds", "--events", "--skip"):
+        p.add_argument(flag, default="")
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    events = open(args.events, "a")
+    def emit(**record):
+        events.write(json.dumps(record) + "\\n")
+        events.flush()
+    if os.environ.get("FAKE_SCENARIO") == "fatal":
+        emit(event="fatal", error="RuntimeError: torch sees no CUDA device")
+        sys.exit(2)
+    emit(event="meta", device="Fake GPU 80GB", torch="0", cuda="0", cudnn=0, tessel="0",
+         tessel_error=None, memory_bytes=80 << 30)
+    if args.workload == "ceilings":
+        emit(event="ceilings", copy_gbps=3000.0, matmul_tflops=800.0,
+             matmul_shape=[8192, 8192, 8192])
+        sys.exit(0)
+    scenario = os.environ.get("FAKE_SCENARIO", "ok")
+    skip = set(filter(None, args.skip.split(",")))
+    module = WORKLOADS[args.workload]
+    todo = [c for c in module.configs(args.quick) if c["id"] not in skip]
+    for i, cfg in enumerate(todo):
+        emit(event="start", id=cfg["id"])
+        if scenario == "crash" and not skip and i == 1:
+            print("Fatal: illegal memory access", file=sys.stderr)
+            sys.exit(3)
+        if scenario == "hang" and i == 0:
+            time.sleep(60)
+        results = {{impl: {{"status": "ok", "ms": 1.0 + j, "err": 1e-3, "limit": 2e-2}}
+                   for j, (impl, _) in enumerate(module.IMPLS)}}
+        emit(event="row", id=cfg["id"], status="done", note="", results=results)
+""")
+
+
+@pytest.fixture
+def fake_worker(tmp_path, monkeypatch):
+    script = tmp_path / "fake_worker.py"
+    script.write_text(FAKE_WORKER.format(root=ROOT))
+
+    def command(args, workload, seconds, events, skip):
+        return [sys.executable, str(script), "--workload", workload, "--seconds",
+                str(seconds), "--events", events, "--skip", ",".join(sorted(skip))] + \
+            (["--quick"] if args.quick else [])
+    monkeypatch.setattr(bench_run, "worker_command", command)
+    return monkeypatch
+
+
+def test_collect():
+    state = bench_run.collect([
+        {"event": "meta", "device": "X"}, {"event": "start", "id": "a"},
+        {"event": "row", "id": "a", "status": "done", "results": {}},
+        {"event": "start", "id": "b"}])
+    assert state["meta"] == {"device": "X"} and list(state["rows"]) == ["a"]
+    assert state["in_progress"] == "b" and state["fatal"] is None
+    assert bench_run.collect([{"event": "fatal", "error": "no GPU"}])["fatal"] == "no GPU"
+
+
+def test_read_events_drops_a_torn_line(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "start", "id": "a"}\n{"event": "row", "id"')
+    assert bench_run.read_events(str(path)) == [{"event": "start", "id": "a"}]
+    assert bench_run.read_events(str(tmp_path / "missing")) == []
+
+
+def _run_workload(tmp_path, name, seconds=30.0):
+    args = bench_run.parse_args(["--quick", "--workloads", name])
+    doc, rows = report.new_document({"notes": []}), {}
+    bench_run.run_workload(args, name, seconds, str(tmp_path), doc, rows)
+    return doc, rows
+
+
+def test_a_crashed_configuration_is_recorded_and_the_workload_goes_on(tmp_path, fake_worker):
+    fake_worker.setenv("FAKE_SCENARIO", "crash")
+    doc, rows = _run_workload(tmp_path, "decode")
+    first, second = (c["id"] for c in decode.configs(True))
+    assert rows[first]["status"] == "done"
+    assert rows[second]["status"] == "crashed"
+    assert rows[second]["note"] == ("crashed: worker exited with code 3 "
+                                    "(Fatal: illegal memory access)")
+    assert doc["meta"]["device"] == "Fake GPU 80GB"
+
+
+def test_a_hung_worker_is_killed(tmp_path, fake_worker):
+    fake_worker.setenv("FAKE_SCENARIO", "hang")
+    fake_worker.setattr(budget, "GRACE_S", 0.5)
+    _, rows = _run_workload(tmp_path, "kl", seconds=1.0)
+    first = kl.configs(True)[0]["id"]
+    assert rows == {first: {"status": "crashed", "results": {}, "note": bench_run.crash_note(
+        -9, True, [])}}
+
+
+def test_a_fatal_worker_accounts_for_every_configuration(tmp_path, fake_worker):
+    fake_worker.setenv("FAKE_SCENARIO", "fatal")
+    doc, rows = _run_workload(tmp_path, "mta")
+    note = "not run: RuntimeError: torch sees no CUDA device"
+    assert rows == {c["id"]: {"status": "not run", "results": {}, "note": note}
+                    for c in mta.configs(True)}
+    assert doc["meta"]["notes"] == ["mta: RuntimeError: torch sees no CUDA device"]
+
+
+def test_run_end_to_end(tmp_path, fake_worker, capsys):
+    assert bench_run.main(["--quick", "--budget-s", "100", "--out-dir", str(tmp_path)]) == 0
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    stem = tmp_path / f"fake-gpu-80gb-{date}"
+    doc = json.loads(open(f"{stem}.json").read())
+    assert list(doc["workloads"]) == list(WORKLOADS)
+    for name, entry in doc["workloads"].items():
+        assert [r["status"] for r in entry["rows"]] == ["done"] * len(WORKLOADS[name].configs(True))
+    md = open(f"{stem}.md").read()
+    assert md == report.markdown(doc, WORKLOADS)
+    assert "| 1024 | 128 | False | 1 ms" in md and "2.00×" in md
+    assert doc["plots"] or doc["plot_note"] == "matplotlib is not installed: no plots"
+    for png in doc["plots"]:
+        assert (tmp_path / png).stat().st_size > 0
+    assert "written: " in capsys.readouterr().out
+
+
+def test_unknown_workload_is_an_error():
+    with pytest.raises(SystemExit):
+        bench_run.parse_args(["--workloads", "prefill,nope"])
