@@ -9,6 +9,7 @@ import gc
 import math
 import statistics
 import time
+import traceback
 import warnings
 import zlib
 
@@ -41,6 +42,12 @@ def is_oom(exc):
 def release():
     gc.collect()
     torch.cuda.empty_cache()
+
+
+def forget(exc):
+    """Drops the locals of the frames a caught exception passed through: the tensors of a failed
+    call must not outlive it, whoever still holds its traceback."""
+    traceback.clear_frames(exc.__traceback__)
 
 
 def alive():
@@ -81,6 +88,12 @@ class Context:
         self.configs_left = 1
         self._flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
         self.flush_s = self._time_flush()
+        self.baseline_bytes = torch.cuda.memory_allocated()
+
+    def leaked_bytes(self):
+        """Memory still allocated beyond this context's own, after a clean-up."""
+        release()
+        return torch.cuda.memory_allocated() - self.baseline_bytes
 
     def flush(self):
         self._flush.zero_()
@@ -223,10 +236,13 @@ def run_impls(ctx, work, calls, check, tol, measure_memory=False):
         except Exception as exc:  # recorded in the row; the run goes on
             res = {"status": "OOM" if is_oom(exc) else "error", "note": short_error(exc),
                    **({"err": res["err"]} if "err" in res else {})}
+            forget(exc)
+        if res["status"] != "timed":
+            # outside the except block, whose traceback would keep the failed call's tensors
             release()
             if not alive():
                 results[impl] = res
-                raise ContextLost(f"{impl}: {short_error(exc)}", judge(results, tol)) from exc
+                raise ContextLost(f"{impl}: {res['note']}", judge(results, tol))
         if note:
             res["note"] = f"{note}; {res['note']}" if res.get("note") else note
         results[impl] = res
@@ -300,6 +316,7 @@ def sdpa_gqa_call(backend, q, k, v):
         checked_call(call)
         return call
     except Exception as exc:  # the back end has no GQA for these inputs
+        forget(exc)
         if is_oom(exc):
             return call
         reason = short_error(exc)
@@ -312,10 +329,10 @@ def sdpa_gqa_call(backend, q, k, v):
             f"K/V expanded to {q.shape[1]} heads beforehand: no GQA ({reason})")
 
 
-def attention_reference(q, k, v, causal, scale, rows=None, causal_offset=0):
+def attention_reference(q, k, v, causal, scale, rows=None):
     """softmax(Q Kᵀ·scale) V in float32 for the query rows `rows` (default all), GQA by head
     groups, in chunks of (batch, KV heads) bounded by REF_CHUNK_BYTES. Causal: row i sees keys
-    j <= i + causal_offset."""
+    j <= i."""
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     g = H // HKV
@@ -326,7 +343,7 @@ def attention_reference(q, k, v, causal, scale, rows=None, causal_offset=0):
     hc = max(1, min(HKV, REF_CHUNK_BYTES // per_kv_head))
     hidden = None
     if causal:
-        hidden = torch.arange(Nk, device=q.device)[None, :] > rows[:, None] + causal_offset
+        hidden = torch.arange(Nk, device=q.device)[None, :] > rows[:, None]
     for b in range(B):
         for h0 in range(0, HKV, hc):
             h1 = min(HKV, h0 + hc)

@@ -20,8 +20,8 @@ from .common import CONVENTIONS, rate, speedup
 
 CEILING_NAMES = {"matmul_tflops": "bf16 matmul", "copy_gbps": "device-to-device copy"}
 # A row's wall-clock time per call (three back-to-back calls) this much above the event time is
-# flagged: the call is host-bound or launches work the events on the current stream do not see.
-WALL_FACTOR, WALL_SLACK_MS = 1.5, 0.05
+# flagged: more than launch overhead, so likely work the events on the current stream do not see.
+WALL_FACTOR, WALL_SLACK_MS = 2.0, 0.5
 
 
 def new_document(meta):
@@ -54,7 +54,7 @@ def clean(obj):
 # cells
 
 def fmt_ms(ms):
-    return f"{ms:.3g} ms" if ms >= 0.001 else f"{ms * 1e3:.3g} µs"
+    return f"{ms:.3g} ms" if ms >= 0.1 else f"{ms * 1e3:.3g} µs"
 
 
 def fmt_rate(r):
@@ -280,19 +280,23 @@ def plot(doc, workloads, out_dir, stem):
     except ImportError:
         doc["plots"], doc["plot_note"] = [], "matplotlib is not installed: no plots"
         return
-    doc["plots"], failed = [], []
+    doc["plots"], empty, failed = [], [], []
     for name, draw in PLOTS.items():
-        entry = doc["workloads"].get(name)
-        if not entry or not any(r["results"] for r in entry["rows"]):
+        if name not in doc["workloads"]:
             continue
         file = f"{stem}-{name}.png"
         try:
-            fig, ax = draw(plt, workloads[name], entry["rows"])
-            ax.legend(fontsize="small")
-            fig.tight_layout()
-            fig.savefig(os.path.join(out_dir, file), dpi=110)
+            fig, ax = draw(plt, workloads[name], doc["workloads"][name]["rows"])
+            if not any(a.get_legend_handles_labels()[0] for a in fig.axes):
+                empty.append(name)
+            else:
+                ax.legend(fontsize="small")
+                fig.tight_layout()
+                fig.savefig(os.path.join(out_dir, file), dpi=110)
+                doc["plots"].append(file)
             plt.close(fig)
-            doc["plots"].append(file)
         except Exception as exc:  # a plot must not lose the tables
             failed.append(f"{name} ({type(exc).__name__}: {exc})")
-    doc["plot_note"] = f"plots that failed: {', '.join(failed)}" if failed else ""
+    notes = ([f"nothing to plot for {', '.join(empty)}"] if empty else []) + \
+        ([f"plots that failed: {', '.join(failed)}"] if failed else [])
+    doc["plot_note"] = "; ".join(notes)

@@ -29,6 +29,7 @@ if ROOT not in sys.path:
 
 from bench import budget, report  # noqa: E402
 from bench.common import slug  # noqa: E402
+from bench.worker import EXIT_LEAK  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 
 # Restarts of one workload after a worker died (a faulting or hung kernel each time).
@@ -148,15 +149,17 @@ def worker_env():
 
 
 def run_workload(args, name, seconds, tmp, doc, rows):
-    """Runs one workload within `seconds`, restarting its worker after a crash; fills `rows`
-    ({id: row}) as workers finish."""
+    """Runs one workload within `seconds`, restarting its worker after a crash (at most
+    MAX_RESTARTS times) or a leak (each worker runs a configuration before it can leak); fills
+    `rows` ({id: row}) as workers finish."""
     clock = budget.Clock.after(seconds)
-    restarts = 0
+    restarts = launches = 0
     while True:
-        events = os.path.join(tmp, f"{name}-{restarts}.jsonl")
+        events = os.path.join(tmp, f"{name}-{launches}.jsonl")
         cmd = worker_command(args, name, clock.left(), events, set(rows))
         rc, killed, tail = Worker.run(cmd, worker_env(), clock.left() + budget.GRACE_S,
-                                      os.path.join(tmp, f"{name}-{restarts}.stderr"))
+                                      os.path.join(tmp, f"{name}-{launches}.stderr"))
+        launches += 1
         state = collect(read_events(events))
         merge_meta(doc, state["meta"])
         rows.update(state["rows"])
@@ -169,6 +172,8 @@ def run_workload(args, name, seconds, tmp, doc, rows):
         if state["in_progress"]:
             rows[state["in_progress"]] = {"status": "crashed", "results": {},
                                           "note": crash_note(rc, killed, tail)}
+        if rc == EXIT_LEAK and clock.left() >= MIN_WORKER_S:
+            continue
         if rc == 0 or killed or restarts >= MAX_RESTARTS or clock.left() < MIN_WORKER_S:
             if rc != 0 and not killed and restarts >= MAX_RESTARTS:
                 doc["meta"]["notes"].append(f"{name}: gave up after {restarts} restarts")

@@ -11,7 +11,8 @@ events file as it goes (so a killed worker loses nothing it finished):
     {"event": "start", "id"}                          before each configuration it runs
     {"event": "row", "id", "status", "note", "results"}
     {"event": "fatal", "error"}                       no GPU, no torch
-Exit codes: 0 done, 2 fatal, 3 the CUDA context was lost, 4 a configuration hung.
+Exit codes: 0 done, 2 fatal, 3 the CUDA context was lost, 4 a configuration hung, 5 memory of
+a failed call was not released (a fresh process measures the rest on a clean allocator).
 """
 
 import argparse
@@ -25,7 +26,9 @@ from . import budget
 from .common import short_error
 from .workloads import WORKLOADS
 
-EXIT_FATAL, EXIT_CONTEXT_LOST, EXIT_HUNG = 2, 3, 4
+EXIT_FATAL, EXIT_CONTEXT_LOST, EXIT_HUNG, EXIT_LEAK = 2, 3, 4, 5
+# Memory left allocated between configurations beyond which the worker hands over to a fresh one.
+LEAK_LIMIT_BYTES = 1 << 30
 
 
 class Events:
@@ -130,6 +133,10 @@ def run_workload(module, ctx, events, skip, quick, memory_bytes):
             events.row(cfg["id"], "skipped", reason)
             print(f"  {cfg['id']}: {reason}", flush=True)
             continue
+        leaked = ctx.leaked_bytes()
+        if leaked > LEAK_LIMIT_BYTES:
+            print(f"  {leaked / 2**30:.1f} GiB still allocated: restarting the worker", flush=True)
+            return EXIT_LEAK
         events.emit("start", id=cfg["id"])
         known = any(s is not None for s in calls.values())
         watchdog.arm(cfg["id"], budget.hang_limit_s(predicted if known else None,
@@ -145,6 +152,7 @@ def run_workload(module, ctx, events, skip, quick, memory_bytes):
         except Exception as exc:  # inputs or reference failed: recorded, the run goes on
             row = {"status": "OOM" if gpu.is_oom(exc) else "error", "note": short_error(exc),
                    "results": {}}
+            gpu.forget(exc)
         finally:
             watchdog.disarm()
         events.row(cfg["id"], row["status"], row["note"], row["results"])

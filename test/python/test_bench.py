@@ -199,7 +199,7 @@ def _document():
     rows = {
         "N1024-D64-full": {"status": "done", "note": "", "results": {
             "tessel": {"status": "FAIL", "ms": 0.5, "err": 0.05, "limit": 0.02,
-                       "wall_ms": 2.0},
+                       "wall_ms": 2.5},
             "sdpa-flash": {"status": "ok", "ms": 0.25, "err": 0.004, "limit": 0.02},
             "sdpa-cudnn": {"status": "error", "note": "RuntimeError: No | available kernel"}}},
         "N4096-D64-full": {"status": "skipped", "note": "skipped: time budget", "results": {}},
@@ -229,7 +229,7 @@ def test_markdown_tables():
     assert "0.50× (FAIL)" in row                   # flash 0.25 ms / Tessel 0.5 ms
     assert "error: RuntimeError: No \\| available kernel" in row
     assert "5.0e-02 / 4.0e-03 / — (≤ 2e-02)" in row
-    assert "Tessel: wall 2 ms/call" in row
+    assert "Tessel: wall 2.5 ms/call" in row
     assert "| 4096 | 64 | False | skipped |" in md
     assert md.count("not run: time budget spent") == len(prefill.configs()) - 2
     kl_row = next(line for line in lines if line.startswith("| 2048 | fwd |"))
@@ -262,11 +262,13 @@ def test_points():
 
 
 def test_formatting():
-    assert report.fmt_ms(12.3456) == "12.3 ms" and report.fmt_ms(0.0005) == "0.5 µs"
+    assert report.fmt_ms(12.3456) == "12.3 ms" and report.fmt_ms(0.0175) == "17.5 µs"
     assert report.fmt_bytes(4.29e9) == "4.29 GB" and report.fmt_bytes(512) == "512 B"
     assert report.fmt_rate(123.4) == "123" and report.fmt_rate(12.34) == "12.3"
-    assert report.wall_flag({"ms": 1.0, "wall_ms": 1.4}) is None
-    assert report.wall_flag({"ms": 0.01, "wall_ms": 0.2}) == "wall 0.2 ms/call"
+    assert report.wall_flag({"ms": 1.0, "wall_ms": 2.4}) is None        # launch overhead
+    assert report.wall_flag({"ms": 0.01, "wall_ms": 0.4}) is None
+    assert report.wall_flag({"ms": 0.01, "wall_ms": 3.0}) == "wall 3 ms/call"
+    assert report.wall_flag({"ms": 1.0, "wall_ms": 2.6}) == "wall 2.6 ms/call"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,6 +301,8 @@ FAKE_WORKER = textwrap.dedent("""
     module = WORKLOADS[args.workload]
     todo = [c for c in module.configs(args.quick) if c["id"] not in skip]
     for i, cfg in enumerate(todo):
+        if scenario == "leak" and not skip and i == 1:
+            sys.exit(5)
         emit(event="start", id=cfg["id"])
         if scenario == "crash" and not skip and i == 1:
             print("Fatal: illegal memory access", file=sys.stderr)
@@ -357,6 +361,15 @@ def test_a_crashed_configuration_is_recorded_and_the_workload_goes_on(tmp_path, 
     assert rows[second]["note"] == ("crashed: worker exited with code 3 "
                                     "(Fatal: illegal memory access)")
     assert doc["meta"]["device"] == "Fake GPU 80GB"
+
+
+def test_a_worker_that_leaks_memory_is_replaced(tmp_path, fake_worker):
+    fake_worker.setenv("FAKE_SCENARIO", "leak")
+    fake_worker.setattr(bench_run, "MAX_RESTARTS", 0)      # not a crash: no restart counted
+    _, rows = _run_workload(tmp_path, "prefill")
+    assert {i: r["status"] for i, r in rows.items()} == {c["id"]: "done"
+                                                         for c in prefill.configs(True)}
+    assert len(list(tmp_path.glob("prefill-*.jsonl"))) == 2
 
 
 def test_a_hung_worker_is_killed(tmp_path, fake_worker):
