@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import textwrap
 
@@ -23,7 +24,12 @@ H100_MEMORY = 81559 << 20  # what an H100 80GB reports
 
 
 def test_pure_modules_do_not_import_torch():
-    assert "torch" not in sys.modules
+    """The parent process and the reports run where torch is absent: only the worker imports it."""
+    code = ("import sys; import bench.run, bench.report, bench.worker, bench.workloads; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
 
 
 # ---------------------------------------------------------------------------------------------
