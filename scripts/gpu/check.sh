@@ -53,22 +53,8 @@ if [ ! -f "$bundles/index.json" ]; then
   exit 1
 fi
 echo "$(find "$bundles" -maxdepth 1 -name '*.bundle' | wc -l) bundles in $bundles"
-pybind11_dir=$("$py" -m pybind11 --cmakedir 2>/dev/null) || {
-  "$py" -m pip install -q pybind11 >"$out/pip.log" 2>&1
-  pybind11_dir=$("$py" -m pybind11 --cmakedir 2>/dev/null) || pybind11_dir=
-}
-[ -n "$pybind11_dir" ] || echo "(pybind11 not found for $py: see $out/pip.log)"
-if cmake -S "$root" -B "$build" -DTESSEL_ENABLE_COMPILER=OFF -DTESSEL_ENABLE_PYTHON=ON \
-     -DPython_EXECUTABLE="$py" -Dpybind11_DIR="$pybind11_dir" \
-     >"$out/configure-python.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" --target TesselPython \
-     >"$out/build-python.log" 2>&1; then
-  echo "Python extension built: $(ls "$build"/python/tessel/_tessel*.so)"
-else
-  echo "Python extension build failed:"
-  tail -20 "$out/configure-python.log" "$out/build-python.log"
-  exit 1
-fi
+. "$root/scripts/gpu/python_package.sh"
+build_python_package || exit 1
 "$py" -c "import numpy, pytest" 2>/dev/null || echo "(python3 lacks numpy or pytest)"
 (cd "$root" && TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR="$bundles" PYTHONPATH="$build/python" \
    "$py" -m pytest -v -s -p no:cacheprovider --junitxml="$out/numerics.xml" \
