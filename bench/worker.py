@@ -112,6 +112,12 @@ def summary(cfg_id, row):
     return f"  {cfg_id}: " + (" | ".join(parts) if parts else row.get("note", ""))
 
 
+def had_oom(row):
+    """Whether the configuration or one of its implementations ran out of memory."""
+    return row["status"] == "OOM" or any(
+        isinstance(r, dict) and r.get("status") == "OOM" for r in row["results"].values())
+
+
 def run_workload(module, ctx, events, skip, quick, memory_bytes):
     """Runs the configurations not in `skip`, cheapest first; returns an exit code."""
     from . import gpu
@@ -158,6 +164,11 @@ def run_workload(module, ctx, events, skip, quick, memory_bytes):
         events.row(cfg["id"], row["status"], row["note"], row["results"])
         print(summary(cfg["id"], row), flush=True)
         gpu.release()
+        if had_oom(row) and i + 1 < len(todo):
+            # What a failed call allocated may outlive it (autograd graphs, caching): the next
+            # configurations get a fresh process and allocator.
+            print("  out of memory: restarting the worker", flush=True)
+            return EXIT_LEAK
         if row["status"] != "done" and not gpu.alive():
             return EXIT_CONTEXT_LOST
     return 0

@@ -416,3 +416,12 @@ def test_run_end_to_end(tmp_path, fake_worker, capsys):
 def test_unknown_workload_is_an_error():
     with pytest.raises(SystemExit):
         bench_run.parse_args(["--workloads", "prefill,nope"])
+
+
+def test_an_out_of_memory_configuration_ends_the_worker():
+    from bench.worker import had_oom
+    assert had_oom({"status": "OOM", "results": {}})
+    assert had_oom({"status": "done", "results": {"tessel": {"status": "ok"},
+                                                  "torch": {"status": "OOM"}}})
+    assert not had_oom({"status": "done", "results": {"tessel": {"status": "ok"}}})
+    assert not had_oom({"status": "error", "results": {}})
