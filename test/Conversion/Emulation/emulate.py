@@ -6,7 +6,8 @@ The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
 linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
-small IR functions and ex2/lg2.approx as exp2f/log2f. This checks what the
+small IR functions, ex2/lg2.approx as exp2f/log2f and mma.sync as a
+warp-synchronous exchange of fragments. This checks what the
 layouts and the lowering decide -- which thread computes, exchanges and writes
 which element -- not the NVPTX back end or the GPU's memory model.
 
@@ -40,6 +41,11 @@ INTRINSICS = {
     "llvm.nvvm.ex2.approx.f32": "exp2f",
     "llvm.nvvm.lg2.approx.f": "log2f",
 }
+# mma.sync m16n8k16 with f32 accumulation, by operand type: the intrinsic
+# and the IR type of its operand registers. The harness's emu_mma takes the
+# registers as i32 and C/D through memory, so each gets an IR wrapper.
+MMA = {"llvm.nvvm.mma.m16n8k16.row.col.f32.f32": ("f16", "<2 x half>"),
+       "llvm.nvvm.mma.m16n8k16.row.col.bf16": ("bf16", "i32")}
 LLVM_TYPES = {"ptr": "ptr addrspace(1)", "i32": "i32", "i64": "i64",
               "f32": "float", "f16": "half", "bf16": "bfloat"}
 
@@ -81,6 +87,28 @@ def predicated_access(text, functions):
     return name
 
 
+def mma_wrapper(name, kind, reg):
+    """An IR function with the intrinsic's signature calling emu_mma."""
+    regs = ["a0", "a1", "a2", "a3", "b0", "b1"]
+    params = ["%s %%%s" % (reg, r) for r in regs] + ["float %%c%d" % i for i in range(4)]
+    body = ["  %d = alloca [4 x float]"]
+    for i in range(4):
+        body += ["  %%p%d = getelementptr float, ptr %%d, i32 %d" % (i, i),
+                 "  store float %%c%d, ptr %%p%d" % (i, i)]
+    body += ["  %%i%s = bitcast %s %%%s to i32" % (r, reg, r) for r in regs]
+    body.append("  call void @emu_mma(i32 %d, %s, ptr %%d)" % (
+        kind == "bf16", ", ".join("i32 %%i%s" % r for r in regs)))
+    result = "poison"
+    for i in range(4):
+        body += ["  %%r%d = load float, ptr %%p%d" % (i, i),
+                 "  %%s%d = insertvalue { float, float, float, float } %s, float %%r%d, %d"
+                 % (i, result, i, i)]
+        result = "%%s%d" % i
+    body.append("  ret { float, float, float, float } %s" % result)
+    return ("define internal { float, float, float, float } %s(%s) {\n%s\n}\n"
+            % (name, ", ".join(params), "\n".join(body)))
+
+
 def host_ir(ll, kernel, kinds):
     """The kernel's IR for the host, with an entry taking an array of
     pointers to the arguments."""
@@ -88,6 +116,14 @@ def host_ir(ll, kernel, kinds):
     ll = ll.replace("define ptx_kernel", "define")
     for old, new in INTRINSICS.items():
         ll = ll.replace("@" + old + "(", "@" + new + "(")
+    wrappers = []
+    for intrinsic, (kind, reg) in MMA.items():
+        if "@" + intrinsic + "(" not in ll:
+            continue
+        name = "@emu_mma_" + kind
+        ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
+        ll = ll.replace("@" + intrinsic + "(", name + "(")
+        wrappers.append(mma_wrapper(name, kind, reg))
     ll = re.sub(r"^@tessel_smem = .*$", "", ll, flags=re.M)
     ll = ll.replace("addrspace(3) @tessel_smem", "addrspace(3) null")
     ll = ll.replace("addrspace(3)", "addrspace(256)")
@@ -105,7 +141,10 @@ def host_ir(ll, kernel, kinds):
     entry += ["  call void @%s(%s)" % (kernel, ", ".join(
         "%s %%v%d" % (LLVM_TYPES[k], i) for i, k in enumerate(kinds))),
         "  ret void", "}"]
-    return ll + "\n" + "".join(ir for _, ir in functions.values()) + "\n".join(entry) + "\n"
+    if wrappers:
+        ll += "\ndeclare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)\n"
+    return (ll + "\n" + "".join(ir for _, ir in functions.values()) + "".join(wrappers)
+            + "\n".join(entry) + "\n")
 
 
 def inputs(spec, rng):

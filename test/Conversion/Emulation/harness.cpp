@@ -34,6 +34,8 @@ struct Cta {
   pthread_barrier_t barrier;
   pthread_barrier_t warpBarrier[32];
   uint32_t exchange[32][32];
+  // mma.sync operand registers by warp and lane.
+  uint32_t mmaA[32][32][4], mmaB[32][32][2];
   std::vector<char> shared;
 };
 
@@ -165,6 +167,46 @@ int emu_shfl_bfly(int, int value, int laneMask, int) {
   int result = cta->exchange[warp][lane ^ laneMask];
   pthread_barrier_wait(&cta->warpBarrier[warp]);
   return result;
+}
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32: every lane of the
+// warp calls it together with its A (4) and B (2) registers of two 16-bit
+// elements each (the low half first) and its 4 elements of C, replaced by D.
+// Fragment layout from the PTX ISA, with group = lane / 4 and t = lane % 4:
+// a0..a3 hold A[group + 8*(i%2)][2t + 8*(i/2) + {0,1}], b0/b1 hold
+// B[2t + 8*i + {0,1}][group] and c0..c3 C[group + 8*(i/2)][2t + i%2].
+void emu_mma(int bf16, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+             uint32_t b0, uint32_t b1, float *c) {
+  int warp = tid / 32, lane = tid % 32;
+  uint32_t *a = cta->mmaA[warp][lane], *b = cta->mmaB[warp][lane];
+  a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3, b[0] = b0, b[1] = b1;
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  auto element = [&](uint32_t reg, int e) -> float {
+    uint16_t bits = reg >> (16 * e);
+    if (bf16)
+      return fromBF16(bits);
+    _Float16 h;
+    memcpy(&h, &bits, 2);
+    return float(h);
+  };
+  float A[16][16], B[16][8];
+  for (int l = 0; l < 32; ++l) {
+    int group = l / 4, t = l % 4;
+    for (int i = 0; i < 4; ++i)
+      for (int e = 0; e < 2; ++e)
+        A[group + 8 * (i % 2)][2 * t + 8 * (i / 2) + e] =
+            element(cta->mmaA[warp][l][i], e);
+    for (int i = 0; i < 2; ++i)
+      for (int e = 0; e < 2; ++e)
+        B[2 * t + 8 * i + e][group] = element(cta->mmaB[warp][l][i], e);
+  }
+  // Everyone has read the registers before any lane publishes its next.
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  int group = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    int row = group + 8 * (i / 2), col = 2 * t + i % 2;
+    for (int k = 0; k < 16; ++k)
+      c[i] += A[row][k] * B[k][col];
+  }
 }
 }
 
