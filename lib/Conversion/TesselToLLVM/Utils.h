@@ -95,9 +95,8 @@ Slots remapThroughShared(
     function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
 int64_t getTileBytes(TileType type);
 
-/// Byte offset of B in a dot's shared-memory staging area (A comes first),
-/// and the bytes of both.
-int64_t getDotBOffset(DotOp op);
+/// Bytes of a dot's shared-memory area: its staged operands and, on tensor
+/// cores, its C fragments.
 int64_t getDotBytes(DotOp op);
 
 /// Makes `value`, known only to thread 0, known to the whole CTA.
