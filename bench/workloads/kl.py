@@ -69,6 +69,11 @@ def reference(q_t, k_t, q_s, k_s, causal, scale, grads):
     """Per-row KL in float32 by chunks of REF_ROWS query rows, and with `grads` the gradients of
     its sum to q_s and k_s from ∂KL/∂t = Q - P (t the student's scores)."""
     import torch
+    with torch.no_grad():                  # q_s, k_s may require grad: no graph of the chunks
+        return _reference(torch, q_t, k_t, q_s, k_s, causal, scale, grads)
+
+
+def _reference(torch, q_t, k_t, q_s, k_s, causal, scale, grads):
     N = q_t.shape[2]
     kl = torch.empty(q_t.shape[:3], device=q_t.device)
     kt, ks = k_t.float(), k_s.float()
