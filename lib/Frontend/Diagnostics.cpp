@@ -89,7 +89,7 @@ void DiagnosticEngine::emit(Severity severity, SourceLoc loc,
   diags.push_back(std::move(diag));
 }
 
-static const char *severityName(Severity severity) {
+const char *tessel::severityName(Severity severity) {
   switch (severity) {
   case Severity::Error:
     return "error";

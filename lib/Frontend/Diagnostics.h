@@ -55,6 +55,9 @@ private:
 
 enum class Severity { Error, Warning, Note };
 
+/// "error", "warning" or "note".
+const char *severityName(Severity severity);
+
 struct Diagnostic {
   Severity severity;
   SourceLoc loc;

@@ -20,18 +20,6 @@ using namespace tessel;
 
 namespace {
 
-const char *severityName(Severity severity) {
-  switch (severity) {
-  case Severity::Error:
-    return "error";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Note:
-    return "note";
-  }
-  return "error";
-}
-
 /// The kernels of a source with their parameters, from the parser alone:
 /// [(kernel, [(param, is_constexpr, has_default)])].
 py::list signatures(const std::string &source, const std::string &filename) {

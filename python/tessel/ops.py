@@ -162,18 +162,14 @@ def _element_type(op, arrays):
     dtype = next(iter(dtypes.values()))
     torch = _torch()
     if torch is not None and isinstance(dtype, torch.dtype):
-        if dtype == torch.float16:
-            return "f16"
-        if dtype == torch.bfloat16:
-            return "bf16"
-        raise TypeError(f"tessel.{op}: unsupported dtype {dtype} (torch tensors: float16 or "
-                        f"bfloat16)")
-    if dtype == np.float16:
-        return "f16"
-    if dtype == np.float32:
-        return "bf16"
-    raise TypeError(f"tessel.{op}: unsupported dtype {dtype} (float16 runs in f16, float32 in "
-                    f"bf16)")
+        names, supported = {torch.float16: "f16", torch.bfloat16: "bf16"}, \
+            "torch tensors: float16 or bfloat16"
+    else:
+        names, supported = {np.dtype(np.float16): "f16", np.dtype(np.float32): "bf16"}, \
+            "float16 runs in f16, float32 in bf16"
+    if dtype not in names:
+        raise TypeError(f"tessel.{op}: unsupported dtype {dtype} ({supported})")
+    return names[dtype]
 
 
 def _head_dim(op, name, d):

@@ -138,14 +138,20 @@ def test_attention_and_grads(case, dtype):
     assert o.dtype == dtype and o.is_cuda
     want = ref_attention(q, k, v, causal, scale)
     _out("O", o, want, dtype)
-    (o.float() * do.float()).sum().backward()
-    got = [x.grad.clone() for x in (q, k, v)]
-    for x in (q, k, v):
+    _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v}, dtype)
+
+
+def _check_grads(out, want, do, inputs, dtype):
+    """Gradients of Σ out·dO (Tessel's backward kernels) against autograd through the reference
+    `want`, for `inputs` ({name: tensor}); float32 inputs keep their dtype, the others `dtype`."""
+    (out.float() * do.float()).sum().backward()
+    got = {name: x.grad.clone() for name, x in inputs.items()}
+    for x in inputs.values():
         x.grad = None
     (want * do.double()).sum().backward()
-    for name, a, x in zip(("dQ", "dK", "dV"), got, (q, k, v)):
-        assert a.dtype == dtype
-        _grad(name, a, x.grad, dtype)
+    for name, x in inputs.items():
+        assert got[name].dtype == x.dtype
+        _grad(name, got[name], x.grad, dtype)
 
 
 def test_attention_strided_and_no_grad():
@@ -207,15 +213,7 @@ def test_mta_attention_and_grads(case, dtype):
     o = tessel.mta_attention(q, k, v, w)
     want = ref_mta(q, k, v, w, 1 / math.sqrt(D))
     _out("O", o, want, dtype)
-    (o.float() * do.float()).sum().backward()
-    got = [x.grad.clone() for x in (q, k, v, w)]
-    for x in (q, k, v, w):
-        x.grad = None
-    (want * do.double()).sum().backward()
-    for name, a, x in zip(("dQ", "dK", "dV"), got, (q, k, v)):
-        _grad(name, a, x.grad, dtype)
-    assert got[3].dtype == torch.float32
-    _grad("dW", got[3], w.grad, dtype)
+    _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": w}, dtype)
 
 
 KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal
