@@ -73,6 +73,56 @@ def Tessel_SliceEncodingAttr : Tessel_Attr<"SliceEncoding", "slice",
   let genVerifyDecl = 1;
 }
 
+def Tessel_MmaEncodingAttr : Tessel_Attr<"MmaEncoding", "mma",
+    [DeclareAttrInterfaceMethods<Tessel_LayoutEncodingAttrInterface>]> {
+  let summary = "The accumulator fragments of mma.sync m16n8k16";
+  let description = [{
+    A 2-D tile held as the C/D registers of `mma.sync.m16n8k16` (sm_80+):
+    the warps form a `warpsPerCTA = [wm, wn]` grid (warp w at row w % wm,
+    column w / wm) over the tile's 16x8 blocks, block (i, j) going to warp
+    (i % wm, j % wn); within a block, lane 4g + t holds rows g and g + 8 at
+    columns 2t and 2t + 1. A dot computes into this layout and reads its
+    accumulator from it, so attention's scores, probabilities and output
+    never leave registers (the FlashAttention-2 dataflow).
+  }];
+  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
+  let assemblyFormat = "`<` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+// An #tessel.mma parameter printed and parsed in full (not stripped of its
+// mnemonic), as the other layouts' parents are.
+def Tessel_MmaParameter : AttrParameter<"MmaEncodingAttr", "an #tessel.mma layout"> {
+  let printer = "$_printer.printAttribute($_self)";
+  let parser = [{ [&]() -> ::mlir::FailureOr<MmaEncodingAttr> {
+    ::mlir::Attribute attr;
+    ::llvm::SMLoc loc = $_parser.getCurrentLocation();
+    if ($_parser.parseAttribute(attr))
+      return ::mlir::failure();
+    if (auto mma = ::llvm::dyn_cast<MmaEncodingAttr>(attr))
+      return mma;
+    return $_parser.emitError(loc, "expected an #tessel.mma layout, got ") << attr;
+  }() }];
+}
+
+def Tessel_DotOperandEncodingAttr : Tessel_Attr<"DotOperandEncoding",
+    "dot_operand",
+    [DeclareAttrInterfaceMethods<Tessel_LayoutEncodingAttrInterface>]> {
+  let summary = "The A or B operand fragments of mma.sync m16n8k16";
+  let description = [{
+    Operand `opIdx` (0: A, MxK; 1: B, KxN) of a dot whose result has the
+    #tessel.mma layout `parent`, as the 16-bit registers of
+    `mma.sync.m16n8k16.row.col` hold it: the warps that share rows (A) or
+    columns (B) of the result hold the same fragments. An A operand in this
+    layout feeds the tensor cores without moving data; an #tessel.mma tile
+    of the same rows with one warp along N is already in it (P of
+    attention goes from the first dot to the second in registers).
+  }];
+  let parameters = (ins "unsigned":$opIdx, Tessel_MmaParameter:$parent);
+  let assemblyFormat = "`<` `opIdx` `=` $opIdx `,` `parent` `=` $parent `>`";
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//

@@ -68,7 +68,8 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
   auto layout = dyn_cast<LayoutEncodingAttrInterface>(encoding);
   if (!layout)
     return emitError() << "tile encoding must be a layout attribute "
-                          "(#tessel.blocked, #tessel.slice), got "
+                          "(#tessel.blocked, #tessel.slice, #tessel.mma, "
+                          "#tessel.dot_operand), got "
                        << encoding;
   if (layout.getRank() != shape.size())
     return emitError() << "layout encoding of rank " << layout.getRank()
@@ -220,6 +221,35 @@ SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 unsigned SliceEncodingAttr::getRank() const {
   return cast<LayoutEncodingAttrInterface>(getParent()).getRank() - 1;
 }
+
+//===----------------------------------------------------------------------===//
+// MmaEncodingAttr and DotOperandEncodingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<unsigned> warpsPerCTA) {
+  if (warpsPerCTA.size() != 2)
+    return emitError() << "mma encoding expects warpsPerCTA = [wm, wn], got "
+                       << warpsPerCTA.size() << " value(s)";
+  for (unsigned w : warpsPerCTA)
+    if (!llvm::isPowerOf2_32(w))
+      return emitError() << "mma warpsPerCTA must be powers of two, got " << w;
+  return success();
+}
+
+unsigned MmaEncodingAttr::getRank() const { return 2; }
+
+LogicalResult
+DotOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               unsigned opIdx, MmaEncodingAttr parent) {
+  if (opIdx > 1)
+    return emitError() << "dot_operand opIdx must be 0 (A) or 1 (B), got "
+                       << opIdx;
+  return success();
+}
+
+unsigned DotOperandEncodingAttr::getRank() const { return 2; }
 
 //===----------------------------------------------------------------------===//
 // Helpers

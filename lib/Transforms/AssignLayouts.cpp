@@ -3,11 +3,14 @@
 // Ops that compute lane by lane (elementwise ops, a load's pointers, mask and
 // values, loop-carried and branch values) tie their tiles to one encoding; a
 // union-find over the tile values gives these classes, each of one shape.
-// Each class then gets the canonical blocked layout of its shape, or, where
-// it is a reduction result, an expand_dims or broadcast operand or a
-// transpose, the layout that makes that op free of data movement. Where a
-// value is asked for two layouts, a tessel.convert_layout provides the
-// second.
+// The result class of a dot on tensor cores (f16/bf16 operands) takes the
+// mma.sync accumulator layout and its A operand the matching operand
+// layout; every other class then gets the canonical blocked layout of its
+// shape, or, where it is a reduction result, an expand_dims or broadcast
+// operand or a transpose, the layout that makes that op free of data
+// movement. Where a value is asked for two layouts, a tessel.convert_layout
+// provides the second (free where both hold the same elements in the same
+// registers, as the probabilities of attention do between its two dots).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +79,21 @@ static BlockedEncodingAttr canonicalLayout(MLIRContext *ctx,
   return BlockedEncodingAttr::get(ctx, sizePerThread, threads, warps, order);
 }
 
+/// The mma.sync layout of a dot's M x N result: the warps split M into
+/// 16-row blocks as far as it goes (each warp then owns whole rows, so row
+/// reductions stay within a warp), and N with the rest.
+static MmaEncodingAttr mmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                 unsigned numWarps) {
+  uint64_t blocks = llvm::divideCeil(shape[0], 16);
+  unsigned wm = std::min<uint64_t>(numWarps, llvm::bit_floor(blocks));
+  return MmaEncodingAttr::get(ctx, {wm, numWarps / wm});
+}
+
+static bool usesTensorCores(DotOp dot) {
+  Type elem = tileOf(dot.getA()).getElementType();
+  return elem.isF16() || elem.isBF16();
+}
+
 /// The layout of trans(x) for x in `src`: result dimension i is source
 /// dimension perm[i], held exactly as before, so the transpose is a renaming.
 static BlockedEncodingAttr permuteLayout(BlockedEncodingAttr src,
@@ -95,9 +113,9 @@ static BlockedEncodingAttr permuteLayout(BlockedEncodingAttr src,
 }
 
 /// Ops whose copies cost no data movement: renamings and the integer/i1
-/// arithmetic of offsets and masks.
+/// arithmetic of offsets, pointers and masks.
 static bool isCheapToCopy(Operation *op) {
-  if (isa<SplatOp, ArangeOp, ExpandDimsOp>(op))
+  if (isa<SplatOp, ArangeOp, ExpandDimsOp, BroadcastOp, AddPtrOp>(op))
     return true;
   if (!isa<BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp>(op))
     return false;
@@ -108,17 +126,20 @@ static bool isCheapToCopy(Operation *op) {
 
 /// Gives `use` a private copy of the cheap ops that compute it. A row or
 /// column index is often expanded along both dimensions (`m[:, None]`,
-/// `m[None, :]`) or broadcast to tiles of several shapes: with its own
-/// copy, each use takes the layout that makes it free instead of a
-/// convert_layout.
+/// `m[None, :]`) or broadcast to tiles of several shapes, and one offset
+/// tile often addresses several arrays: with its own copy, each use takes
+/// the layout that makes it free instead of a convert_layout, and the
+/// memory ops sharing an offset do not share a layout.
 static void rematerializeFor(OpOperand &use) {
   Operation *def = use.get().getDefiningOp();
-  if (!def || use.get().hasOneUse() || !isCheapToCopy(def))
+  if (!def || !isCheapToCopy(def))
     return;
-  OpBuilder b(use.getOwner());
-  Operation *copy = b.clone(*def);
-  use.set(copy->getResult(0));
-  for (OpOperand &operand : copy->getOpOperands())
+  if (!use.get().hasOneUse()) {
+    OpBuilder b(use.getOwner());
+    def = b.clone(*def);
+    use.set(def->getResult(0));
+  }
+  for (OpOperand &operand : def->getOpOperands())
     if (isa<TileType>(operand.get().getType()))
       rematerializeFor(operand);
 }
@@ -179,6 +200,7 @@ private:
   SmallVector<ExpandDimsOp> expands;
   SmallVector<BroadcastOp> broadcasts;
   SmallVector<TransOp> transposes;
+  SmallVector<DotOp> dots;
   /// Class representative -> encoding.
   DenseMap<unsigned, Attribute> encoding;
 };
@@ -227,6 +249,7 @@ LogicalResult KernelLayouts::collect(Operation *op) {
       })
       .Case([&](DotOp dot) {
         join({dot.getAcc(), dot.getResult()});
+        dots.push_back(dot);
         return success();
       })
       .Case([&](scf::ForOp loop) {
@@ -313,12 +336,18 @@ void KernelLayouts::chooseEncodings() {
   for (TransOp op : transposes)
     derived.insert(classOf(op.getResult()));
 
+  for (DotOp dot : dots)
+    if (usesTensorCores(dot))
+      encoding.try_emplace(classOf(dot.getResult()),
+                           mmaLayout(func.getContext(),
+                                     tileOf(dot.getResult()).getShape(),
+                                     numWarps));
   llvm::MapVector<unsigned, ArrayRef<int64_t>> shapes;
   for (Value v : values)
     shapes.try_emplace(classOf(v), tileOf(v).getShape());
   for (auto &[c, shape] : shapes)
     if (!derived.contains(c))
-      encoding[c] = canonical(shape);
+      encoding.try_emplace(c, canonical(shape));
   // Classes that only depend on each other (say a reduction of a transpose
   // that nothing anchors) fall back to their canonical layout, in program
   // order, until everything is placed.
@@ -373,6 +402,10 @@ static void convertOperand(Operation *op, unsigned i, Attribute want) {
 
 void KernelLayouts::insertConversions() {
   MLIRContext *ctx = func.getContext();
+  for (DotOp dot : dots)
+    if (auto mma =
+            dyn_cast<MmaEncodingAttr>(tileOf(dot.getResult()).getEncoding()))
+      convertOperand(dot, 0, DotOperandEncodingAttr::get(ctx, 0, mma));
   for (ReduceOp op : reduces)
     if (tileOf(op.getResult()))
       convertResult(op,
@@ -406,13 +439,18 @@ LogicalResult KernelLayouts::run() {
   });
   if (hasEncoding)
     return func.emitOpError() << "already has tile layouts";
-  SmallVector<Operation *> shapeOps;
+  SmallVector<OpOperand *> uses;
   func.walk([&](Operation *op) {
     if (isa<BroadcastOp, ExpandDimsOp>(op))
-      shapeOps.push_back(op);
+      uses.push_back(&op->getOpOperand(0));
+    if (isa<LoadOp, StoreOp, AtomicAddOp>(op))
+      for (OpOperand &operand : op->getOpOperands())
+        if (isMaskLike(operand.get().getType()) ||
+            isPtrLike(operand.get().getType()))
+          uses.push_back(&operand);
   });
-  for (Operation *op : shapeOps)
-    rematerializeFor(op->getOpOperand(0));
+  for (OpOperand *use : uses)
+    rematerializeFor(*use);
   WalkResult walk = func.getBody().walk([&](Operation *op) {
     return failed(collect(op)) ? WalkResult::interrupt()
                                : WalkResult::advance();

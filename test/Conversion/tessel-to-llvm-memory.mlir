@@ -62,7 +62,7 @@ func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel
   // CHECK: %[[OWNER:.*]] = llvm.icmp "ult"
   // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
   // CHECK: %[[PAST:.*]] = llvm.getelementptr %{{.*}}[64] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-  // CHECK: %[[DISCARD:.*]] = llvm.getelementptr %[[PAST]][%[[TID]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+  // CHECK: %[[DISCARD:.*]] = llvm.getelementptr %[[PAST]][%[[TID]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i128
   // CHECK: %[[TO:.*]] = llvm.select %[[OWNER]], %[[ELEM]], %[[DISCARD]] : i1, !llvm.ptr<3>
   // CHECK: llvm.store %{{.*}}, %[[TO]] : i32, !llvm.ptr<3>
   // CHECK: nvvm.barrier0

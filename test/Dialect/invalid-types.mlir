@@ -61,7 +61,7 @@ func.func private @tile_of_tile(!tessel.tile<16x!tessel.tile<4xf32>>)
 
 // -----
 
-// expected-error @+1 {{tile encoding must be a layout attribute (#tessel.blocked, #tessel.slice), got "row_major"}}
+// expected-error @+1 {{tile encoding must be a layout attribute (#tessel.blocked, #tessel.slice, #tessel.mma, #tessel.dot_operand), got "row_major"}}
 func.func private @tile_encoding_not_layout(!tessel.tile<16x16xf32, "row_major">)
 
 // -----
@@ -171,3 +171,33 @@ func.func private @kl_state_negative(!tessel.kl_state<-4>)
 
 // expected-error @+1 {{expected '>'}}
 func.func private @kl_state_2d(!tessel.kl_state<16x64>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tessel.mma and #tessel.dot_operand
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{mma encoding expects warpsPerCTA = [wm, wn], got 1 value(s)}}
+func.func private @mma_rank(!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4]>>)
+
+// -----
+
+// expected-error @+1 {{mma warpsPerCTA must be powers of two, got 3}}
+func.func private @mma_warps(!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [3, 1]>>)
+
+// -----
+
+// expected-error @+1 {{layout encoding of rank 2 does not fit a tile of rank 1}}
+func.func private @mma_tile_rank(!tessel.tile<64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>)
+
+// -----
+
+// expected-error @+1 {{dot_operand opIdx must be 0 (A) or 1 (B), got 2}}
+func.func private @dot_operand_index(!tessel.tile<64x64xf16, #tessel.dot_operand<opIdx = 2, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>)
+
+// -----
+
+// expected-error @+2 {{expected an #tessel.mma layout, got #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>}}
+// expected-error @+1 {{failed to parse Tessel_DotOperandEncodingAttr parameter 'parent'}}
+func.func private @dot_operand_parent(!tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>>)

@@ -11,11 +11,17 @@
 // CHECK-SAME: !tessel.tile<16x32xf32>
 // CHECK-SAME: !tessel.tile<8x!tessel.ptr<f32>>
 // CHECK-SAME: !tessel.tile<64x128xf16, #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+// CHECK-SAME: !tessel.tile<64x32xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK-SAME: !tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [2, 2]>>>
+// CHECK-SAME: !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>
 // CHECK-SAME: !tessel.softmax_state<16x64>
 // CHECK-SAME: !tessel.kl_state<32>
 func.func private @types(!tessel.ptr<f16>, !tessel.ptr<bf16>, !tessel.tile<16x32xf32>,
     !tessel.tile<8x!tessel.ptr<f32>>,
     !tessel.tile<64x128xf16, #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>,
+    !tessel.tile<64x32xf32, #tessel.mma<warpsPerCTA = [4, 1]>>,
+    !tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [2, 2]>>>,
+    !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>,
     !tessel.softmax_state<16x64>, !tessel.kl_state<32>)
 
 // CHECK-LABEL: func.func @kernel_attrs

@@ -121,6 +121,88 @@ func.func @halo_tile_in_loop(%n: i32) attributes {tessel.kernel, tessel.num_warp
 
 // -----
 
+// Attention's two dots on tensor cores. S = Q Kᵀ and O = P V take the
+// mma.sync accumulator layout, the 4 warps on 16-row blocks of the 64 rows;
+// the softmax arithmetic follows S, its row max is the slice of it. Q (a
+// load) reaches the operand layout through a convert_layout; P, computed in
+// S's layout, is converted to the operand layout of O's dot, which holds it
+// in the same registers (the conversion lowers to nothing). K and V stay in
+// the blocked layout of their loads: the dot stages them itself.
+
+// CHECK-LABEL: func.func @attention_dots
+func.func @attention_dots(%q: !tessel.ptr<f16>, %k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32>
+  %rows = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<64xi32> -> !tessel.tile<64x1xi32>
+  %c64 = arith.constant 64 : i32
+  %s64 = tessel.splat %c64 : i32 -> !tessel.tile<64x1xi32>
+  %ro = tessel.binary mul %rows, %s64 : !tessel.tile<64x1xi32>
+  %rb = tessel.broadcast %ro : !tessel.tile<64x1xi32> -> !tessel.tile<64x64xi32>
+  %cols = tessel.expand_dims %r {axis = 0 : i32} : !tessel.tile<64xi32> -> !tessel.tile<1x64xi32>
+  %cb = tessel.broadcast %cols : !tessel.tile<1x64xi32> -> !tessel.tile<64x64xi32>
+  %off = tessel.binary add %rb, %cb : !tessel.tile<64x64xi32>
+  %qs = tessel.splat %q : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  %qp = tessel.addptr %qs, %off : !tessel.tile<64x64x!tessel.ptr<f16>>, !tessel.tile<64x64xi32>
+  // CHECK: %[[QT:.*]] = tessel.load {{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>, [[B:#tessel.blocked<sizePerThread = \[1, 8\], threadsPerWarp = \[4, 8\], warpsPerCTA = \[4, 1\], order = \[1, 0\]>]]>
+  %qt = tessel.load %qp : !tessel.tile<64x64x!tessel.ptr<f16>>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>>, !tessel.tile<64x64xi32>
+  // CHECK: %[[KT:.*]] = tessel.load {{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>, [[B]]>
+  %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>>
+  %vs = tessel.splat %v : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  %vp = tessel.addptr %vs, %off : !tessel.tile<64x64x!tessel.ptr<f16>>, !tessel.tile<64x64xi32>
+  // CHECK: %[[VT:.*]] = tessel.load {{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>, [[B]]>
+  %vt = tessel.load %vp : !tessel.tile<64x64x!tessel.ptr<f16>>
+  // CHECK: %[[KTT:.*]] = tessel.trans %[[KT]]
+  %ktt = tessel.trans %kt [1, 0] : !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf16>
+  %z = arith.constant 0.0 : f32
+  %zs = tessel.splat %z : f32 -> !tessel.tile<64x64xf32>
+  // CHECK: %[[QA:.*]] = tessel.convert_layout %[[QT]] : !tessel.tile<64x64xf16, [[B]]> -> !tessel.tile<64x64xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>
+  // CHECK: tessel.dot %[[QA]], %[[KTT]], {{.*}} -> !tessel.tile<64x64xf32, [[M:#tessel.mma<warpsPerCTA = \[4, 1\]>]]>
+  %sc = tessel.dot %qt, %ktt, %zs : !tessel.tile<64x64xf16>, !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf32>
+  // CHECK: tessel.reduce max {{.*}} -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = [[M]]>>
+  %mx = tessel.reduce max %sc {axis = 1 : i32} : !tessel.tile<64x64xf32> -> !tessel.tile<64xf32>
+  %me = tessel.expand_dims %mx {axis = 1 : i32} : !tessel.tile<64xf32> -> !tessel.tile<64x1xf32>
+  %mb = tessel.broadcast %me : !tessel.tile<64x1xf32> -> !tessel.tile<64x64xf32>
+  // CHECK: tessel.binary sub {{.*}} : !tessel.tile<64x64xf32, [[M]]>
+  %d = tessel.binary sub %sc, %mb : !tessel.tile<64x64xf32>
+  %e = tessel.unary exp %d : !tessel.tile<64x64xf32>
+  // CHECK: %[[P:.*]] = tessel.cast {{.*}} : !tessel.tile<64x64xf32, [[M]]> -> !tessel.tile<64x64xf16, [[M]]>
+  %p = tessel.cast %e : !tessel.tile<64x64xf32> -> !tessel.tile<64x64xf16>
+  // CHECK: %[[PA:.*]] = tessel.convert_layout %[[P]] : !tessel.tile<64x64xf16, [[M]]> -> !tessel.tile<64x64xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>
+  // CHECK: tessel.dot %[[PA]], %[[VT]], {{.*}} -> !tessel.tile<64x64xf32, [[M]]>
+  %out = tessel.dot %p, %vt, %zs : !tessel.tile<64x64xf16>, !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf32>
+  %os = tessel.splat %o : !tessel.ptr<f32> -> !tessel.tile<64x64x!tessel.ptr<f32>>
+  %op = tessel.addptr %os, %off : !tessel.tile<64x64x!tessel.ptr<f32>>, !tessel.tile<64x64xi32>
+  // The output's pointers are computed in its layout (their own copy of the
+  // offsets shared with the loads).
+  // CHECK: tessel.store {{.*}} : !tessel.tile<64x64x!tessel.ptr<f32>, [[M]]>
+  tessel.store %op, %out : !tessel.tile<64x64x!tessel.ptr<f32>>
+  return
+}
+
+// -----
+
+// One 16-row block and 4 warps: the warps split the columns.
+
+// CHECK-LABEL: func.func @decode_dot
+func.func @decode_dot(%a: f16) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %x = tessel.splat %a : f16 -> !tessel.tile<16x128xf16>
+  %y = tessel.splat %a : f16 -> !tessel.tile<128x64xf16>
+  %z = arith.constant 0.0 : f32
+  %zs = tessel.splat %z : f32 -> !tessel.tile<16x64xf32>
+  // CHECK: tessel.dot {{.*}} -> !tessel.tile<16x64xf32, #tessel.mma<warpsPerCTA = [1, 4]>>
+  %s = tessel.dot %x, %y, %zs : !tessel.tile<16x128xf16>, !tessel.tile<128x64xf16> -> !tessel.tile<16x64xf32>
+  // f32 operands stay on the CUDA cores in a blocked layout.
+  %xf = tessel.cast %x : !tessel.tile<16x128xf16> -> !tessel.tile<16x128xf32>
+  %yf = tessel.cast %y : !tessel.tile<128x64xf16> -> !tessel.tile<128x64xf32>
+  %zt = tessel.splat %z : f32 -> !tessel.tile<16x64xf32>
+  // CHECK: tessel.dot {{.*}} -> !tessel.tile<16x64xf32, #tessel.blocked
+  %t = tessel.dot %xf, %yf, %zt : !tessel.tile<16x128xf32>, !tessel.tile<128x64xf32> -> !tessel.tile<16x64xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op already has tile layouts}}
 func.func @already_assigned() attributes {tessel.kernel} {
   %c0 = arith.constant 0 : i32

@@ -11,6 +11,30 @@ FailureOr<TileLayout> TileLayout::get(TileType type) {
   return get(type.getEncoding(), type.getShape());
 }
 
+/// The rows of a 16-row mma.sync block: lane 4g + t holds rows g and
+/// g + 8; warps take blocks round-robin.
+static DimLayout mmaRows(int64_t size, unsigned warps, unsigned warpStride) {
+  return {size,
+          /*perThread=*/1,
+          /*lanes=*/8,
+          /*laneStride=*/4,
+          /*regGroups=*/2,
+          warps,
+          warpStride};
+}
+
+/// The K dimension of an A or B fragment: lane 4g + t holds columns
+/// (rows of B) 2t, 2t + 1, 2t + 8 and 2t + 9 of each 16-wide step.
+static DimLayout mmaK(int64_t size) {
+  return {size,
+          /*perThread=*/2,
+          /*lanes=*/4,
+          /*laneStride=*/1,
+          /*regGroups=*/2,
+          /*warps=*/1,
+          /*warpStride=*/1};
+}
+
 FailureOr<TileLayout> TileLayout::get(Attribute encoding,
                                       ArrayRef<int64_t> shape) {
   if (auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(encoding)) {
@@ -25,11 +49,39 @@ FailureOr<TileLayout> TileLayout::get(Attribute encoding,
       // Thread indices are decoded with shifts and masks.
       if (!llvm::isPowerOf2_32(lanes) || !llvm::isPowerOf2_32(warps))
         return failure();
-      layout.dims[d] = {shape[d], blocked.getSizePerThread()[d],
-                        lanes,    laneStride,
-                        warps,    warpStride};
+      layout.dims[d] = {
+          shape[d],  blocked.getSizePerThread()[d], lanes, laneStride, 1, warps,
+          warpStride};
       laneStride *= lanes;
       warpStride *= warps;
+    }
+    return layout;
+  }
+  // mma.sync m16n8k16: warp w sits at (w % wm, w / wm) of the warp grid.
+  if (auto mma = dyn_cast_if_present<MmaEncodingAttr>(encoding)) {
+    if (shape.size() != 2)
+      return failure();
+    unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+    TileLayout layout;
+    layout.dims = {mmaRows(shape[0], wm, 1),
+                   {shape[1], /*perThread=*/2, /*lanes=*/4, /*laneStride=*/1,
+                    /*regGroups=*/1, wn, /*warpStride=*/wm}};
+    return layout;
+  }
+  if (auto operand = dyn_cast_if_present<DotOperandEncodingAttr>(encoding)) {
+    if (shape.size() != 2)
+      return failure();
+    ArrayRef<unsigned> warps = operand.getParent().getWarpsPerCTA();
+    unsigned wm = warps[0], wn = warps[1];
+    TileLayout layout;
+    if (operand.getOpIdx() == 0) {
+      layout.dims = {mmaRows(shape[0], wm, 1), mmaK(shape[1])};
+      layout.replicas.push_back({1, 1, wn, wm});
+    } else {
+      layout.dims = {mmaK(shape[0]),
+                     {shape[1], /*perThread=*/1, /*lanes=*/8, /*laneStride=*/4,
+                      /*regGroups=*/1, wn, /*warpStride=*/wm}};
+      layout.replicas.push_back({1, 1, wm, 1});
     }
     return layout;
   }
@@ -84,12 +136,48 @@ int64_t TileLayout::getSlot(ArrayRef<int64_t> local) const {
   return slot;
 }
 
+bool DimLayout::sameDistribution(const DimLayout &o) const {
+  if (size != o.size || numLocal() != o.numLocal())
+    return false;
+  // The same lanes and warps, stepping the same distance.
+  auto sameField = [](unsigned count, unsigned stride, int64_t step,
+                      unsigned oCount, unsigned oStride, int64_t oStep) {
+    return count == oCount &&
+           (count == 1 || (stride == oStride && step == oStep));
+  };
+  if (!sameField(lanes, laneStride, laneStep(), o.lanes, o.laneStride,
+                 o.laneStep()) ||
+      !sameField(warps, warpStride, warpStep(), o.warps, o.warpStride,
+                 o.warpStep()))
+    return false;
+  for (int64_t j = 0, e = numLocal(); j < e; ++j)
+    if (offset(j) != o.offset(j))
+      return false;
+  return true;
+}
+
+/// The replicated lanes and warps as a set: trivial fields dropped, sorted.
+static SmallVector<std::pair<unsigned, unsigned>>
+replicatedIds(ArrayRef<ReplicaField> replicas) {
+  SmallVector<std::pair<unsigned, unsigned>> ids;
+  for (const ReplicaField &r : replicas) {
+    // Lane fields as (stride, count); warp fields offset past lanes.
+    if (r.lanes > 1)
+      ids.push_back({r.laneStride, r.lanes});
+    if (r.warps > 1)
+      ids.push_back({32 * r.warpStride, r.warps});
+  }
+  llvm::sort(ids);
+  return ids;
+}
+
 bool TileLayout::sameDistribution(const TileLayout &other,
                                   ArrayRef<int32_t> perm) const {
-  if (dims.size() != other.dims.size() || replicas != other.replicas)
+  if (dims.size() != other.dims.size() ||
+      replicatedIds(replicas) != replicatedIds(other.replicas))
     return false;
   for (unsigned d = 0; d < dims.size(); ++d)
-    if (!(dims[d] == other.dims[perm.empty() ? d : perm[d]]))
+    if (!dims[d].sameDistribution(other.dims[perm.empty() ? d : perm[d]]))
       return false;
   return true;
 }
@@ -126,9 +214,9 @@ Value ThreadLayout::base(unsigned dim) {
   Value laneIdx = field(lane, d.laneStride, d.lanes);
   Value warpIdx = field(warp, d.warpStride, d.warps);
   Value fromLane =
-      arith::MulIOp::create(b, loc, laneIdx, constant(d.perThread));
-  Value fromWarp = arith::MulIOp::create(
-      b, loc, warpIdx, constant(int64_t(d.lanes) * d.perThread));
+      arith::MulIOp::create(b, loc, laneIdx, constant(d.laneStep()));
+  Value fromWarp =
+      arith::MulIOp::create(b, loc, warpIdx, constant(d.warpStep()));
   return bases[dim] = arith::AddIOp::create(b, loc, fromWarp, fromLane);
 }
 

@@ -17,49 +17,52 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <tuple>
-
 namespace mlir::tessel {
 
-/// One dimension of a tile as the threads of a CTA hold it. The thread whose
-/// lane index along it is laneIdx = lane / laneStride % lanes (warps alike)
-/// holds at local index j the element of coordinate
-///   (j / perThread)·span + warpIdx·lanes·perThread + laneIdx·perThread
-///     + j % perThread
-/// wrapped modulo `size`. The layout repeats to cover the dimension; where
-/// the repetitions overshoot (a size that is not a multiple of the span),
-/// the wrapped slots hold copies of real elements.
+/// One dimension of a tile as the threads of a CTA hold it. A thread's
+/// lane index along it is laneIdx = lane / laneStride % lanes (warps
+/// alike); its local index j splits into j = (rep·regGroups + g)·perThread
+/// + e, and it holds there the element of coordinate
+///   e + perThread·(laneIdx + lanes·(g + regGroups·(warpIdx + warps·rep)))
+/// wrapped modulo `size`: `perThread` contiguous elements, then the lanes,
+/// then `regGroups` register groups, then the warps, repeated to cover the
+/// dimension. Blocked layouts have one register group; the mma.sync
+/// fragments put two between the lanes and the warps (rows g and g + 8 of a
+/// 16-row block). Where the repetitions overshoot (a size that is not a
+/// multiple of the span), the wrapped slots hold copies of real elements.
 struct DimLayout {
   int64_t size;
-  unsigned perThread, lanes, laneStride, warps, warpStride;
+  unsigned perThread, lanes, laneStride, regGroups, warps, warpStride;
 
-  int64_t span() const { return int64_t(perThread) * lanes * warps; }
-  int64_t numLocal() const {
-    return llvm::divideCeil(size, span()) * perThread;
+  int64_t span() const {
+    return int64_t(perThread) * lanes * regGroups * warps;
   }
+  int64_t numLocal() const {
+    return llvm::divideCeil(size, span()) * perThread * regGroups;
+  }
+  /// Coordinate step of one lane and of one warp.
+  int64_t laneStep() const { return perThread; }
+  int64_t warpStep() const { return int64_t(perThread) * lanes * regGroups; }
   /// Coordinate of local index j minus the thread's base.
   int64_t offset(int64_t j) const {
-    return j / perThread * span() + j % perThread;
+    int64_t group = j / perThread;
+    return j % perThread + group % regGroups * perThread * lanes +
+           group / regGroups * span();
   }
   /// Whether local index j is inside the tile for every thread.
   bool alwaysInside(int64_t j) const {
-    return offset(j) + span() - perThread < size;
+    int64_t maxBase = (lanes - 1) * laneStep() + (warps - 1) * warpStep();
+    return offset(j) + maxBase < size;
   }
-  bool operator==(const DimLayout &o) const {
-    return std::tie(size, perThread, lanes, laneStride, warps, warpStride) ==
-           std::tie(o.size, o.perThread, o.lanes, o.laneStride, o.warps,
-                    o.warpStride);
-  }
+  /// Whether both put the same elements at the same local indices of the
+  /// same threads (the fields may differ: one register group is no group).
+  bool sameDistribution(const DimLayout &o) const;
 };
 
 /// Lanes and warps whose threads hold the same elements: what slicing a
-/// dimension away leaves of it.
+/// dimension away leaves of it, or the warps that share an mma operand.
 struct ReplicaField {
   unsigned lanes, laneStride, warps, warpStride;
-  bool operator==(const ReplicaField &o) const {
-    return std::tie(lanes, laneStride, warps, warpStride) ==
-           std::tie(o.lanes, o.laneStride, o.warps, o.warpStride);
-  }
 };
 
 /// The slots of one thread: row-major over the local indices of each

@@ -188,8 +188,8 @@ void mlir::tessel::storeShared(OpBuilder &b, Location loc, Value value,
   LLVM::StoreOp::create(b, loc, value, ptr);
 }
 
-/// Every thread's discard slot holds any element type.
-static constexpr int64_t kDiscardSlotBytes = 8;
+/// Every thread's discard slot holds any element type, or 16 bytes of them.
+static constexpr int64_t kDiscardSlotBytes = 16;
 
 int64_t mlir::tessel::withDiscardSlots(int64_t dataBytes, int64_t numThreads) {
   return llvm::alignTo(dataBytes, kDiscardSlotBytes) +
@@ -201,7 +201,7 @@ void mlir::tessel::storeOwned(OpBuilder &b, Location loc, Value value,
   if (owner) {
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     Value discard =
-        sharedElementPtr(b, loc, b.getI64Type(),
+        sharedElementPtr(b, loc, b.getIntegerType(8 * kDiscardSlotBytes),
                          llvm::alignTo(dataBytes, kDiscardSlotBytes), tid);
     ptr = LLVM::SelectOp::create(b, loc, owner, ptr, discard);
   }
@@ -240,6 +240,43 @@ Slots mlir::tessel::remapThroughShared(
         loadShared(b, loc, elem, sharedElementPtr(b, loc, elem, 0, index)));
   }
   return result;
+}
+
+SwizzledRows::SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes)
+    : rows(rows), rowElems(rowElems), chunkElems(16 / elemBytes) {
+  assert(rowElems % chunkElems == 0 && "rows are whole 16-byte chunks");
+  int64_t rowChunks = rowElems / chunkElems;
+  // Rows shorter than the 128 bytes of the 32 banks share a phase; the XOR
+  // stays inside an aligned group of maxPhase chunks of the row.
+  perPhase = std::max<int64_t>(1, 8 / rowChunks);
+  maxPhase = std::min<int64_t>(8 / perPhase, rowChunks & -rowChunks);
+}
+
+Value SwizzledRows::chunkIndex(OpBuilder &b, Location loc, Value row,
+                               Value chunk) const {
+  if (maxPhase > 1) {
+    Value phase = row;
+    if (perPhase > 1)
+      phase = arith::ShRUIOp::create(
+          b, loc, phase, i32Constant(b, loc, llvm::Log2_64(perPhase)));
+    phase =
+        arith::AndIOp::create(b, loc, phase, i32Constant(b, loc, maxPhase - 1));
+    chunk = arith::XOrIOp::create(b, loc, chunk, phase);
+  }
+  Value rowStart =
+      arith::MulIOp::create(b, loc, row, i32Constant(b, loc, rowElems));
+  Value offset =
+      arith::MulIOp::create(b, loc, chunk, i32Constant(b, loc, chunkElems));
+  return arith::AddIOp::create(b, loc, rowStart, offset);
+}
+
+Value SwizzledRows::index(OpBuilder &b, Location loc, Value row,
+                          Value col) const {
+  Value shift = i32Constant(b, loc, llvm::Log2_64(chunkElems));
+  Value chunk = arith::ShRUIOp::create(b, loc, col, shift);
+  Value within =
+      arith::AndIOp::create(b, loc, col, i32Constant(b, loc, chunkElems - 1));
+  return arith::AddIOp::create(b, loc, chunkIndex(b, loc, row, chunk), within);
 }
 
 Value mlir::tessel::broadcastFromThreadZero(OpBuilder &b, Location loc,

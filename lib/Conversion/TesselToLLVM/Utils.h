@@ -95,6 +95,24 @@ Slots remapThroughShared(
     function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
 int64_t getTileBytes(TileType type);
 
+/// A shared-memory array from byte 0 of `rows` rows of `rowElems` elements
+/// of `elemBytes` bytes, in 16-byte chunks (rowElems is a whole number of
+/// them) whose position within the row is XOR-ed with a phase of the row
+/// (Triton's swizzle): the same chunk of eight consecutive rows -- what one
+/// ldmatrix reads -- falls in different banks.
+class SwizzledRows {
+public:
+  SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes = 2);
+  int64_t numElements() const { return rows * rowElems; }
+  /// Element index of (row, col).
+  Value index(OpBuilder &b, Location loc, Value row, Value col) const;
+  /// Element index of the first element of chunk `chunk` of `row`.
+  Value chunkIndex(OpBuilder &b, Location loc, Value row, Value chunk) const;
+
+private:
+  int64_t rows, rowElems, chunkElems, perPhase, maxPhase;
+};
+
 /// Bytes of a dot's shared-memory area: its staged operands and, on tensor
 /// cores, its C fragments.
 int64_t getDotBytes(DotOp op);

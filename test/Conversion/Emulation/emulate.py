@@ -6,10 +6,11 @@ The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
 linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
-small IR functions, ex2/lg2.approx as exp2f/log2f and mma.sync as a
-warp-synchronous exchange of fragments. This checks what the
-layouts and the lowering decide -- which thread computes, exchanges and writes
-which element -- not the NVPTX back end or the GPU's memory model.
+small IR functions, ex2/lg2.approx as exp2f/log2f, and mma.sync and
+ldmatrix as warp-synchronous exchanges of fragments and row addresses. This
+checks what the layouts and the lowering decide -- which thread computes,
+exchanges and writes which element -- not the NVPTX back end or the GPU's
+memory model.
 
   emulate.py --tools DIR --clang CLANG++ --work DIR FILE.tsl --kernel NAME
              [-D NAME=VALUE ...] --grid X[,Y[,Z]] --arg NAME=SPEC ...
@@ -109,6 +110,30 @@ def mma_wrapper(name, kind, reg):
             % (name, ", ".join(params), "\n".join(body)))
 
 
+LDMATRIX = re.compile(r"llvm\.nvvm\.ldmatrix\.sync\.aligned\.m8n8\.x([124])(\.trans)?\.b16(?:\.p3)?")
+
+
+def ldmatrix_wrapper(name, num, trans):
+    """An IR function with the intrinsic's signature calling emu_ldmatrix."""
+    result = "i32" if num == 1 else "{ %s }" % ", ".join(["i32"] * num)
+    body = ["  %%out = alloca [%d x i32]" % num,
+            "  %offset = ptrtoint ptr addrspace(256) %p to i64",
+            "  call void @emu_ldmatrix(i32 %d, i32 %d, i64 %%offset, ptr %%out)"
+            % (num, trans)]
+    value = "poison"
+    for i in range(num):
+        body += ["  %%q%d = getelementptr i32, ptr %%out, i32 %d" % (i, i),
+                 "  %%r%d = load i32, ptr %%q%d" % (i, i)]
+        if num == 1:
+            value = "%r0"
+        else:
+            body.append("  %%s%d = insertvalue %s %s, i32 %%r%d, %d" % (i, result, value, i, i))
+            value = "%%s%d" % i
+    body.append("  ret %s %s" % (result, value))
+    return ("define internal %s %s(ptr addrspace(256) %%p) {\n%s\n}\n"
+            % (result, name, "\n".join(body)))
+
+
 def host_ir(ll, kernel, kinds):
     """The kernel's IR for the host, with an entry taking an array of
     pointers to the arguments."""
@@ -124,6 +149,12 @@ def host_ir(ll, kernel, kinds):
         ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
         ll = ll.replace("@" + intrinsic + "(", name + "(")
         wrappers.append(mma_wrapper(name, kind, reg))
+    for intrinsic in sorted(set(m.group(0) for m in LDMATRIX.finditer(ll))):
+        num, trans = LDMATRIX.fullmatch(intrinsic).groups()
+        name = "@emu_ldmatrix_x%s%s" % (num, "_trans" if trans else "")
+        ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
+        ll = ll.replace("@" + intrinsic + "(", name + "(")
+        wrappers.append(ldmatrix_wrapper(name, int(num), bool(trans)))
     ll = re.sub(r"^@tessel_smem = .*$", "", ll, flags=re.M)
     ll = ll.replace("addrspace(3) @tessel_smem", "addrspace(3) null")
     ll = ll.replace("addrspace(3)", "addrspace(256)")
@@ -142,7 +173,8 @@ def host_ir(ll, kernel, kinds):
         "%s %%v%d" % (LLVM_TYPES[k], i) for i, k in enumerate(kinds))),
         "  ret void", "}"]
     if wrappers:
-        ll += "\ndeclare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)\n"
+        ll += ("\ndeclare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)\n"
+               "declare void @emu_ldmatrix(i32, i32, i64, ptr)\n")
     return (ll + "\n" + "".join(ir for _, ir in functions.values()) + "".join(wrappers)
             + "\n".join(entry) + "\n")
 

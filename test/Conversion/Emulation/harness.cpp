@@ -36,6 +36,8 @@ struct Cta {
   uint32_t exchange[32][32];
   // mma.sync operand registers by warp and lane.
   uint32_t mmaA[32][32][4], mmaB[32][32][2];
+  // ldmatrix row addresses (shared-memory offsets) by warp and lane.
+  uint64_t rowAddress[32][32];
   std::vector<char> shared;
 };
 
@@ -207,6 +209,32 @@ void emu_mma(int bf16, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
     for (int k = 0; k < 16; ++k)
       c[i] += A[row][k] * B[k][col];
   }
+}
+}
+
+extern "C" {
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16: every lane of the warp
+// calls it together with the shared-memory offset of one row (lanes 8i to
+// 8i + 7 give the rows of matrix i) and receives one 32-bit register per
+// matrix: row lane / 4, columns 2(lane % 4) and 2(lane % 4) + 1 (the low
+// half first); with .trans, those of the transposed matrix.
+void emu_ldmatrix(int num, int trans, uint64_t offset, uint32_t *out) {
+  int warp = tid / 32, lane = tid % 32;
+  cta->rowAddress[warp][lane] = offset;
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  auto element = [&](int matrix, int row, int col) {
+    uint64_t at = cta->rowAddress[warp][8 * matrix + row] + 2 * col;
+    if (at + 2 > cta->shared.size())
+      fail("ldmatrix outside shared memory");
+    uint16_t bits;
+    memcpy(&bits, cta->shared.data() + at, 2);
+    return uint32_t(bits);
+  };
+  int row = lane / 4, col = 2 * (lane % 4);
+  for (int i = 0; i < num; ++i)
+    out[i] = trans ? element(i, col, row) | element(i, col + 1, row) << 16
+                   : element(i, row, col) | element(i, row, col + 1) << 16;
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
 }
 }
 
