@@ -83,7 +83,21 @@ def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
     results and expand_dims operands take #tessel.slice of their 2-D
     partner, broadcast operands the layout of the result, transposes the
     permuted layout, so those ops move no data; where a value needs two
-    different layouts a tessel.convert_layout is inserted.
+    different layouts a tessel.convert_layout is inserted. The result of a
+    dot with f16 or bf16 operands takes #tessel.mma (the warps on 16-row
+    blocks first) and its A operand the matching #tessel.dot_operand. Each
+    memory op gets its own copy of the integer, pointer and mask ops that
+    compute its operands, so offsets shared between loads and stores do not
+    tie their layouts.
+  }];
+}
+
+def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
+  let summary = "Report the AxisInfo analysis (for tests)";
+  let description = [{
+    Emits a remark with the contiguity, divisibility and constancy of every
+    result of each op that carries the unit attribute `test.axis`, as
+    convert-tessel-to-llvm sees them before vectorising memory accesses.
   }];
 }
 

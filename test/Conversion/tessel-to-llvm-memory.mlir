@@ -45,7 +45,7 @@ func.func @masked(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_wa
 
 // The old values of an atomic are only known to the owners: copies read
 // them back through shared memory. Copies write to their own discard slot
-// (past the 16 x 4 bytes of the tile, 8 bytes per thread), not over the
+// (past the 16 x 4 bytes of the tile, 16 bytes per thread), not over the
 // owner's element.
 
 #l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
@@ -94,5 +94,48 @@ func.func @flags(%flag: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.num_
   // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
   // CHECK: nvvm.barrier0
   tessel.flag_wait %flag : !tessel.ptr<i32>
+  return
+}
+
+// -----
+
+// Vectorised accesses. Each thread holds 8 consecutive f16 of a row of 64
+// (#v); the pointers are 16-byte aligned (hints on the base and the row
+// stride) and the mask is per row, so each run is one 16-byte access: a
+// predicated ld.global.v4.b32 (the fallback moved into its registers
+// first) and an unpredicated 16-byte store. Without the stride hint the
+// rows are only 2-byte aligned and the same load is 8 scalar ones.
+
+#v = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @vectorised
+func.func @vectorised(%x: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %stride: i32 {tessel.multiple_of = 8 : i64}, %bad: i32, %n: i32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %r = tessel.arange 0, 4 : !tessel.tile<4xi32, #tessel.slice<dim = 1, parent = #v>>
+  %re = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<4xi32, #tessel.slice<dim = 1, parent = #v>> -> !tessel.tile<4x1xi32, #v>
+  %rb = tessel.broadcast %re : !tessel.tile<4x1xi32, #v> -> !tessel.tile<4x64xi32, #v>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #v>>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #v>> -> !tessel.tile<1x64xi32, #v>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x64xi32, #v> -> !tessel.tile<4x64xi32, #v>
+  %ss = tessel.splat %stride : i32 -> !tessel.tile<4x64xi32, #v>
+  %ro = tessel.binary mul %rb, %ss : !tessel.tile<4x64xi32, #v>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<4x64xi32, #v>
+  %xs = tessel.splat %x : !tessel.ptr<f16> -> !tessel.tile<4x64x!tessel.ptr<f16>, #v>
+  %p = tessel.addptr %xs, %off : !tessel.tile<4x64x!tessel.ptr<f16>, #v>, !tessel.tile<4x64xi32, #v>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<4x64xi32, #v>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<4x64xi32, #v> -> !tessel.tile<4x64xi1, #v>
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, $6;\0A\09mov.b32 $1, $7;\0A\09mov.b32 $2, $8;\0A\09mov.b32 $3, $9;\0A\09@$5 ld.global.v4.b32 {$0, $1, $2, $3}, [ $4 + 0 ];", "=r,=r,=r,=r,l,b,r,r,r,r"
+  // CHECK-SAME: -> !llvm.struct<(i32, i32, i32, i32)>
+  // CHECK-NOT: ld.global
+  %v = tessel.load %p mask %m : !tessel.tile<4x64x!tessel.ptr<f16>, #v>
+  // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+  tessel.store %p, %v : !tessel.tile<4x64x!tessel.ptr<f16>, #v>
+  %bs = tessel.splat %bad : i32 -> !tessel.tile<4x64xi32, #v>
+  %ro2 = tessel.binary mul %rb, %bs : !tessel.tile<4x64xi32, #v>
+  %off2 = tessel.binary add %ro2, %cb : !tessel.tile<4x64xi32, #v>
+  %p2 = tessel.addptr %xs, %off2 : !tessel.tile<4x64x!tessel.ptr<f16>, #v>, !tessel.tile<4x64xi32, #v>
+  // CHECK-COUNT-8: ld.global.b16
+  // CHECK-NOT: ld.global
+  %w = tessel.load %p2 mask %m : !tessel.tile<4x64x!tessel.ptr<f16>, #v>
+  tessel.store %p, %w : !tessel.tile<4x64x!tessel.ptr<f16>, #v>
   return
 }

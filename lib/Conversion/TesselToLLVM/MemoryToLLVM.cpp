@@ -1,16 +1,18 @@
 //===- MemoryToLLVM.cpp - Global loads, stores, atomics and flags ---------===//
 //
-// One scalar access per slot, under its mask (predicated ld/st.global): a
-// masked-off load yields `other` without touching memory. Writes come only from
-// the owner of each element (a tile's replicated and wrapped copies stay
-// silent; a scalar is written by thread 0), so an atomic adds each element
-// once.
+// Accesses go under their mask (predicated ld/st.global): a masked-off load
+// yields `other` without touching memory. Writes come only from the owner of
+// each element (a tile's replicated and wrapped copies stay silent; a scalar
+// is written by thread 0), so an atomic adds each element once.
 //
-// Not yet vectorised: a thread's `sizePerThread` contiguous elements become
-// separate ld/st.global instructions, not one ld.global.v4.
+// Loads and stores are vectorised: a thread's run of slots along one
+// dimension becomes one access of up to 16 bytes (ld.global.v4.b32) where
+// the AxisInfo analysis shows the pointers consecutive and aligned over the
+// run and the mask (and `other`) equal over it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Analysis/AxisInfo.h"
 #include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -44,8 +46,110 @@ Value maskAt(ValueRange mask, size_t i) {
   return mask.empty() ? Value() : mask[i];
 }
 
-struct LoadLowering : OpConversionPattern<LoadOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The dimension along which a thread holds its longest run of elements
+/// (the last of equals: the fastest in row-major tiles).
+unsigned runDimension(const TileLayout &layout) {
+  unsigned best = 0;
+  for (unsigned d = 1; d < layout.getRank(); ++d)
+    if (layout.getDim(d).perThread >= layout.getDim(best).perThread)
+      best = d;
+  return best;
+}
+
+/// Elements of one access through the tile of pointers `ptr`: the thread's
+/// run, cut to what the pointers' contiguity and alignment and the
+/// constancy of `uniform` (mask, other) allow, to 16 bytes and to a
+/// divisor of the tile's size.
+int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
+                    ArrayRef<Value> uniform) {
+  auto tile = dyn_cast<TileType>(ptr.getType());
+  if (!tile)
+    return 1;
+  Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
+  int64_t bytes = pointee.getIntOrFloatBitWidth() / 8;
+  if (bytes == 0) // i1: bytes in memory, not worth packing
+    return 1;
+  TileLayout layout = getLayout(tile);
+  unsigned d = runDimension(layout);
+  AxisInfo axis = info.get(ptr);
+  int64_t width = std::min<int64_t>(layout.getDim(d).perThread, 16 / bytes);
+  width = std::min(width, axis.getContiguity(d));
+  width =
+      std::min(width, std::max<int64_t>(1, axis.getDivisibility(d) / bytes));
+  for (Value v : uniform)
+    if (v && isa<TileType>(v.getType()))
+      width = std::min(width, info.get(v).getConstancy(d));
+  while (width > 1 && (tile.getDimSize(d) % width != 0 ||
+                       layout.getDim(d).perThread % width != 0))
+    width /= 2;
+  // Whole 32-bit words only.
+  return width * bytes % 4 == 0 ? width : 1;
+}
+
+/// The slots of a vectorised access: each group is `width` slots
+/// consecutive along the run dimension, the first one first.
+SmallVector<SmallVector<int64_t>> accessGroups(TileType tile, int64_t width) {
+  TileLayout layout = getLayout(tile);
+  unsigned d = runDimension(layout);
+  SmallVector<SmallVector<int64_t>> groups;
+  for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {
+    SmallVector<int64_t> local = layout.getLocalIndices(slot);
+    if (local[d] % width != 0)
+      continue;
+    SmallVector<int64_t> group;
+    for (int64_t i = 0; i < width; ++i, ++local[d])
+      group.push_back(layout.getSlot(local));
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+/// The bits of `values[group]` as vector<words x i32>.
+Value packWords(OpBuilder &b, Location loc, ValueRange values,
+                ArrayRef<int64_t> group) {
+  Type elem = values.front().getType();
+  Type bits = b.getIntegerType(elem.getIntOrFloatBitWidth());
+  Value v = LLVM::PoisonOp::create(
+      b, loc, VectorType::get({int64_t(group.size())}, bits));
+  for (auto [i, slot] : llvm::enumerate(group)) {
+    Value x = values[slot];
+    if (isa<FloatType>(elem))
+      x = LLVM::BitcastOp::create(b, loc, bits, x);
+    v = LLVM::InsertElementOp::create(b, loc, v, x, i32Constant(b, loc, i));
+  }
+  unsigned words = group.size() * elem.getIntOrFloatBitWidth() / 32;
+  return LLVM::BitcastOp::create(b, loc,
+                                 VectorType::get({words}, b.getI32Type()), v);
+}
+
+/// The elements of vector<words x i32> `v` as `count` values of `elem`.
+SmallVector<Value> unpackWords(OpBuilder &b, Location loc, Value v, Type elem,
+                               int64_t count) {
+  Type bits = b.getIntegerType(elem.getIntOrFloatBitWidth());
+  Value asBits =
+      LLVM::BitcastOp::create(b, loc, VectorType::get({count}, bits), v);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i) {
+    Value x =
+        LLVM::ExtractElementOp::create(b, loc, asBits, i32Constant(b, loc, i));
+    if (isa<FloatType>(elem))
+      x = LLVM::BitcastOp::create(b, loc, elem, x);
+    out.push_back(x);
+  }
+  return out;
+}
+
+/// Patterns that read the access width the analysis gave their op.
+template <typename OpTy> struct VectorisedPattern : OpConversionPattern<OpTy> {
+  VectorisedPattern(LLVMTypeConverter &converter, const AccessWidths &widths)
+      : OpConversionPattern<OpTy>(converter, &converter.getContext()),
+        widths(widths) {}
+  int64_t widthOf(Operation *op) const { return widths.lookup(op) ?: 1; }
+  const AccessWidths &widths;
+};
+
+struct LoadLowering : VectorisedPattern<LoadOp> {
+  using VectorisedPattern::VectorisedPattern;
   LogicalResult
   matchAndRewrite(LoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -54,20 +158,41 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
         getElementTypeOrSelf(op.getResult().getType()));
     ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask(),
                other = adaptor.getOther();
-    Slots result;
-    for (auto [i, ptr] : llvm::enumerate(ptrs)) {
-      Value pred = maskAt(mask, i), fallback;
+    int64_t width = widthOf(op);
+    if (width == 1) {
+      Slots result;
+      for (auto [i, ptr] : llvm::enumerate(ptrs)) {
+        Value pred = maskAt(mask, i), fallback;
+        if (pred)
+          fallback = other.empty() ? zeroOf(rewriter, loc, elem) : other[i];
+        result.push_back(loadMasked(rewriter, loc, elem, ptr, pred, fallback));
+      }
+      rewriter.replaceOpWithMultiple(op, {result});
+      return success();
+    }
+    Slots result(ptrs.size());
+    unsigned words = width * elem.getIntOrFloatBitWidth() / 32;
+    Value zeros =
+        zeroOf(rewriter, loc, VectorType::get({words}, rewriter.getI32Type()));
+    for (ArrayRef<int64_t> group :
+         accessGroups(cast<TileType>(op.getPtr().getType()), width)) {
+      Value pred = maskAt(mask, group.front()), fallback;
       if (pred)
-        fallback = other.empty() ? zeroOf(rewriter, loc, elem) : other[i];
-      result.push_back(loadMasked(rewriter, loc, elem, ptr, pred, fallback));
+        fallback =
+            other.empty() ? zeros : packWords(rewriter, loc, other, group);
+      Value loaded =
+          loadWords(rewriter, loc, ptrs[group.front()], words, pred, fallback);
+      for (auto [slot, value] :
+           llvm::zip(group, unpackWords(rewriter, loc, loaded, elem, width)))
+        result[slot] = value;
     }
     rewriter.replaceOpWithMultiple(op, {result});
     return success();
   }
 };
 
-struct StoreLowering : OpConversionPattern<StoreOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct StoreLowering : VectorisedPattern<StoreOp> {
+  using VectorisedPattern::VectorisedPattern;
   LogicalResult
   matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -75,10 +200,20 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     ValueRange ptrs = adaptor.getPtr(), values = adaptor.getValue();
     SmallVector<Value> writers =
         writerPredicates(rewriter, loc, op.getPtr(), ptrs.size());
-    for (auto [i, ptr] : llvm::enumerate(ptrs)) {
-      Value pred = andPredicates(rewriter, loc, writers[i],
-                                 maskAt(adaptor.getMask(), i));
-      storeMasked(rewriter, loc, values[i], ptr, pred);
+    int64_t width = widthOf(op);
+    auto predicate = [&](size_t i) {
+      return andPredicates(rewriter, loc, writers[i],
+                           maskAt(adaptor.getMask(), i));
+    };
+    if (width == 1) {
+      for (auto [i, ptr] : llvm::enumerate(ptrs))
+        storeMasked(rewriter, loc, values[i], ptr, predicate(i));
+    } else {
+      // A run is owned as a whole (its copies are whole runs too).
+      for (ArrayRef<int64_t> group :
+           accessGroups(cast<TileType>(op.getPtr().getType()), width))
+        storeWords(rewriter, loc, packWords(rewriter, loc, values, group),
+                   ptrs[group.front()], predicate(group.front()));
     }
     rewriter.eraseOp(op);
     return success();
@@ -183,9 +318,26 @@ struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
 
 } // namespace
 
+AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
+  ModuleAxisInfo info(module);
+  AccessWidths widths;
+  module.walk([&](Operation *op) {
+    int64_t width = 1;
+    if (auto load = dyn_cast<LoadOp>(op))
+      width =
+          accessWidth(info, load.getPtr(), {load.getMask(), load.getOther()});
+    else if (auto store = dyn_cast<StoreOp>(op))
+      width = accessWidth(info, store.getPtr(), {store.getMask()});
+    if (width > 1)
+      widths[op] = width;
+  });
+  return widths;
+}
+
 void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
-                                          RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, StoreLowering, AtomicAddLowering,
-               FlagSignalLowering, FlagWaitLowering>(converter,
-                                                     patterns.getContext());
+                                          RewritePatternSet &patterns,
+                                          const AccessWidths &widths) {
+  patterns.add<LoadLowering, StoreLowering>(converter, widths);
+  patterns.add<AtomicAddLowering, FlagSignalLowering, FlagWaitLowering>(
+      converter, patterns.getContext());
 }

@@ -106,11 +106,12 @@ struct ReturnLowering : OpConversionPattern<func::ReturnOp> {
 } // namespace
 
 void mlir::tessel::populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
-                                                RewritePatternSet &patterns) {
+                                                RewritePatternSet &patterns,
+                                                const AccessWidths &widths) {
   patterns.add<KernelLowering, ReturnLowering>(converter,
                                                patterns.getContext());
   populateElementwisePatterns(converter, patterns);
-  populateMemoryPatterns(converter, patterns);
+  populateMemoryPatterns(converter, patterns, widths);
   populateLayoutPatterns(converter, patterns);
   populateReducePatterns(converter, patterns);
   populateDotPatterns(converter, patterns);
@@ -303,8 +304,10 @@ struct ConvertTesselToLLVMPass
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
     addTesselTypeConversions(converter);
+    // Before any rewrite: the analysis reads the IR as the patterns meet it.
+    AccessWidths widths = getAccessWidths(module);
     RewritePatternSet patterns(ctx);
-    populateTesselToLLVMPatterns(converter, patterns);
+    populateTesselToLLVMPatterns(converter, patterns, widths);
     // ceildivsi/floordivsi have no LLVM lowering: expand them to arith.
     arith::populateCeilFloorDivExpandOpsPatterns(patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);

@@ -13,10 +13,14 @@ namespace mlir::tessel {
 /// `!llvm.ptr<1>`.
 void addTesselTypeConversions(LLVMTypeConverter &converter);
 
+/// Elements per global access of loads and stores (see getAccessWidths).
+using AccessWidths = DenseMap<Operation *, int64_t>;
+
 /// One pattern per tessel op (or op family), plus the scalar math ops whose
 /// GPU lowering tessel chooses (approximate ex2/lg2).
 void populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
-                                  RewritePatternSet &patterns);
+                                  RewritePatternSet &patterns,
+                                  const AccessWidths &widths);
 
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by

@@ -161,6 +161,70 @@ void mlir::tessel::storeMasked(OpBuilder &b, Location loc, Value value,
             text, (llvm::Twine("l,") + access.constraint + ",b").str());
 }
 
+Value mlir::tessel::loadWords(OpBuilder &b, Location loc, Value ptr,
+                              unsigned words, Value mask, Value other) {
+  Type i32 = b.getI32Type();
+  auto vector = VectorType::get({words}, i32);
+  if (!mask)
+    return LLVM::LoadOp::create(b, loc, vector, ptr, /*alignment=*/4 * words);
+  auto word = [&](Value v, unsigned i) -> Value {
+    return LLVM::ExtractElementOp::create(b, loc, v, i32Constant(b, loc, i));
+  };
+  if (words == 1)
+    return LLVM::BitcastOp::create(
+        b, loc, vector, loadMasked(b, loc, i32, ptr, mask, word(other, 0)));
+  // mov the fallback into each register, then one predicated access.
+  std::string text, regs, constraints;
+  for (unsigned i = 0; i < words; ++i) {
+    text += llvm::formatv("mov.b32 ${0}, ${1};\n\t", i, words + 2 + i).str();
+    regs += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
+    constraints += "=r,";
+  }
+  text += llvm::formatv("@${0} ld.global.v{1}.b32 {{{2}}, [ ${3} + 0 ];",
+                        words + 1, words, regs, words)
+              .str();
+  constraints += "l,b";
+  SmallVector<Value> operands = {ptr, mask};
+  for (unsigned i = 0; i < words; ++i) {
+    operands.push_back(word(other, i));
+    constraints += ",r";
+  }
+  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(words, i32));
+  Value loaded = inlinePtx(b, loc, result, operands, text, constraints);
+  Value out = LLVM::PoisonOp::create(b, loc, vector);
+  for (unsigned i = 0; i < words; ++i)
+    out = LLVM::InsertElementOp::create(
+        b, loc, out, LLVM::ExtractValueOp::create(b, loc, loaded, i),
+        i32Constant(b, loc, i));
+  return out;
+}
+
+void mlir::tessel::storeWords(OpBuilder &b, Location loc, Value value,
+                              Value ptr, Value mask) {
+  unsigned words = cast<VectorType>(value.getType()).getNumElements();
+  if (!mask) {
+    LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/4 * words);
+    return;
+  }
+  SmallVector<Value> operands = {ptr, mask};
+  for (unsigned i = 0; i < words; ++i)
+    operands.push_back(
+        LLVM::ExtractElementOp::create(b, loc, value, i32Constant(b, loc, i)));
+  if (words == 1) {
+    storeMasked(b, loc, operands[2], ptr, mask);
+    return;
+  }
+  std::string regs, constraints = "l,b";
+  for (unsigned i = 0; i < words; ++i) {
+    regs += llvm::formatv("{0}${1}", i ? ", " : "", i + 2).str();
+    constraints += ",r";
+  }
+  std::string text =
+      llvm::formatv("@$1 st.global.v{0}.b32 [ $0 + 0 ], {{{1}};", words, regs);
+  inlinePtx(b, loc, Type(), operands, text, constraints);
+}
+
 /// i1 has no memory form: it is kept as a byte.
 static Type storageType(Type type) {
   if (type.isInteger(1))

@@ -15,6 +15,7 @@
 #ifndef TESSEL_CONVERSION_UTILS_H
 #define TESSEL_CONVERSION_UTILS_H
 
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
 #include "Conversion/TesselToLLVM/TileLayout.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -27,8 +28,13 @@ using Slots = SmallVector<Value>;
 
 void populateElementwisePatterns(LLVMTypeConverter &converter,
                                  RewritePatternSet &patterns);
+/// Elements of one global access of each load and store whose thread runs
+/// the AxisInfo analysis shows contiguous, aligned and uniformly masked
+/// (absent: one element per access).
+AccessWidths getAccessWidths(ModuleOp module);
 void populateMemoryPatterns(LLVMTypeConverter &converter,
-                            RewritePatternSet &patterns);
+                            RewritePatternSet &patterns,
+                            const AccessWidths &widths);
 void populateLayoutPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns);
 void populateReducePatterns(LLVMTypeConverter &converter,
@@ -66,6 +72,15 @@ Value loadMasked(OpBuilder &b, Location loc, Type type, Value ptr, Value mask,
 /// if `mask` is null).
 void storeMasked(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value mask);
+
+/// A global load of `words` 32-bit words (an aligned 4, 8 or 16-byte
+/// access, ld.global.v4.b32 at most) as vector<words x i32>; where `mask`
+/// is given and false, memory is not touched and `other` (of the same type)
+/// is the result.
+Value loadWords(OpBuilder &b, Location loc, Value ptr, unsigned words,
+                Value mask, Value other);
+/// A global store of a vector<words x i32>, where `mask` holds (if given).
+void storeWords(OpBuilder &b, Location loc, Value value, Value ptr, Value mask);
 
 /// Element `index` (i32) of an array of `type` that starts `byteOffset`
 /// bytes into the CTA's shared memory.

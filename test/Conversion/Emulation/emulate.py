@@ -6,11 +6,11 @@ The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
 linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
-small IR functions, ex2/lg2.approx as exp2f/log2f, and mma.sync and
-ldmatrix as warp-synchronous exchanges of fragments and row addresses. This
-checks what the layouts and the lowering decide -- which thread computes,
-exchanges and writes which element -- not the NVPTX back end or the GPU's
-memory model.
+small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f, and
+mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
+addresses. This checks what the layouts and the lowering decide -- which
+thread computes, exchanges and writes which element -- not the NVPTX back
+end or the GPU's memory model.
 
   emulate.py --tools DIR --clang CLANG++ --work DIR FILE.tsl --kernel NAME
              [-D NAME=VALUE ...] --grid X[,Y[,Z]] --arg NAME=SPEC ...
@@ -62,6 +62,9 @@ def predicated_access(text, functions):
     """An IR function doing what a predicated ld/st.global inline asm does."""
     if text in functions:
         return functions[text][0]
+    vector = re.search(r"(ld|st)\.global\.v(\d)\.b32", text)
+    if vector:
+        return vector_access(text, vector.group(1), int(vector.group(2)), functions)
     kind, mem = re.search(r"(ld|st)\.global\.(\w+)", text).groups()
     reg = {"b16": 16, "b32": 32, "b64": 64, "u8": 16}[mem]
     width = 8 if mem == "u8" else reg
@@ -84,6 +87,38 @@ def predicated_access(text, functions):
               "  br i1 %%m, label %%do, label %%skip\ndo:\n%s"
               "  store i%d %s, ptr addrspace(1) %%p\n  ret void\nskip:\n  ret void\n}\n"
               % (name, reg, body, width, value))
+    functions[text] = (name, ir)
+    return name
+
+
+def vector_access(text, kind, n, functions):
+    """An IR function doing what a predicated ld/st.global.vN.b32 does: the
+    pointer, the predicate, then N words (the fallback of a load, the data
+    of a store)."""
+    name = "@emu_asm_%d" % len(functions)
+    params = "ptr addrspace(1) %%p, i1 %%m, %s" % ", ".join("i32 %%w%d" % i for i in range(n))
+    vec = "<%d x i32>" % n
+    if kind == "ld":
+        struct = "{ %s }" % ", ".join(["i32"] * n)
+        loaded, fallback = ["  %v = load %s, ptr addrspace(1) %%p, align 4" % vec], []
+        for i in range(n):
+            prev = "poison" if i == 0 else "%%l%d" % (i - 1)
+            loaded += ["  %%e%d = extractelement %s %%v, i32 %d" % (i, vec, i),
+                       "  %%l%d = insertvalue %s %s, i32 %%e%d, %d" % (i, struct, prev, i, i)]
+            prev = "poison" if i == 0 else "%%f%d" % (i - 1)
+            fallback.append("  %%f%d = insertvalue %s %s, i32 %%w%d, %d" % (i, struct, prev, i, i))
+        ir = ("define internal %s %s(%s) {\n  br i1 %%m, label %%do, label %%skip\n"
+              "do:\n%s\n  ret %s %%l%d\nskip:\n%s\n  ret %s %%f%d\n}\n"
+              % (struct, name, params, "\n".join(loaded), struct, n - 1,
+                 "\n".join(fallback), struct, n - 1))
+    else:
+        packed = []
+        for i in range(n):
+            prev = "poison" if i == 0 else "%%v%d" % (i - 1)
+            packed.append("  %%v%d = insertelement %s %s, i32 %%w%d, i32 %d" % (i, vec, prev, i, i))
+        ir = ("define internal void %s(%s) {\n  br i1 %%m, label %%do, label %%skip\n"
+              "do:\n%s\n  store %s %%v%d, ptr addrspace(1) %%p, align 4\n  ret void\n"
+              "skip:\n  ret void\n}\n" % (name, params, "\n".join(packed), vec, n - 1))
     functions[text] = (name, ir)
     return name
 

@@ -1,0 +1,67 @@
+// RUN: tessel-opt %s -split-input-file -tessel-test-axis-info -verify-diagnostics -o /dev/null
+
+// The address of a row block of a (rows, 64) f16 matrix with a row stride
+// hinted as a multiple of 8 and a base aligned to 16 bytes: along the rows
+// each address is 16-byte aligned, along the columns runs of 64 consecutive
+// elements start 16-byte aligned. A row mask compared against an unknown
+// bound is constant along the columns only; a column mask against an
+// unknown bound is constant nowhere.
+
+func.func @rows(%q: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %s: i32 {tessel.multiple_of = 8 : i64}, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %pid = tessel.program_id 0 : i32
+  %c128 = arith.constant 128 : i32
+  // expected-remark @+1 {{contiguity = [1], divisibility = [128], constancy = [1]}}
+  %m0 = arith.muli %pid, %c128 {test.axis} : i32
+  // expected-remark @+1 {{contiguity = [128], divisibility = [1073741824], constancy = [1]}}
+  %r = tessel.arange 0, 128 {test.axis} : !tessel.tile<128xi32>
+  %m0s = tessel.splat %m0 : i32 -> !tessel.tile<128xi32>
+  // expected-remark @+1 {{contiguity = [128], divisibility = [128], constancy = [1]}}
+  %rows = tessel.binary add %m0s, %r {test.axis} : !tessel.tile<128xi32>
+  // expected-remark @+1 {{contiguity = [128, 1], divisibility = [128, 1], constancy = [1, 1]}}
+  %rr = tessel.expand_dims %rows {axis = 1 : i32, test.axis} : !tessel.tile<128xi32> -> !tessel.tile<128x1xi32>
+  %ss = tessel.splat %s : i32 -> !tessel.tile<128x1xi32>
+  // expected-remark @+1 {{contiguity = [1, 1], divisibility = [8, 8], constancy = [1, 1]}}
+  %ro = tessel.binary mul %rr, %ss {test.axis} : !tessel.tile<128x1xi32>
+  %qs = tessel.splat %q : !tessel.ptr<f16> -> !tessel.tile<128x1x!tessel.ptr<f16>>
+  // expected-remark @+1 {{contiguity = [1, 1], divisibility = [16, 16], constancy = [1, 1]}}
+  %qr = tessel.addptr %qs, %ro {test.axis} : !tessel.tile<128x1x!tessel.ptr<f16>>, !tessel.tile<128x1xi32>
+  // expected-remark @+1 {{contiguity = [1, 1], divisibility = [16, 16], constancy = [1, 64]}}
+  %qb = tessel.broadcast %qr {test.axis} : !tessel.tile<128x1x!tessel.ptr<f16>> -> !tessel.tile<128x64x!tessel.ptr<f16>>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32>
+  %cc = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32> -> !tessel.tile<1x64xi32>
+  %cb = tessel.broadcast %cc : !tessel.tile<1x64xi32> -> !tessel.tile<128x64xi32>
+  // expected-remark @+1 {{contiguity = [1, 64], divisibility = [2, 16], constancy = [1, 1]}}
+  %p = tessel.addptr %qb, %cb {test.axis} : !tessel.tile<128x64x!tessel.ptr<f16>>, !tessel.tile<128x64xi32>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<128xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [1]}}
+  %ok = tessel.cmp lt %rows, %ns {test.axis} : !tessel.tile<128xi32> -> !tessel.tile<128xi1>
+  %oke = tessel.expand_dims %ok {axis = 1 : i32} : !tessel.tile<128xi1> -> !tessel.tile<128x1xi1>
+  // expected-remark @+1 {{contiguity = [1, 1], divisibility = [1, 1], constancy = [1, 64]}}
+  %okb = tessel.broadcast %oke {test.axis} : !tessel.tile<128x1xi1> -> !tessel.tile<128x64xi1>
+  return
+}
+
+// -----
+
+// A loop's induction variable is as aligned as its start and step; the
+// columns it offsets compare against a bound known to be a multiple of 16
+// alike in aligned groups of 16. Without a hint a pointer is aligned to its
+// element only.
+
+func.func @loop(%k: !tessel.ptr<f32>, %n: i32 {tessel.multiple_of = 48 : i64}) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32>
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32>
+    // expected-remark @+1 {{contiguity = [64], divisibility = [64], constancy = [1]}}
+    %cols = tessel.binary add %is, %c {test.axis} : !tessel.tile<64xi32>
+    %ns = tessel.splat %n : i32 -> !tessel.tile<64xi32>
+    // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [16]}}
+    %ok = tessel.cmp lt %cols, %ns {test.axis} : !tessel.tile<64xi32> -> !tessel.tile<64xi1>
+    %ks = tessel.splat %k : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>>
+    // expected-remark @+1 {{contiguity = [64], divisibility = [4], constancy = [1]}}
+    %kp = tessel.addptr %ks, %cols {test.axis} : !tessel.tile<64x!tessel.ptr<f32>>, !tessel.tile<64xi32>
+  }
+  return
+}
