@@ -1,7 +1,7 @@
 """Ready-made attention ops on (B, H, N, D) tensors, running the kernels of kernels/*.tsl.
 
     o = tessel.attention(q, k, v, causal=True)          # flash attention (prefill)
-    o = tessel.lean_attention(q, k, v)                  # decode: 1..16 newest query rows, stream-K
+    o = tessel.lean_attention(q, k, v)                  # decode: the newest query rows, stream-K
     o = tessel.mta_attention(q, k, v, w)                # Multi-Token Attention, w: (H, cq, ck)
     kl = tessel.attention_kl(q_t, k_t, q_s, k_s)        # StreamKL: KL(teacher ‖ student) per row
 
@@ -36,21 +36,28 @@ KERNELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels"
 
 # Head dims the kernels are tested with (constexpr D; each value is one more compilation).
 HEAD_DIMS = (16, 32, 64, 128)
-# The decode kernel's query tile: at most this many query rows.
-LEAN_MAX_QUERIES = 16
+# The decode kernel's query tiles: a unit of lean_attention is one (batch, KV head), and its tile
+# holds the G·Nq query rows of the G = H / HKV query heads that share the KV head, padded to a
+# power of two of at least 16 rows (the M of the tensor-core MMA) and at most LEAN_MAX_ROWS (the
+# largest tile compiled: GQA 8:1 with 16 query rows).  With D = 128 the current GPU lowering (4
+# warps) already spills registers from 32 rows (ptxas, sm_90: ~0.2 KB at 32 rows, ~3.7 KB at 128);
+# one-row decode up to GQA 16:1 stays in the 16-row tile.
+LEAN_BLOCK_M = (16, 32, 64, 128)
+LEAN_MAX_ROWS = LEAN_BLOCK_M[-1]
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
 # lean_attention's strategies and the lowering of its stream_k each one compiles.
 LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
 
 # (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
-# sizes; on the GPU they are the tiles the benchmarks were tuned with (bench/).
+# sizes; on the GPU they are the tiles the benchmarks were tuned with (bench/). lean_attention's
+# BLOCK_M is None: it is picked per call from the rows of a GQA group (lean_block_m).
 BLOCKS = {
     "interpreter": {"attention_fwd": (32, 32), "attention_bwd": (32, 32),
-                    "lean_attention": (LEAN_MAX_QUERIES, 32), "mta_fwd": (16, 16),
+                    "lean_attention": (None, 32), "mta_fwd": (16, 16),
                     "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
                     "attention_kl_bwd": (32, 32)},
     "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
-            "lean_attention": (LEAN_MAX_QUERIES, 64), "mta_fwd": (32, 32), "mta_bwd": (16, 32),
+            "lean_attention": (None, 64), "mta_fwd": (32, 32), "mta_bwd": (16, 32),
             "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
@@ -281,18 +288,30 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
 # ---------------------------------------------------------------------------------------------
 # LeanAttention (decode)
 
+def lean_block_m(rows):
+    """lean_attention's BLOCK_M for a GQA group of `rows` = G·Nq query rows: the smallest tile of
+    LEAN_BLOCK_M that holds them (None if none does)."""
+    return next((bm for bm in LEAN_BLOCK_M if rows <= bm), None)
+
+
 def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     """Decode attention with a stream-K split of the keys.  q (B, H, Nq, D) holds the Nq newest
-    query rows (1 <= Nq <= 16); k, v (B, HKV, Nk, D).  causal: the queries are the last Nq
-    positions (row r sees keys j <= Nk - Nq + r; needs Nk >= Nq).  strategy: how the kernel's
-    stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of all (batch, head) units
-    split evenly over a persistent grid) or 'split-k' (FlashDecoding: each unit cut into equal
-    chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
+    query rows; k, v (B, HKV, Nk, D).  One work unit per (batch, KV head) holds the G·Nq query
+    rows of the G = H / HKV query heads of its group, so K/V are read once per unit:
+    1 <= G·Nq <= LEAN_MAX_ROWS (128; e.g. Nq <= 16 up to GQA 8:1, Nq <= 128 for MHA).  causal:
+    the queries are the last Nq positions (row i sees keys j <= Nk - Nq + i; needs Nk >= Nq).
+    strategy: how the kernel's stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of
+    all (batch, KV head) units split evenly over a persistent grid) or 'split-k' (FlashDecoding:
+    each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
     op = "lean_attention"
-    *_, Nq, Nk, D = _attention_args(op, q, k, v)
-    if not 1 <= Nq <= LEAN_MAX_QUERIES:
-        raise ValueError(f"tessel.{op}: decode takes 1 to {LEAN_MAX_QUERIES} query rows, got "
-                         f"Nq {Nq} (use tessel.attention for prefill)")
+    _, H, HKV, Nq, Nk, D = _attention_args(op, q, k, v)
+    if Nq < 1:
+        raise ValueError(f"tessel.{op}: decode takes at least one query row, got Nq {Nq}")
+    if lean_block_m(H // HKV * Nq) is None:
+        raise ValueError(f"tessel.{op}: a unit holds the query rows of one GQA group, at most "
+                         f"{LEAN_MAX_ROWS}: got {H // HKV} query heads per KV head x Nq {Nq} = "
+                         f"{H // HKV * Nq} rows (use fewer query rows per call, or "
+                         f"tessel.attention for prefill)")
     if causal and Nk < Nq:
         raise ValueError(f"tessel.{op}: causal decode needs at least as many keys as queries, "
                          f"got Nq {Nq} and Nk {Nk}")
@@ -309,10 +328,12 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    bm, bn = be.blocks("lean_attention")
+    bn = be.blocks("lean_attention")[1]
+    bm = lean_block_m(H // HKV * Nq)
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
-    launch = {} if be.gpu else {"programs": min(B * H * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
+    # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations
+    launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
     be.kernel("lean_attention.tsl", "lean_attention", stream_k)(
         q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
         D=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, DTYPE=dtype, **launch)
@@ -566,7 +587,8 @@ def _define_autograd():
 def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),)):
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on the GPU
     for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
-    StreamKL with every pair of teacher and student head dims; both lean_attention strategies)."""
+    StreamKL with every pair of teacher and student head dims; both lean_attention strategies
+    with every query tile of LEAN_BLOCK_M)."""
     gpu = BLOCKS["gpu"]
     configs = []
 
@@ -583,8 +605,10 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
                     DTYPE=dtype)
                 for stream_k in LEAN_STRATEGIES.values():
-                    add("lean_attention.tsl", "lean_attention", "lean_attention", stream_k, D=d,
-                        CAUSAL=causal, DTYPE=dtype)
+                    for bm in LEAN_BLOCK_M:
+                        add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
+                            CAUSAL=causal, DTYPE=dtype, BLOCK_M=bm,
+                            BLOCK_N=gpu["lean_attention"][1])
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

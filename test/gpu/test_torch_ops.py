@@ -165,10 +165,15 @@ def test_attention_strided_and_no_grad():
     _out("O strided", o, ref_attention(q, kv, kv, False, 1 / 8), torch.float16)
 
 
-LEAN = {  # B, H, HKV, Nq, Nk, D, causal
+LEAN = {  # B, H, HKV, Nq, Nk, D, causal; a unit holds the (H / HKV) * Nq rows of a GQA group
     "gqa8-nq1-d128": (2, 16, 2, 1, 3001, 128, False),
     "causal-nq5-d64": (1, 4, 2, 5, 777, 64, True),
     "nk-lt-block": (3, 2, 1, 1, 9, 128, False),
+    "mha-nq16-d128": (2, 4, 4, 16, 1000, 128, True),           # 16 rows, no padding
+    "gqa3-nq3-d64": (2, 6, 2, 3, 555, 64, False),              # 9 rows, non-power-of-two group
+    "causal-gqa8-nq3-d128": (1, 32, 4, 3, 1234, 128, True),     # 24 rows: tile of 32
+    "causal-gqa4-nq16-d128": (1, 32, 8, 16, 1000, 128, True),   # 64 rows
+    "causal-gqa8-nq16-d128": (1, 16, 2, 16, 2049, 128, True),   # 128 rows: the largest tile
 }
 
 

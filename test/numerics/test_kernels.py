@@ -191,14 +191,38 @@ def test_attention_no_keys(dt):
 
 # ---------------------------------------------------------------------------------------------
 # lean_attention.tsl (decode, stream_k; run here in its lowered persistent form; the stream-K
-# schedule itself is tested in test_stream_k.py)
+# schedule itself is tested in test_stream_k.py).  A unit is one (batch, KV head): units = B*HKV,
+# and its query tile holds the group's rows = (H/HKV)*Nq query rows (rows <= BM; rows < BM leaves
+# padding rows).  The programs column is the persistent grid: fewer, as many or more than units.
 
 LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
+    # GQA 4:1, one row per head: 4 rows of 16; units 2 < 5 programs.
     "gqa4-nq1":           (2, 4, 1, 1, 300, 64, False, 16, 32, 5, 1.0),
+    # GQA 2:1, causal, D128: 10 rows; units 2 < 3 programs.
     "causal-gqa2-d128":   (1, 4, 2, 5, 257, 128, True, 16, 64, 3, 1.0),
+    # MHA (G = 1) with Nq = 16 = BM: a full tile, no padding row; units 4 = programs.
     "nq-eq-block":        (2, 2, 2, 16, 33, 64, False, 16, 16, 4, 1.0),
-    "causal-nk-eq-nq":    (1, 2, 1, 3, 3, 64, True, 4, 16, 2, 1.0),
+    # MHA, one row: 15 padding rows; units 6 > 4 programs.
+    "mha-nq1":            (2, 3, 3, 1, 100, 64, False, 16, 32, 4, 1.0),
+    # GQA 2:1, causal with Nk = Nq: row i of each head sees keys 0..i only; 6 rows of 8.
+    "causal-nk-eq-nq":    (1, 2, 1, 3, 3, 64, True, 8, 16, 2, 1.0),
+    # ±1e4 scores (q, k ~ N(0, 35^2)), causal, GQA 2:1 and 4:1: one-hot softmax rows.
     "causal-large":       (1, 2, 1, 4, 70, 64, True, 8, 16, 3, 35.0),
+    "causal-large-gqa4":  (1, 8, 2, 3, 70, 64, True, 16, 16, 5, 35.0),
+    # GQA 8:1, one row: 8 rows of 16; units 4 > 3 programs.
+    "gqa8-nq1":           (2, 16, 2, 1, 77, 64, False, 16, 16, 3, 1.0),
+    # GQA 8:1, Nq = 3, causal: 24 rows in a tile of 32; units 2 = programs.
+    "causal-gqa8-nq3":    (1, 16, 2, 3, 50, 64, True, 32, 16, 2, 1.0),
+    # GQA 3:1 (H = 6, HKV = 2: not a power of two), Nq = 3: 9 rows; units 4 < 9 programs.
+    "gqa3-nq3":           (2, 6, 2, 3, 45, 64, False, 16, 16, 9, 1.0),
+    # GQA 3:1, causal, D128, Nq = 5: 15 rows; units 2 < 3 programs.
+    "causal-gqa3-nq5-d128": (1, 6, 2, 5, 37, 128, True, 16, 32, 3, 1.0),
+    # Nk = 9 < BN: a single ragged key block; GQA 4:1, 8 rows = BM; units 4 > 3 programs.
+    "nk-lt-block-gqa4":   (2, 8, 2, 2, 9, 64, False, 8, 16, 3, 1.0),
+    # GQA 4:1 with Nq = 16: 64 rows = BM, causal; GQA 8:1 with Nq = 16: 128 rows = BM (the largest
+    # tile of the Python op).
+    "causal-gqa4-nq16":   (1, 4, 1, 16, 40, 32, True, 64, 16, 2, 1.0),
+    "gqa8-nq16":          (1, 8, 1, 16, 35, 32, False, 128, 16, 3, 1.0),
     # Nk = 0: every unit fully masked (O = 0, LSE = -inf); CAUSAL needs Nk >= Nq, so non-causal only.
     "nk0":                (1, 4, 2, 2, 0, 64, False, 4, 16, 3, 1.0),
     "nk0-nq1-G1":         (1, 2, 2, 1, 0, 32, False, 4, 16, 1, 1.0),
@@ -207,6 +231,7 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 
 def _run_lean(name, dt, G=None, stream_k=None):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
+    assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
     scale = kl.f32(1.0 / np.sqrt(D))
     rng = _seed("lean", name, dt)
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
@@ -227,15 +252,16 @@ def _run_lean(name, dt, G=None, stream_k=None):
 def test_lean_attention(name, dt):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
     _header(f"lean_attention {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} causal={causal} "
-            f"blocks {BM}x{BN}, {G} persistent programs, |q|,|k|~{s}")
+            f"{(H // HKV) * Nq} rows per unit, {B * HKV} units, blocks {BM}x{BN}, "
+            f"{G} persistent programs, |q|,|k|~{s}")
     _run_lean(name, dt)
 
 
 def _lean_split_grid(name, grid):
-    """'case': the case's G (S = 1 chunk per unit: G <= units everywhere); 'wide': 4 * units + 3
+    """'case': the case's G (S = max(1, G // units) chunks per unit); 'wide': 4 * units + 3
     programs (S = min(4, iters) chunks per unit, idle programs; with Nk < BLOCK_N, S = 1)."""
-    B, H = LEAN_CASES[name][:2]
-    return LEAN_CASES[name][9] if grid == "case" else 4 * B * H + 3
+    B, H, HKV = LEAN_CASES[name][:3]
+    return LEAN_CASES[name][9] if grid == "case" else 4 * B * HKV + 3
 
 
 @pytest.mark.parametrize("grid", ("case", "wide"))
@@ -246,9 +272,10 @@ def test_lean_attention_split_k(name, dt, grid):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, _, s = LEAN_CASES[name]
     G = _lean_split_grid(name, grid)
     iters = max(kl.cdiv(Nk, BN), 1)
-    S = max(1, min(G // (B * H), iters))
+    S = max(1, min(G // (B * HKV), iters))
     _header(f"lean_attention split-K {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} "
-            f"causal={causal} blocks {BM}x{BN}, {G} programs, {S} chunks of {iters} iterations per unit")
+            f"causal={causal} blocks {BM}x{BN}, {B * HKV} units, {G} programs, {S} chunks of "
+            f"{iters} iterations per unit")
     _run_lean(name, dt, G, "split-k")
 
 
@@ -399,10 +426,24 @@ MUTANTS = {
         "        s = dot(qt, trans(kt)) * (scale * 1.02)\n        st = online_softmax(st, s, vt)\n",
         "attention"),
     "lean causal offset off by one": (
-        "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + offs_m[:, None])",
-        "(offs_n[None, :] <= (Nk - Nq - 1) + offs_m[:, None])", "lean"),
+        "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + row_i[:, None])",
+        "(offs_n[None, :] <= (Nk - Nq - 1) + row_i[:, None])", "lean"),
     "lean merge that drops the later partial": (
         "lean_attention.tsl", "merge=softmax_merge", "merge=keep_first", "lean"),
+    # GQA packing: the causal mask on the tile row r instead of the query row r % Nq (right for
+    # the first head of the group only).
+    "lean causal mask on the tile row": (
+        "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + row_i[:, None])",
+        "(offs_n[None, :] <= (Nk - Nq) + offs_r[:, None])", "lean"),
+    # GQA packing: Q of the group's heads read from head hk + g instead of hk·G + g (right for
+    # the first KV head only).
+    "lean Q rows of the wrong heads": (
+        "lean_attention.tsl", "        h = hk * G + head_g\n        qt = load(",
+        "        h = hk + head_g\n        qt = load(", "lean"),
+    # GQA packing: O and LSE stored one unit per query head, as before the packing.
+    "lean store addressed per query head": (
+        "lean_attention.tsl", "row = (b * H + h).to(i64) * Nq + row_i",
+        "row = unit.to(i64) * Nq + offs_r", "lean"),
 }
 
 
@@ -439,7 +480,8 @@ def test_broken_kernel_is_caught(tmp_path, name):
         good = kl.attention_fwd(q, k, v, scale, False, 16, 16, "f16")
         kl.compare("O (original kernel)", good["o"], O, TOL["f16"]["out"])
     else:
-        B, H, HKV, Nq, Nk, D = 1, 2, 1, 4, 70, 64
+        # 2 batches x 2 KV heads = 4 units; GQA 2:1 with Nq = 3: 6 rows in a tile of 8.
+        B, H, HKV, Nq, Nk, D = 2, 4, 2, 3, 70, 64
         rng = _seed("mutant", name)
         q, k, v = kl.randn(rng, (B, H, Nq, D), "f16"), kl.randn(rng, (B, HKV, Nk, D), "f16"), \
             kl.randn(rng, (B, HKV, Nk, D), "f16")

@@ -13,8 +13,9 @@ merges the same partial states in the same order, so the outputs must be BITWISE
 the three stages; the lowered output must also match the float64 reference (tolerances of
 test_kernels.py).  Different G give different (equally valid) roundings: the merge tree changes.
 
-Work split: T = units * iters iterations (units = B*H, iters = max(cdiv(Nk, BLOCK_N), 1)), program p
-owns [p*T/G, (p+1)*T/G).  Covered: G = 1, G < units (with unit boundaries inside and on program
+Work split: T = units * iters iterations (units = B*HKV: one per (batch, KV head), holding the
+(H/HKV)*Nq query rows of its GQA group; iters = max(cdiv(Nk, BLOCK_N), 1)), program p owns
+[p*T/G, (p+1)*T/G).  Covered: G = 1, G < units (with unit boundaries inside and on program
 boundaries), G = units, G > units (a unit split over several programs), iters not divisible by G,
 G > T (programs with no work), partial ranges that see only masked keys (causal), Nk = 0.
 The split-K lowering is checked against the stream_k op the same way (see SPLIT_GRIDS).
@@ -34,25 +35,31 @@ from test_kernels import TOL, scaled_tol  # noqa: E402
 STAGES = ("source", "expanded", "lowered")
 
 CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, dtype, programs G (several)
-    # units 4, iters 7 (T = 28): one program does everything; 3 and 5 split units unevenly.
-    "units4-iters7":             (1, 4, 2, 1, 100, 64, False, 16, 16, "f16", (1, 3, 4, 5)),
-    # units 8, iters 3 (T = 24): G = 3 (8 iterations each: units 2 and 5 are cut), G = 6 (4 each:
-    # every unit cut), G = 8 (= units: one unit each), G = 12 (2 each).
-    "units8-iters3-gqa4":        (2, 4, 1, 3, 45, 64, False, 8, 16, "f16", (3, 6, 8, 12)),
-    # units 2, iters 7 (T = 14): G > units, 14 / G not an integer, G = 9 -> 1 or 2 iterations each.
-    "units2-iters7-causal":      (1, 2, 1, 5, 100, 64, True, 8, 16, "f16", (2, 3, 5, 9)),
-    # units 1, iters 7: a single unit over 2..7 programs (the host merges G-1 peers).
+    # units 4 (GQA 2:1, 2 rows each), iters 7 (T = 28): one program does everything; 3 and 5
+    # split units unevenly.
+    "units4-iters7":             (1, 8, 4, 1, 100, 64, False, 16, 16, "f16", (1, 3, 4, 5)),
+    # units 8 (GQA 4:1, 12 rows each), iters 3 (T = 24): G = 3 (8 iterations each: units 2 and 5
+    # are cut), G = 6 (4 each: every unit cut), G = 8 (= units: one unit each), G = 12 (2 each).
+    "units8-iters3-gqa4":        (2, 16, 4, 3, 45, 64, False, 16, 16, "f16", (3, 6, 8, 12)),
+    # units 2 (GQA 2:1, 10 rows each), iters 7 (T = 14): G > units, 14 / G not an integer, G = 9
+    # -> 1 or 2 iterations each.
+    "units2-iters7-causal":      (1, 4, 2, 5, 100, 64, True, 16, 16, "f16", (2, 3, 5, 9)),
+    # units 3 (GQA 3:1: 6 rows each of a tile of 8), iters 3 (T = 9): G < units, = units, > units.
+    "units3-iters3-gqa3-causal": (1, 9, 3, 2, 40, 64, True, 8, 16, "f16", (2, 3, 4)),
+    # units 1 (MHA, 16 rows), iters 7: a single unit over 2..7 programs (the host merges G-1 peers).
     "units1-iters7":             (1, 1, 1, 16, 103, 32, False, 16, 16, "f16", (2, 4, 7)),
-    # units 2, iters 2 (T = 4) on G = 7 > T: programs 0, 2, 4 get no iterations.
-    "units2-iters2-G-gt-T":         (1, 2, 2, 2, 20, 32, False, 4, 16, "f16", (7,)),
+    # units 2 (GQA 2:1, 4 rows = BM), iters 2 (T = 4) on G = 7 > T: programs 0, 2, 4 get no
+    # iterations.
+    "units2-iters2-G-gt-T":      (1, 4, 2, 2, 20, 32, False, 4, 16, "f16", (7,)),
     # causal, BLOCK_N = 16, Nk = 65: the last block holds key 64 alone, visible only to the newest
-    # row; with one iteration per program, that program's partial state is empty (m = -inf, l = 0)
-    # for rows 0..3: the merge must handle fully masked partials.
-    "causal-masked-partial":     (1, 2, 1, 5, 65, 64, True, 8, 16, "f16", (5, 10)),
-    # Nk = 0: iters = 1 (a fully masked block), O = 0, LSE = -inf for every unit.
+    # row of each head; with one iteration per program, that program's partial state is empty
+    # (m = -inf, l = 0) for rows 0..3 of both heads of the group: the merge must handle fully
+    # masked partials.  units 2 (GQA 2:1, 10 rows each).
+    "causal-masked-partial":     (1, 4, 2, 5, 65, 64, True, 16, 16, "f16", (5, 10)),
+    # Nk = 0: iters = 1 (a fully masked block), O = 0, LSE = -inf for every unit (units 2).
     "nk0":                       (1, 4, 2, 2, 0, 32, False, 4, 16, "f16", (1, 3, 6)),
-    # bf16, D = 128, ragged.
-    "bf16-units4-iters5":        (2, 2, 1, 7, 70, 128, True, 8, 16, "bf16", (3, 11)),
+    # bf16, D = 128, ragged; units 4 (GQA 2:1, 14 rows each), iters 5.
+    "bf16-units4-iters5":        (2, 4, 2, 7, 70, 128, True, 16, 16, "bf16", (3, 11)),
 }
 
 PARAMS = [(name, G) for name, case in CASES.items() for G in case[-1]]
@@ -65,7 +72,8 @@ def _bitwise_equal(a, b):
 @pytest.mark.parametrize("name,G", PARAMS, ids=[f"{n}-G{g}" for n, g in PARAMS])
 def test_lowered_equals_stream_k_op(name, G):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, dt, _ = CASES[name]
-    units, iters = B * H, max(kl.cdiv(Nk, BN), 1)
+    assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
+    units, iters = B * HKV, max(kl.cdiv(Nk, BN), 1)
     T = units * iters
     cuts = [p * T // G for p in range(G + 1)]
     print(f"\n  lean_attention {name} [{dt}] G={G}: units {units} x iters {iters} = {T}, "
@@ -97,7 +105,7 @@ def test_lowered_equals_stream_k_op(name, G):
 def test_programs_change_only_rounding():
     """The same inputs on G = 1..8 programs agree within the f16 tolerance; the merge tree differs
     with G, so they are not bitwise equal (and some G must differ from G = 1 in the bits)."""
-    B, H, HKV, Nq, Nk, D, causal, BM, BN, dt = 1, 2, 1, 3, 90, 64, True, 4, 16, "f16"
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, dt = 1, 2, 1, 3, 90, 64, True, 8, 16, "f16"
     rng = np.random.default_rng(5)
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt), kl.randn(rng, (B, HKV, Nk, D), dt), kl.randn(rng, (B, HKV, Nk, D), dt)
     scale = kl.f32(1.0 / np.sqrt(D))
@@ -125,6 +133,7 @@ SPLIT_GRIDS = {  # case of CASES: grids G for split-K
     "units4-iters7": (1, 3, 4, 8, 9, 28, 40),  # S = 1 (G <= units), 2 (G = 9: one idle), 7 = iters (40: capped)
     "units8-iters3-gqa4": (5, 16, 30),         # S = 1 with units > G, 2, 3 = iters (6 idle)
     "units2-iters7-causal": (3, 7, 14),        # S = 1, 3 (one idle), 7
+    "units3-iters3-gqa3-causal": (2, 7, 9),    # S = 1 with units > G, 2 (one idle), 3 = iters
     "units1-iters7": (2, 5, 7, 64),            # one unit: S = G up to iters, then capped
     "causal-masked-partial": (10,),            # S = 5 = iters: a chunk sees only masked keys for rows 0..3
     "nk0": (3, 12),                            # Nk = 0: iters = 1, S = 1
@@ -137,7 +146,7 @@ SPLIT_PARAMS = [(name, G) for name, grids in SPLIT_GRIDS.items() for G in grids]
 @pytest.mark.parametrize("name,G", SPLIT_PARAMS, ids=[f"{n}-G{g}" for n, g in SPLIT_PARAMS])
 def test_split_k_equals_stream_k_op(name, G):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, dt, _ = CASES[name]
-    units, iters = B * H, max(kl.cdiv(Nk, BN), 1)
+    units, iters = B * HKV, max(kl.cdiv(Nk, BN), 1)
     S = max(1, min(G // units, iters))
     print(f"\n  lean_attention split-K {name} [{dt}] G={G}: units {units} x {S} chunks "
           f"{[(c * iters // S, (c + 1) * iters // S) for c in range(S)]}, "

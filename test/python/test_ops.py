@@ -60,11 +60,25 @@ def test_no_keys():
     np.testing.assert_array_equal(tessel.attention_kl(q, kv, q, kv, reduction="none"), 0.0)
 
 
-LEAN = {  # B, H, HKV, Nq, Nk, D, causal
+LEAN = {  # B, H, HKV, Nq, Nk, D, causal; a unit holds (H / HKV) * Nq query rows
     "gqa4-nq1": (2, 4, 1, 1, 77, 32, False),
     "causal-gqa2": (1, 4, 2, 5, 40, 64, True),
     "nq16": (1, 2, 2, 16, 33, 16, False),
+    "gqa3-nq3-causal": (2, 6, 2, 3, 29, 32, True),      # 9 rows: a non-power-of-two group
+    "gqa8-nq3-nk-lt-block": (1, 16, 2, 3, 9, 16, False),  # 24 rows: tile of 32; Nk < BLOCK_N
+    "gqa8-nq16": (1, 8, 1, 16, 20, 16, True),           # 128 rows: the largest tile
+    "mha-nq40": (1, 2, 2, 40, 50, 16, True),            # MHA beyond 16 rows: tile of 64
 }
+
+
+def test_lean_block_m():
+    """The query tile of a group of G·Nq rows: the smallest of 16, 32, 64, 128 that holds them."""
+    assert [tessel.ops.lean_block_m(r) for r in (1, 8, 16, 17, 32, 33, 64, 65, 128, 129)] == \
+        [16, 16, 16, 32, 32, 64, 64, 128, 128, None]
+    lean = [c for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
+            if c[1] == "lean_attention"]
+    assert sorted({c[2]["BLOCK_M"] for c in lean}) == list(tessel.ops.LEAN_BLOCK_M)
+    assert len(lean) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M)    # causal x strategy x BLOCK_M
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
@@ -166,11 +180,14 @@ OP_ERRORS = {
                         r"tessel.attention: scale must be a real number, got str"),
     "attention inf scale": (lambda: tessel.attention(Q, K, K, scale=float("inf")), ValueError,
                             r"scale must be finite"),
-    "lean too many queries": (lambda: tessel.lean_attention(_a(1, 4, 17, 32), K, K), ValueError,
-                              r"tessel.lean_attention: decode takes 1 to 16 query rows, got "
-                              r"Nq 17"),
+    "lean too many rows": (lambda: tessel.lean_attention(_a(1, 4, 65, 32), K, K), ValueError,
+                           r"tessel.lean_attention: a unit holds the query rows of one GQA group, "
+                           r"at most 128: got 2 query heads per KV head x Nq 65 = 130 rows"),
+    "lean too many rows mqa": (lambda: tessel.lean_attention(_a(1, 32, 5, 32), _a(1, 1, 8, 32),
+                                                             _a(1, 1, 8, 32)), ValueError,
+                               r"at most 128: got 32 query heads per KV head x Nq 5 = 160 rows"),
     "lean no queries": (lambda: tessel.lean_attention(_a(1, 4, 0, 32), K, K), ValueError,
-                        r"decode takes 1 to 16 query rows, got Nq 0"),
+                        r"decode takes at least one query row, got Nq 0"),
     "lean causal": (lambda: tessel.lean_attention(Q, _a(1, 2, 4, 32), _a(1, 2, 4, 32),
                                                   causal=True),
                     ValueError, r"causal decode needs at least as many keys as queries"),
