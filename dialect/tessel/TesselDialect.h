@@ -49,6 +49,9 @@ Type getMaskLikeType(Type type);
 func::FuncOp getFollowUpKernel(func::FuncOp kernel);
 /// The kernel whose `tessel.then` names `kernel`, or null.
 func::FuncOp getLeadingKernel(func::FuncOp kernel);
+/// The `tessel.multiple_of` hint of argument `index` of `kernel`; 0 when it
+/// has none.
+int64_t getMultipleOf(func::FuncOp kernel, unsigned index);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES
