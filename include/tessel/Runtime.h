@@ -113,6 +113,10 @@ struct ParamInfo {
   std::string name;
   ArgKind kind;
   std::string elem; // element type of a pointer ("f16"); empty for scalars
+  /// The kernel's multiple_of hint, checked at every launch: an i32/i64
+  /// argument is a multiple of it, a pointer aligned to that many bytes;
+  /// 0: no hint.
+  int64_t multipleOf = 0;
 };
 
 namespace detail {
