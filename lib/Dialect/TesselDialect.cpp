@@ -150,8 +150,7 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
                            << "' must be a positive i64 attribute, got "
                            << attr.getValue();
   Type type = func.getArgumentTypes()[argIndex];
-  if (!isa<PtrType>(type) && !type.isSignlessInteger(32) &&
-      !type.isSignlessInteger(64))
+  if (!acceptsMultipleOf(type))
     return op->emitError() << "'" << name << "' on argument " << argIndex
                            << " of type " << type
                            << " (expected i32, i64 or !tessel.ptr)";
@@ -162,6 +161,11 @@ int64_t mlir::tessel::getMultipleOf(func::FuncOp kernel, unsigned index) {
   auto hint = kernel.getArgAttrOfType<IntegerAttr>(
       index, TesselDialect::getMultipleOfAttrName());
   return hint ? hint.getInt() : 0;
+}
+
+bool mlir::tessel::acceptsMultipleOf(Type type) {
+  return isa<PtrType>(type) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64);
 }
 
 func::FuncOp mlir::tessel::getFollowUpKernel(func::FuncOp kernel) {

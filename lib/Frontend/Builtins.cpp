@@ -889,11 +889,9 @@ static TValue genMultipleOf(CallCtx &c) {
                    "multiple_of() applies to a kernel parameter; got " +
                        std::string(x.isValue() ? "a computed " : "") +
                        g.describe(x));
-  Type type = param.getType();
-  if (!isa<tsl::PtrType>(type) && !type.isSignlessInteger(32) &&
-      !type.isSignlessInteger(64))
+  if (!tsl::acceptsMultipleOf(param.getType()))
     return c.fail((*args)[0], "applies to i32, i64 and ptr parameters, got " +
-                                  g.describe(type));
+                                  g.describe(param.getType()));
   if (!n.isConst() || n.constant.kind != Const::Kind::Int || n.constant.i < 1)
     return c.fail((*args)[1], "n must be a positive constexpr integer, got " +
                                   g.describe(n));
