@@ -20,6 +20,7 @@ def Tessel_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
@@ -55,6 +56,12 @@ def Tessel_Dialect : Dialect {
     /// kernel of a split-K lowering).
     static constexpr llvm::StringLiteral getThenAttrName() {
       return llvm::StringLiteral("tessel.then");
+    }
+    /// i64 attribute on an integer or pointer argument of a kernel: every
+    /// launch passes a multiple of it (for a pointer, an address aligned to
+    /// that many bytes). Checked at launch; lets the lowering vectorise.
+    static constexpr llvm::StringLiteral getMultipleOfAttrName() {
+      return llvm::StringLiteral("tessel.multiple_of");
     }
   private:
     void registerTypes();

@@ -93,6 +93,8 @@ public:
   ArgKind kind() const { return k; }
   /// The value of an i32/i64 argument (grid expressions use it).
   int64_t intValue() const { return k == ArgKind::I32 ? bits.i32 : bits.i64; }
+  /// The device address of a ptr argument.
+  uint64_t address() const { return bits.u64; }
   /// The bytes cuLaunchKernel reads for this argument.
   const void *data() const { return &bits; }
 
@@ -113,6 +115,10 @@ struct ParamInfo {
   std::string name;
   ArgKind kind;
   std::string elem; // element type of a pointer ("f16"); empty for scalars
+  /// The kernel's multiple_of hint, checked at every launch: an i32/i64
+  /// argument is a multiple of it, a pointer aligned to that many bytes;
+  /// 0: no hint.
+  int64_t multipleOf = 0;
 };
 
 namespace detail {
@@ -180,8 +186,9 @@ public:
   Result<Module> loadBundleFromString(std::string_view text,
                                       std::string_view name = "<string>");
 
-  /// Checks `args` against the kernel's parameters, computes the grid from
-  /// its launch rule and enqueues the kernel on `stream` (asynchronously).
+  /// Checks `args` against the kernel's parameters (kinds and multiple_of
+  /// hints), computes the grid from its launch rule and enqueues the kernel
+  /// on `stream` (asynchronously).
   /// A grid with a zero dimension launches nothing and succeeds. A kernel
   /// with a `then` (split-K's combine kernel) is followed on `stream` by that
   /// kernel with the same grid, arguments and workspace; the `then` kernel

@@ -52,6 +52,12 @@ static LogicalResult verifyThen(Operation *op, NamedAttribute attr) {
     if (next->getAttr(same) != op->getAttr(same))
       return op->emitError() << "follow-up kernel " << ref
                              << " must have the same '" << same << "'";
+  // Launches check the leader's hints only; they must hold for both.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (getMultipleOf(next, i) != getMultipleOf(func, i))
+      return op->emitError()
+             << "follow-up kernel " << ref << " must have the same '"
+             << TesselDialect::getMultipleOfAttrName() << "' on argument " << i;
   return success();
 }
 
@@ -122,6 +128,44 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   if (name == getThenAttrName())
     return verifyThen(op, attr);
   return op->emitError() << "unknown tessel attribute '" << name << "'";
+}
+
+/// Argument attributes of kernels: only `tessel.multiple_of`, a positive i64
+/// on an argument a launch passes as an integer or an address.
+LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name != getMultipleOfAttrName())
+    return op->emitError() << "unknown tessel argument attribute '" << name
+                           << "'";
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func || !op->hasAttr(getKernelAttrName()))
+    return op->emitError() << "'" << name
+                           << "' is only valid on arguments of a kernel";
+  auto value = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!value || !value.getType().isSignlessInteger(64) || value.getInt() < 1)
+    return op->emitError() << "'" << name
+                           << "' must be a positive i64 attribute, got "
+                           << attr.getValue();
+  Type type = func.getArgumentTypes()[argIndex];
+  if (!acceptsMultipleOf(type))
+    return op->emitError() << "'" << name << "' on argument " << argIndex
+                           << " of type " << type
+                           << " (expected i32, i64 or !tessel.ptr)";
+  return success();
+}
+
+int64_t mlir::tessel::getMultipleOf(func::FuncOp kernel, unsigned index) {
+  auto hint = kernel.getArgAttrOfType<IntegerAttr>(
+      index, TesselDialect::getMultipleOfAttrName());
+  return hint ? hint.getInt() : 0;
+}
+
+bool mlir::tessel::acceptsMultipleOf(Type type) {
+  return isa<PtrType>(type) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64);
 }
 
 func::FuncOp mlir::tessel::getFollowUpKernel(func::FuncOp kernel) {

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace ::tessel;
@@ -84,7 +85,8 @@ static const char *const kBuiltins[] = {"program_id",    "num_programs",
                                         "kl_state",      "online_kl",
                                         "kl_merge",      "kl_finalize",
                                         "stream_k",      "float",
-                                        "range",         "static_range"};
+                                        "range",         "static_range",
+                                        "multiple_of"};
 
 bool Generator::isBuiltin(const std::string &name) const {
   for (const char *b : kBuiltins)
@@ -865,6 +867,47 @@ TValue Generator::genStreamK(const ast::Call &call) {
   return TValue::ofConst(Const());
 }
 
+/// multiple_of(x, n): records on kernel parameter x that every launch passes
+/// a multiple of n (for a pointer, an n-byte aligned address) and returns x.
+/// The hint belongs to the parameter, not to the value at this point, so it
+/// is kept whichever helper or branch states it; hints combine by lcm.
+static TValue genMultipleOf(CallCtx &c) {
+  Generator &g = c.g;
+  auto args = matchArgs(g, c.call, c.name, {"x", "n"}, 2);
+  if (!args)
+    return TValue::invalid();
+  TValue x = c.arg((*args)[0]), n = c.arg((*args)[1]);
+  if (x.isInvalid() || n.isInvalid())
+    return TValue::invalid();
+  // Inlined helpers and nested defs see the kernel's own entry arguments.
+  auto param = x.isValue() ? dyn_cast<BlockArgument>(x.value) : BlockArgument();
+  auto kernel =
+      param ? dyn_cast_or_null<func::FuncOp>(param.getOwner()->getParentOp())
+            : func::FuncOp();
+  if (!kernel || param.getOwner() != &kernel.getBody().front())
+    return g.error((*args)[0]->getLoc(),
+                   "multiple_of() applies to a kernel parameter; got " +
+                       std::string(x.isValue() ? "a computed " : "") +
+                       g.describe(x));
+  if (!tsl::acceptsMultipleOf(param.getType()))
+    return c.fail((*args)[0], "applies to i32, i64 and ptr parameters, got " +
+                                  g.describe(param.getType()));
+  if (!n.isConst() || n.constant.kind != Const::Kind::Int || n.constant.i < 1)
+    return c.fail((*args)[1], "n must be a positive constexpr integer, got " +
+                                  g.describe(n));
+  unsigned index = param.getArgNumber();
+  int64_t multiple = n.constant.i;
+  if (int64_t known = tsl::getMultipleOf(kernel, index)) {
+    int64_t gcd = std::gcd(known, multiple);
+    if (__builtin_mul_overflow(known / gcd, multiple, &multiple))
+      return c.fail((*args)[1], "the hints on this parameter combine (lcm) "
+                                "to more than 2^63 - 1");
+  }
+  kernel.setArgAttr(index, tsl::TesselDialect::getMultipleOfAttrName(),
+                    g.builder.getI64IntegerAttr(multiple));
+  return x;
+}
+
 TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
   CallCtx c{*this, call, name, call.getLoc()};
   Location at = loc(call.getLoc());
@@ -993,6 +1036,8 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
   }
   if (name == "stream_k")
     return genStreamK(call);
+  if (name == "multiple_of")
+    return genMultipleOf(c);
   if (name == "float") {
     auto args = matchArgs(*this, call, name, {"x"}, 1);
     if (!args)

@@ -410,7 +410,14 @@ static std::optional<std::string> bindArg(func::FuncOp kernel, unsigned index,
       fits = v == 0 || v == 1;
     if (!fits)
       return mismatch("got " + Twine(v) + ", which does not fit");
-    out = RtValue::intScalar(wrapInt(v, elem->width));
+    // As on the GPU, a broken hint stops the launch. (The interpreter's
+    // pointers are buffers, without addresses to check.)
+    int64_t value = wrapInt(v, elem->width);
+    int64_t multiple = ts::getMultipleOf(kernel, index);
+    if (multiple && value % multiple != 0)
+      return mismatch("got " + Twine(value) + ", which is not a multiple of " +
+                      Twine(multiple) + " (multiple_of in the kernel source)");
+    out = RtValue::intScalar(value);
     return std::nullopt;
   }
   if (arg.kind == KernelArg::Kind::Buffer)

@@ -189,10 +189,10 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version != 1 && version != 2)
+  if (version < 1 || version > 3)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads versions 1 and 2)");
+                       " (this runtime reads versions 1 to 3)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -254,7 +254,7 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
   for (const JsonValue &p : list.array) {
     if (p.type != Type::Object)
       return errorAt(p, "a parameter must be a JSON object");
-    TESSEL_TRY(checkMembers(p, {"name", "kind", "elem"}));
+    TESSEL_TRY(checkMembers(p, {"name", "kind", "elem", "multiple_of"}));
     ParamInfo info;
     TESSEL_TRY(getIdentifier(p, "name", info.name));
     if (info.name == kNumCtas)
@@ -280,6 +280,16 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
                                 "': unknown element type '" + elem->string +
                                 "'");
     info.elem = elem ? elem->string : "";
+    if (const JsonValue *hint = p.find("multiple_of")) {
+      if (version < 3)
+        return errorAt(*hint, "'multiple_of' needs bundle version 3");
+      if (!isPtr && !isIntegerKind(info.kind))
+        return errorAt(*hint, "parameter '" + info.name +
+                                  "': 'multiple_of' applies to ptr, i32 and "
+                                  "i64 parameters only");
+      TESSEL_TRY(getInt(p, "multiple_of", 1,
+                        std::numeric_limits<int64_t>::max(), info.multipleOf));
+    }
     k.params.push_back(std::move(info));
   }
   return Status();
@@ -376,12 +386,13 @@ Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
   if (!next->launch.then.empty())
     return errorAt(at, "'then' names kernel '" + then +
                            "', which has a 'then' of its own");
+  // Launches check the leader's hints only, so they must be the follow-up's.
   bool sameParams =
       next->params.size() == k.params.size() &&
       std::equal(k.params.begin(), k.params.end(), next->params.begin(),
                  [](const ParamInfo &a, const ParamInfo &b) {
                    return a.name == b.name && a.kind == b.kind &&
-                          a.elem == b.elem;
+                          a.elem == b.elem && a.multipleOf == b.multipleOf;
                  });
   if (!sameParams)
     return errorAt(at, "kernel '" + then +

@@ -4,9 +4,34 @@
 #include "Runtime/Support.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <limits>
 
 using namespace tessel;
+
+/// The code compiled for the kernel relies on its multiple_of hints (vector
+/// accesses need aligned addresses), so a broken one must not launch.
+static Status checkHint(const KernelInfo &k, const ParamInfo &p,
+                        const Arg &arg) {
+  if (!p.multipleOf)
+    return Status();
+  std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
+  const char *why = " (multiple_of in the kernel source)";
+  if (p.kind == ArgKind::Ptr) {
+    if (arg.address() % uint64_t(p.multipleOf) == 0)
+      return Status();
+    char address[24];
+    std::snprintf(address, sizeof(address), "%#" PRIx64, arg.address());
+    return Status::error(where + address + " is not " +
+                         std::to_string(p.multipleOf) + "-byte aligned" + why);
+  }
+  if (arg.intValue() % p.multipleOf == 0)
+    return Status();
+  return Status::error(where + std::to_string(arg.intValue()) +
+                       " is not a multiple of " + std::to_string(p.multipleOf) +
+                       why);
+}
 
 Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
   if (args.size() != k.params.size()) {
@@ -25,6 +50,7 @@ Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
                            std::to_string(i) + " ('" + p.name + "') must be " +
                            argKindName(p.kind) + ", got " +
                            argKindName(args[i].kind()));
+    TESSEL_TRY(checkHint(k, p, args[i]));
   }
   return Status();
 }

@@ -25,7 +25,8 @@ struct LaunchPlan {
   bool empty() const { return grid[0] == 0 || grid[1] == 0 || grid[2] == 0; }
 };
 
-/// Checks the number and kinds of `args` against the kernel's parameters.
+/// Checks the number and kinds of `args` against the kernel's parameters,
+/// and that they keep the parameters' multiple_of hints.
 Status checkArgs(const KernelInfo &k, const std::vector<Arg> &args);
 
 /// Checks `args` and evaluates the launch rule. Persistent grids are capped

@@ -12,6 +12,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <string>
 
 namespace tessel {
@@ -31,6 +32,13 @@ namespace tessel::python {
 /// from the diagnostics of `diag`; `text` is their printed form.
 [[noreturn]] void raiseCompileError(const DiagnosticEngine &diag,
                                     const std::string &text);
+
+/// A kernel parameter's multiple_of hint as Python sees it: the int, or None
+/// for no hint (0).
+inline pybind11::object multipleOfObject(int64_t multipleOf) {
+  return multipleOf ? pybind11::object(pybind11::int_(multipleOf))
+                    : pybind11::object(pybind11::none());
+}
 
 /// signatures(): the parser alone (no MLIR), in every build.
 void bindFrontend(pybind11::module_ &m);

@@ -197,8 +197,9 @@ public:
       throw py::value_error("cannot parse tessel IR '" + name + "': " + errors);
   }
 
-  /// One dict per kernel: name, params [(name, type, elem)] (type "ptr" or a
-  /// scalar type; elem the pointee type of a pointer), num_warps, constants,
+  /// One dict per kernel: name, params [(name, type, elem, multiple_of)]
+  /// (type "ptr" or a scalar type; elem the pointee type of a pointer;
+  /// multiple_of the parameter's hint or None), num_warps, constants,
   /// persistent, workspace (elements per program of each trailing workspace
   /// argument the launcher provides; those are not in params), then (the
   /// kernel run() runs right after this one, e.g. split-K's combine kernel;
@@ -213,14 +214,16 @@ public:
       unsigned numUser = f.getNumArguments() - workspace.size();
       for (mlir::BlockArgument arg : f.getArguments().take_front(numUser)) {
         mlir::Type type = arg.getType();
+        py::object hint = python::multipleOfObject(
+            mlir::tessel::getMultipleOf(f, arg.getArgNumber()));
         if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type)) {
           auto elem = dtypeOf(ptr.getPointeeType());
           params.append(py::make_tuple(argName(arg), "ptr",
-                                       elem ? dtypeName(*elem) : "?"));
+                                       elem ? dtypeName(*elem) : "?", hint));
         } else {
           auto dtype = dtypeOf(type);
-          params.append(py::make_tuple(argName(arg),
-                                       dtype ? dtypeName(*dtype) : "?", ""));
+          params.append(py::make_tuple(
+              argName(arg), dtype ? dtypeName(*dtype) : "?", "", hint));
         }
       }
       py::dict constants;

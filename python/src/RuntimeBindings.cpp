@@ -130,7 +130,8 @@ void tessel::python::bindRuntime(py::module_ &m) {
                                py::list params;
                                for (const ParamInfo &p : k.params())
                                  params.append(py::make_tuple(
-                                     p.name, argKindName(p.kind), p.elem));
+                                     p.name, argKindName(p.kind), p.elem,
+                                     python::multipleOfObject(p.multipleOf)));
                                return params;
                              })
       .def_property_readonly("num_warps", &Kernel::numWarps)

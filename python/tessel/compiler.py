@@ -42,8 +42,10 @@ from ._backend import _tessel
 DEFAULT_PROGRAMS = 8
 
 
-class Param(collections.namedtuple("Param", "name kind elem")):
-    """A runtime parameter: kind 'ptr' (elem: the pointee type) or a scalar type (elem empty)."""
+class Param(collections.namedtuple("Param", "name kind elem multiple_of", defaults=(None,))):
+    """A runtime parameter: kind 'ptr' (elem: the pointee type) or a scalar type (elem empty);
+    multiple_of is the kernel's hint on it (None: none), checked at every launch: an integer
+    argument is a multiple of it, a pointer's address aligned to that many bytes."""
 
     __slots__ = ()
 

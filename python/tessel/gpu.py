@@ -21,7 +21,7 @@ import sys
 
 from . import errors
 from ._backend import _tessel
-from .interpreter import scalar_argument
+from .interpreter import check_multiple_of, scalar_argument
 
 # Element types as torch names them, as __cuda_array_interface__ typestrs (byte order stripped)
 # and as DLPack (type code, bits) pairs.
@@ -138,8 +138,11 @@ def stream_of(values):
 
 
 def launch(rt_kernel, name, params, values, grid):
-    """Enqueues `rt_kernel` with `values` (in `params` order); grid None for persistent kernels."""
+    """Enqueues `rt_kernel` with `values` (in `params` order); grid None for persistent kernels.
+    Arguments that break a multiple_of hint raise ValueError before anything is enqueued."""
     args = [device_pointer(name, p, v) if p.kind == "ptr"
             else scalar_argument(f"kernel '{name}', argument '{p.name}'", p.kind, v)
             for p, v in zip(params, values)]
+    for p, arg in zip(params, args):
+        check_multiple_of(name, p, arg)
     runtime().launch(rt_kernel, args, stream_of(values), None if grid is None else list(grid))

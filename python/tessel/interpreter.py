@@ -11,8 +11,9 @@ GPU). Element types and the arrays they take:
 
 Read-only arrays may be passed as inputs; a kernel that writes one raises ValueError (after the
 run). The same array passed twice is one buffer; arrays that partly overlap are refused. Scalars
-are Python or NumPy numbers: integers for i32/i64 (range-checked), bools or 0/1 for i1, real
-numbers for f16/bf16/f32.
+are Python or NumPy numbers: integers for i32/i64 (range-checked, and checked against the
+kernel's multiple_of hints; an array has no device address, so pointer hints are not), bools or
+0/1 for i1, real numbers for f16/bf16/f32.
 """
 
 import numpy as np
@@ -104,15 +105,30 @@ def scalar_argument(where, kind, value):
     return float(value)
 
 
+def check_multiple_of(kernel, param, value):
+    """ValueError unless `value` (an integer, or the address of a `ptr` argument) keeps the
+    parameter's multiple_of hint: the kernel is compiled on the promise, so it must not run."""
+    n = param.multiple_of
+    if n is None or value % n == 0:
+        return
+    where = f"kernel '{kernel}': argument '{param.name}'"
+    why = "(multiple_of in the kernel source)"
+    if param.kind == "ptr":
+        raise ValueError(f"{where} = {value:#x} is not {n}-byte aligned {why}")
+    raise ValueError(f"{where} = {value} is not a multiple of {n} {why}")
+
+
 def launch(program, kernel, params, values, grid):
     """Runs `kernel` of the Program on `grid` (3 ints) with `values` for `params` (Param tuples, in
-    order). Raises TypeError/ValueError for bad arguments before running, LaunchError for a fault
+    order). Raises TypeError/ValueError for bad arguments (a broken multiple_of hint on an integer
+    included; arrays have no device address to check) before running, LaunchError for a fault
     (the arrays then hold what was written before it)."""
     device, buffers, by_id = [], [], {}
     for p, value in zip(params, values):
         where = f"kernel '{kernel}', argument '{p.name}'"
         if p.kind != "ptr":
             device.append(scalar_argument(where, p.kind, value))
+            check_multiple_of(kernel, p, device[-1])
             continue
         array = _array_argument(where, p.elem, value)
         buf = by_id.get(id(array))

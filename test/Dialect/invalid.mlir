@@ -1267,3 +1267,73 @@ func.func @then_workspace(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tesse
 func.func @next(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 8>} {
   return
 }
+
+// -----
+
+// expected-error @below {{follow-up kernel @next must have the same 'tessel.multiple_of' on argument 0}}
+func.func @then_hint(%n: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel, tessel.then = @next} {
+  return
+}
+func.func @next(%n: i32 {tessel.multiple_of = 4 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tessel.multiple_of on kernel arguments
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' is only valid on arguments of a kernel}}
+func.func @hint_not_kernel(%n: i32 {tessel.multiple_of = 8 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' must be a positive i64 attribute, got 0 : i64}}
+func.func @hint_zero(%n: i32 {tessel.multiple_of = 0 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' must be a positive i64 attribute, got -16 : i64}}
+func.func @hint_negative(%p: !tessel.ptr<f16> {tessel.multiple_of = -16 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' must be a positive i64 attribute, got 8 : i32}}
+func.func @hint_i32(%n: i32 {tessel.multiple_of = 8 : i32}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' must be a positive i64 attribute, got "8"}}
+func.func @hint_string(%n: i32 {tessel.multiple_of = "8"}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' on argument 1 of type 'f32' (expected i32, i64 or !tessel.ptr)}}
+func.func @hint_float(%n: i32, %s: f32 {tessel.multiple_of = 2 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.multiple_of' on argument 0 of type 'i1' (expected i32, i64 or !tessel.ptr)}}
+func.func @hint_bool(%b: i1 {tessel.multiple_of = 2 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown tessel argument attribute 'tessel.aligned'}}
+func.func @unknown_arg_attr(%n: i32 {tessel.aligned = 8 : i64}) attributes {tessel.kernel} {
+  return
+}

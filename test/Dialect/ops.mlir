@@ -30,6 +30,13 @@ func.func @kernel_attrs() attributes {tessel.kernel, tessel.num_warps = 8 : i32}
   return
 }
 
+// Hints on the arguments a launch passes as integers or addresses.
+// CHECK-LABEL: func.func @hints
+// CHECK-SAME: (%{{.*}}: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %{{.*}}: i32 {tessel.multiple_of = 8 : i64}, %{{.*}}: i64)
+func.func @hints(%q: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %n: i32 {tessel.multiple_of = 8 : i64}, %m: i64) attributes {tessel.kernel} {
+  return
+}
+
 // CHECK-LABEL: func.func @grid
 func.func @grid() -> (i32, i32) {
   // CHECK: tessel.program_id 1 : i32

@@ -192,3 +192,30 @@ func.func @nested(%n: i32, %c: i1) attributes {tessel.kernel} {
   }
   return
 }
+
+// -----
+
+// multiple_of hints stay on the parameters of both kernels; the workspace
+// gets none.
+// CHECK-LABEL: func.func @hinted
+// CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>)
+// CHECK-SAME: tessel.then = @hinted__combine
+// CHECK-LABEL: func.func @hinted__combine
+// CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>)
+func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
+  tessel.stream_k units(%units) iters(%iters) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    tessel.yield %begin : i32
+  } merge {
+  ^bb0(%a: i32, %b: i32):
+    tessel.yield %a : i32
+  } epilogue {
+  ^bb0(%unit: i32, %s: i32):
+    %p = tessel.addptr %out, %unit : !tessel.ptr<i32>, i32
+    tessel.store %p, %s : !tessel.ptr<i32>
+    tessel.yield
+  }
+  return
+}

@@ -159,3 +159,26 @@ func.func @not_a_kernel(%units: i32) {
   }
   return
 }
+
+// -----
+
+// multiple_of hints stay on the parameters; the workspace and flags get none.
+// CHECK-LABEL: func.func @hinted
+// CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>, %{{[^:]*}}: !tessel.ptr<i32>)
+// CHECK-SAME: tessel.launch = "persistent"
+func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
+  tessel.stream_k units(%units) iters(%iters) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    tessel.yield %begin : i32
+  } merge {
+  ^bb0(%a: i32, %b: i32):
+    tessel.yield %a : i32
+  } epilogue {
+  ^bb0(%unit: i32, %s: i32):
+    %p = tessel.addptr %out, %unit : !tessel.ptr<i32>, i32
+    tessel.store %p, %s : !tessel.ptr<i32>
+    tessel.yield
+  }
+  return
+}

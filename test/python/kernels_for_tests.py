@@ -58,6 +58,16 @@ def two(x: ptr[f32], n: i32):
     stream_k(units=n, iters=4, body=body, merge=softmax_merge, epilogue=epilogue)
 """
 
+# Row program_id(0) of a matrix with `stride` elements per row: out = 2 x on its first n columns.
+# Hints: x 16-byte aligned, n a multiple of 8, stride of 4.
+HINTED = """\
+@kernel(num_warps=1)
+def hinted(x: ptr[f32], out: ptr[f32], n: i32, stride: i64, BLOCK: constexpr = 16):
+    offs = program_id(0) * multiple_of(stride, 4) + arange(0, BLOCK)
+    m = arange(0, BLOCK) < multiple_of(n, 8)
+    store(out + offs, load(multiple_of(x, 16) + offs, mask=m, other=0.0) * 2.0, mask=m)
+"""
+
 
 @tessel.jit
 def scale_add(x: ptr[f32], out: ptr[f32], n: i32, alpha: f32, BLOCK: constexpr = 64):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tessel
-from kernels_for_tests import ADD
+from kernels_for_tests import ADD, HINTED
 from tessel import gpu
 from tessel._backend import _tessel
 
@@ -21,7 +21,8 @@ LEAN = os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl")
 class FakeKernel:
     def __init__(self, info):
         self.name = info["name"]
-        self.params = [(p["name"], p["kind"], p.get("elem", "")) for p in info["params"]]
+        self.params = [(p["name"], p["kind"], p.get("elem", ""), p.get("multiple_of"))
+                       for p in info["params"]]
         self.num_warps = info["num_warps"]
         self.persistent = info["launch"]["kind"] == "persistent"
 
@@ -167,6 +168,31 @@ def test_gpu_arguments(fake_gpu):
     ]
     for args, error, message in errors:
         with pytest.raises(error, match=message):
+            kernel[(1,)](*args)
+    assert len(fake_gpu.launches) == 1                       # nothing launched on bad input
+
+
+def test_gpu_launches_check_multiple_of_hints(fake_gpu):
+    kernel = tessel.compile(HINTED, interpret=False)
+    bundle = json.loads(kernel.bundle)
+    assert bundle["version"] == 3
+    assert [p.get("multiple_of") for p in bundle["kernels"][0]["params"]] == [16, None, 8, 4]
+    assert [p.multiple_of for p in kernel.params] == [16, None, 8, 4]
+    kernel[(2,)](CudaArray(0x7f0000000010), CudaArray(0x1004), 8, -20)
+    assert fake_gpu.launches[-1] == ("hinted", [0x7f0000000010, 0x1004, 8, -20], 0, [2, 1, 1])
+    why = r" \(multiple_of in the kernel source\)"
+    errors = [
+        ((CudaArray(0x7f0000000002), CudaArray(0), 8, 4),
+         r"kernel 'hinted': argument 'x' = 0x7f0000000002 is not 16-byte aligned" + why),
+        ((0x1008, CudaArray(0), 8, 4),
+         r"kernel 'hinted': argument 'x' = 0x1008 is not 16-byte aligned" + why),
+        ((CudaArray(0x1000), CudaArray(0), 12, 4),
+         r"kernel 'hinted': argument 'n' = 12 is not a multiple of 8" + why),
+        ((CudaArray(0x1000), CudaArray(0), 8, 2 ** 40 + 2),
+         r"kernel 'hinted': argument 'stride' = 1099511627778 is not a multiple of 4" + why),
+    ]
+    for args, message in errors:
+        with pytest.raises(ValueError, match=message):
             kernel[(1,)](*args)
     assert len(fake_gpu.launches) == 1                       # nothing launched on bad input
 

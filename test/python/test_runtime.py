@@ -29,8 +29,8 @@ if tessel._tessel.has_runtime:
         module = rt.load_bundle(VECTOR_ADD)
         assert module.kernel_names() == ["vector_add"]
         k = module.kernel("vector_add")
-        assert k.params == [("x", "ptr", "f32"), ("y", "ptr", "f32"), ("out", "ptr", "f32"),
-                            ("n", "i32", "")]
+        assert k.params == [("x", "ptr", "f32", None), ("y", "ptr", "f32", None),
+                            ("out", "ptr", "f32", None), ("n", "i32", "", None)]
         assert (k.num_warps, k.shared_bytes, k.persistent) == (8, 0, False)
         ptr = rt.alloc(64)
         src = np.arange(16, dtype=np.float32)
@@ -64,3 +64,23 @@ if tessel._tessel.has_runtime:
         k = Runtime(driver_library=FAKE_DRIVER).load_bundle(VECTOR_ADD).kernel("vector_add")
         gc.collect()
         assert k.name == "vector_add" and len(k.params) == 4
+
+    @pytest.mark.skipif(not tessel._tessel.has_compiler, reason="needs the compiler")
+    def test_hints_round_trip_and_are_checked_by_the_runtime():
+        """The compiler's bundle writer and the runtime's strict reader agree on "multiple_of",
+        and the runtime itself (past the package's own check) refuses a broken hint."""
+        from kernels_for_tests import HINTED
+        bundle = tessel._tessel.compile_bundle(HINTED, "hinted.tsl", "hinted", {})
+        rt = Runtime(driver_library=FAKE_DRIVER)
+        k = rt.load_bundle_from_string(bundle, "hinted.bundle").kernel("hinted")
+        assert k.params == [("x", "ptr", "f32", 16), ("out", "ptr", "f32", None),
+                            ("n", "i32", "", 8), ("stride", "i64", "", 4)]
+        ptr = rt.alloc(256)
+        rt.launch(k, [ptr, ptr, 8, 4], grid=[1])
+        with pytest.raises(tessel.LaunchError, match=r"kernel 'hinted': argument 'x' = 0x[0-9a-f]+ "
+                                                     r"is not 16-byte aligned"):
+            rt.launch(k, [ptr + 4, ptr, 8, 4], grid=[1])
+        with pytest.raises(tessel.LaunchError, match=r"kernel 'hinted': argument 'n' = 4 is not "
+                                                     r"a multiple of 8"):
+            rt.launch(k, [ptr, ptr, 4, 4], grid=[1])
+        rt.free(ptr)

@@ -65,6 +65,8 @@ static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
        << ", \"kind\": " << quote(p.kind);
     if (!p.elem.empty())
       os << ", \"elem\": " << quote(p.elem);
+    if (p.multipleOf)
+      os << ", \"multiple_of\": " << p.multipleOf;
     os << "}";
   }
   os << (k.params.empty() ? "],\n" : "\n      ],\n")
@@ -79,15 +81,24 @@ static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
 std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
-  // Version 2 added "then"; bundles without it stay readable by version-1
+  // Version 2 added "then", version 3 "multiple_of": a bundle gets the
+  // lowest version that has what it uses, so it stays readable by older
   // runtimes.
   bool followUps = llvm::any_of(
       kernels, [](const KernelInfo &k) { return !k.then.empty(); });
+  bool hints = llvm::any_of(kernels, [](const KernelInfo &k) {
+    return llvm::any_of(
+        k.params, [](const KernelInfo::Param &p) { return p.multipleOf != 0; });
+  });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
-     << "  \"version\": " << (followUps ? 2 : 1) << ",\n"
+     << "  \"version\": "
+     << (hints       ? 3
+         : followUps ? 2
+                     : 1)
+     << ",\n"
      << "  \"target\": " << quote(target) << ",\n"
      << "  \"producer\": " << quote(producer) << ",\n"
      << "  \"kernels\": [\n";

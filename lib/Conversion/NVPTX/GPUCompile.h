@@ -26,6 +26,9 @@ namespace tessel {
 struct KernelInfo {
   struct Param {
     std::string name, kind, elem;
+    /// The kernel's multiple_of hint (bytes of alignment for a pointer);
+    /// 0: none.
+    int64_t multipleOf = 0;
   };
   std::string name;
   unsigned numWarps = 4;

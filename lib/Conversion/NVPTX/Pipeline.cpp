@@ -57,6 +57,7 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
     FailureOr<::tessel::KernelInfo::Param> param = paramOf(arg);
     if (failed(param))
       return failure();
+    param->multipleOf = getMultipleOf(kernel, arg.getArgNumber());
     info.params.push_back(*param);
   }
   // Launch expressions only take integers: booleans count as 0/1, float and

@@ -599,6 +599,33 @@ func.func @k(%p: !tessel.ptr<f16> loc("p"("k.tsl":1:7)), %n: i32) attributes {te
   EXPECT_EQ(t.run("k", {buf(f16buf), i(1)}, {0, 1, 1}), ""); // No programs.
 }
 
+TEST(Interpreter, IntegerHintsAreCheckedBeforeAnyProgramRuns) {
+  // A violated hint must not run: the program would store 1.
+  TestModule t(R"(
+func.func @k(%p: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32 {tessel.multiple_of = 8 : i64} loc("n"("k.tsl":1:20)), %m: i64 {tessel.multiple_of = 4 : i64}) attributes {tessel.kernel} {
+  %one = arith.constant 1.0 : f32
+  tessel.store %p, %one : !tessel.ptr<f32>
+  return
+}
+)");
+  ASSERT_EQ(t.parseErrors(), "");
+  int out = t.buffer(DType::F32, 1);
+  EXPECT_EQ(t.run("k", {buf(out), i(12), i(4)}),
+            "parameter #1 'n' (i32) of kernel 'k' got 12, which is not a "
+            "multiple of 8 (multiple_of in the kernel source)");
+  // The value the kernel would see (the signed reading of the width).
+  EXPECT_EQ(t.run("k", {buf(out), i(0xfffffffc), i(4)}),
+            "parameter #1 'n' (i32) of kernel 'k' got -4, which is not a "
+            "multiple of 8 (multiple_of in the kernel source)");
+  EXPECT_EQ(t.run("k", {buf(out), i(8), i(6)}),
+            "parameter #2 (i64) of kernel 'k' got 6, which is not a multiple "
+            "of 4 (multiple_of in the kernel source)");
+  EXPECT_EQ(t.memory.read(out)[0], 0.0);
+  // Zero and negative multiples keep the hints; buffers have no address.
+  EXPECT_EQ(t.run("k", {buf(out), i(-16), i(0)}), "");
+  EXPECT_EQ(t.memory.read(out)[0], 1.0);
+}
+
 TEST(Interpreter, FlagWaitOnAnUnsetFlagIsADeadlock) {
   // Program 1 signals, program 0 (run after it) waits: satisfied, and the
   // flag is cleared. A second wait finds it unset.

@@ -93,8 +93,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 3"},
-       "unsupported bundle version 3 (this runtime reads versions 1 and 2)"},
+      {{"\"version\": 1", "\"version\": 4"},
+       "unsupported bundle version 4 (this runtime reads versions 1 to 3)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -253,6 +253,96 @@ TEST(Bundle, FollowUpErrors) {
         << "edit: " << edit.first << " -> " << edit.second
         << "\nerror: " << message;
   }
+}
+
+namespace {
+/// kAddKernel with multiple_of hints on x (16 bytes) and n (8), in a bundle
+/// of version `version`.
+std::string hintedAddBundle(int version = 3) {
+  std::string kernel = kAddKernel;
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"\"elem\": \"f32\"}",
+                                            "\"elem\": \"f32\", "
+                                            "\"multiple_of\": 16}"},
+        {"\"kind\": \"i32\"}", "\"kind\": \"i32\", \"multiple_of\": 8}"}})
+    kernel.replace(kernel.find(from), from.size(), to);
+  return makeBundle(kernel, kAddPtx, "sm_90", version);
+}
+} // namespace
+
+TEST(Bundle, ReadsMultipleOfHints) {
+  Result<Bundle> b = parseBundle(hintedAddBundle(), "b.bundle");
+  ASSERT_TRUE(b.ok()) << b.message();
+  const std::vector<ParamInfo> &params = b->kernels[0].params;
+  EXPECT_EQ(params[0].multipleOf, 16);
+  EXPECT_EQ(params[1].multipleOf, 0);
+  EXPECT_EQ(params[2].multipleOf, 8);
+  // Bundles of older versions have no hints; version 3 need not use any.
+  Result<Bundle> old = parseBundle(kAddBundle, "b.bundle");
+  ASSERT_TRUE(old.ok()) << old.message();
+  for (const ParamInfo &p : old->kernels[0].params)
+    EXPECT_EQ(p.multipleOf, 0) << p.name;
+  Result<Bundle> unused =
+      parseBundle(makeBundle(kAddKernel, kAddPtx, "sm_90", 3), "b.bundle");
+  EXPECT_TRUE(unused.ok()) << unused.message();
+}
+
+TEST(Bundle, MultipleOfErrors) {
+  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+      {{"\"multiple_of\": 8", "\"multiple_of\": 0"},
+       "kernel 'add': 'multiple_of' must be an integer in [1, "
+       "9223372036854775807]"},
+      {{"\"multiple_of\": 8", "\"multiple_of\": -8"},
+       "kernel 'add': 'multiple_of' must be an integer in [1, "},
+      {{"\"multiple_of\": 8", "\"multiple_of\": 8.5"},
+       "kernel 'add': 'multiple_of' must be an integer in [1, "},
+      {{"\"multiple_of\": 8", "\"multiple_of\": \"8\""},
+       "kernel 'add': 'multiple_of' must be a number, got a string"},
+      {{"\"multiple_of\": 8", "\"multiple_of_\": 8"},
+       "kernel 'add': unknown member 'multiple_of_'"},
+      {{"\"kind\": \"i32\"", "\"kind\": \"f32\""},
+       "kernel 'add': parameter 'n': 'multiple_of' applies to ptr, i32 and "
+       "i64 parameters only"},
+  };
+  for (const auto &[edit, expected] : cases) {
+    std::string text = hintedAddBundle();
+    size_t at = text.find(edit.first);
+    ASSERT_NE(at, std::string::npos) << edit.first;
+    std::string message =
+        bundleError(text.replace(at, edit.first.size(), edit.second));
+    EXPECT_NE(message.find("error: " + expected), std::string::npos)
+        << "edit: " << edit.first << " -> " << edit.second
+        << "\nerror: " << message;
+  }
+  // The member came with version 3: older versions reject it, at the value.
+  for (int version : {1, 2}) {
+    std::string message = bundleError(hintedAddBundle(version));
+    EXPECT_NE(message.find("error: kernel 'add': 'multiple_of' needs bundle "
+                           "version 3"),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(Bundle, AFollowUpHasTheSameHints) {
+  std::string text = makeFollowUpBundle();
+  std::string from = "\"kind\": \"i32\"}";
+  std::string to = "\"kind\": \"i32\", \"multiple_of\": 4}";
+  text.replace(text.find("\"version\": 2"), 12, "\"version\": 3");
+  // On both kernels: readable.
+  std::string both = text;
+  both.replace(both.find(from), from.size(), to);
+  both.replace(both.find(from), from.size(), to);
+  Result<Bundle> b = parseBundle(both, "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->kernels[1].params[1].multipleOf, 4);
+  // On the leader only: the follow-up would run with an unchecked hint.
+  std::string leader = text;
+  leader.replace(leader.find(from), from.size(), to);
+  EXPECT_NE(bundleError(leader).find(
+                "error: kernel 'k': kernel 'k__combine' must take the same "
+                "parameters to run as its 'then'"),
+            std::string::npos);
 }
 
 TEST(Bundle, Targets) {

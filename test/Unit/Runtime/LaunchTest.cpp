@@ -62,6 +62,61 @@ TEST(Args, KindMismatchNamesTheParameter) {
             "kernel 'k': argument 0 ('x') must be ptr, got f32");
 }
 
+// attention_fwd(q: ptr, sqn: i32, n: i64, m: i32) with multiple_of hints on q
+// (16 bytes), sqn (8) and n (64).
+static KernelInfo hintedKernel() {
+  const char *kernel =
+      R"json({"name": "attention_fwd", "ptx_entry": "attention_fwd", "num_warps": 4,
+  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
+             {"name": "sqn", "kind": "i32", "multiple_of": 8},
+             {"name": "n", "kind": "i64", "multiple_of": 64},
+             {"name": "m", "kind": "i32"}],
+  "launch": {"kind": "grid", "grid": [1]}})json";
+  Result<Bundle> b = parseBundle(
+      makeBundle(kernel,
+                 makePtx("attention_fwd", {".u64", ".u32", ".u64", ".u32"}),
+                 "sm_90", 3),
+      "k.bundle");
+  EXPECT_TRUE(b.ok()) << b.message();
+  return b.ok() ? b->kernels[0] : KernelInfo();
+}
+
+TEST(Args, MultipleOfHintsAreChecked) {
+  KernelInfo k = hintedKernel();
+  // Zero and negative multiples keep a hint; unhinted m takes anything.
+  for (const std::vector<Arg> &good :
+       {std::vector<Arg>{Arg::ptr(0x7f0000000010), Arg::i32(104),
+                         Arg::i64(int64_t(1) << 40), Arg::i32(3)},
+        std::vector<Arg>{Arg::ptr(0), Arg::i32(0), Arg::i64(-128),
+                         Arg::i32(-1)}}) {
+    Status s = checkArgs(k, good);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  const std::pair<std::vector<Arg>, std::string> cases[] = {
+      {{Arg::ptr(0x7f0000000010), Arg::i32(100), Arg::i64(64), Arg::i32(3)},
+       "kernel 'attention_fwd': argument 'sqn' = 100 is not a multiple of 8 "
+       "(multiple_of in the kernel source)"},
+      {{Arg::ptr(0x7f0000000010), Arg::i32(-4), Arg::i64(64), Arg::i32(3)},
+       "kernel 'attention_fwd': argument 'sqn' = -4 is not a multiple of 8 "
+       "(multiple_of in the kernel source)"},
+      {{Arg::ptr(0x7f0000000002), Arg::i32(8), Arg::i64(64), Arg::i32(3)},
+       "kernel 'attention_fwd': argument 'q' = 0x7f0000000002 is not 16-byte "
+       "aligned (multiple_of in the kernel source)"},
+      {{Arg::ptr(0x7f0000000018), Arg::i32(8), Arg::i64(64), Arg::i32(3)},
+       "kernel 'attention_fwd': argument 'q' = 0x7f0000000018 is not 16-byte "
+       "aligned (multiple_of in the kernel source)"},
+      {{Arg::ptr(0), Arg::i32(8), Arg::i64((int64_t(1) << 40) + 32),
+        Arg::i32(3)},
+       "kernel 'attention_fwd': argument 'n' = 1099511627808 is not a "
+       "multiple of 64 (multiple_of in the kernel source)"},
+  };
+  for (const auto &[bad, expected] : cases) {
+    EXPECT_EQ(checkArgs(k, bad).message(), expected);
+    // Every launch plan checks the arguments first.
+    EXPECT_EQ(planError(k, bad), expected);
+  }
+}
+
 TEST(Launch, GridFromScalarArguments) {
   KernelInfo k = kernelWith(
       R"json({"kind": "grid", "grid": ["cdiv(N, 128)", "B * H"]})json");

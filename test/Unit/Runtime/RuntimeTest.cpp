@@ -180,6 +180,38 @@ TEST_F(FakeDriver, BadLaunchesFailBeforeTheDriver) {
   EXPECT_TRUE(fake.launches.empty());
 }
 
+TEST_F(FakeDriver, BrokenHintsNeverReachTheDriver) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  const char *kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
+             {"name": "n", "kind": "i32", "multiple_of": 8}],
+  "launch": {"kind": "grid", "grid": ["n"]}})json";
+  Result<Module> module = rt->loadBundleFromString(
+      makeBundle(kernel, makePtx("k", {".u64", ".u32"}), "sm_90", 3), "h");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Result<Kernel> k = module->kernel("k");
+  ASSERT_TRUE(k.ok()) << k.message();
+  EXPECT_EQ(k->params()[0].multipleOf, 16);
+  const std::string badN = "kernel 'k': argument 'n' = 12 is not a multiple "
+                           "of 8 (multiple_of in the kernel source)";
+  EXPECT_EQ(rt->launch(*k, {Arg::ptr(0x1000), Arg::i32(12)}).message(), badN);
+  EXPECT_EQ(
+      rt->launch(*k, {Arg::ptr(0x1000), Arg::i32(12)}, {1, 1, 1}).message(),
+      badN);
+  EXPECT_EQ(rt->launchGrid(*k, {Arg::ptr(0x1000), Arg::i32(12)}).message(),
+            badN);
+  EXPECT_EQ(rt->launch(*k, {Arg::ptr(0x1008), Arg::i32(16)}).message(),
+            "kernel 'k': argument 'q' = 0x1008 is not 16-byte aligned "
+            "(multiple_of in the kernel source)");
+  EXPECT_TRUE(fake.launches.empty());
+  Status s = rt->launch(*k, {Arg::ptr(0x1010), Arg::i32(16)});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_EQ(fake.launches[0].grid[0], 16u);
+}
+
 TEST_F(FakeDriver, DriverErrorsNameTheKernelAndTheCall) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);
