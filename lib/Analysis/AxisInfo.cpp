@@ -12,8 +12,6 @@
 using namespace mlir;
 using namespace mlir::tessel;
 
-static constexpr llvm::StringLiteral kMultipleOfAttrName = "tessel.multiple_of";
-
 /// Beyond any offset a kernel computes: what 0 is divisible by.
 static constexpr int64_t kMaxDivisor = int64_t(1) << 30;
 
@@ -257,9 +255,8 @@ private:
     int64_t divisor = 1;
     if (isa<PtrType>(v.getType()))
       divisor = pointeeBytes(v.getType());
-    if (auto hint = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                       kMultipleOfAttrName))
-      divisor = std::max(divisor, highestPowerOf2Divisor(hint.getInt()));
+    if (int64_t hint = getMultipleOf(func, arg.getArgNumber()))
+      divisor = std::max(divisor, highestPowerOf2Divisor(hint));
     return AxisInfo({1}, {divisor}, {1});
   }
 

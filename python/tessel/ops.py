@@ -11,7 +11,8 @@ Two kinds of input, one set of kernels:
     and return PyTorch tensors. attention, mta_attention and attention_kl are differentiable
     (torch.autograd.Function; their backward passes launch the backward kernels of the same files,
     by recomputation from the saved per-row LSEs). Any strides with a contiguous last dimension are
-    taken as they are (other layouts are copied); launches go on the current stream.
+    taken as they are when they are multiples of 8 elements and the tensor starts 16-byte aligned
+    (other layouts are copied); launches go on the current stream.
   * NumPy arrays run on the CPU interpreter: float16 arrays in f16; float32 arrays in bf16 (NumPy
     has no bfloat16: the inputs are rounded to bf16 on the way in and the output is float32 holding
     bf16 values).
@@ -97,10 +98,16 @@ class _Backend:
         return BLOCKS[self.name][kernel]
 
     def input(self, x):
-        """The array as the kernels take it: contiguous along D (and C-contiguous for NumPy)."""
-        if self.gpu:
-            return x if x.stride(-1) == 1 else x.contiguous()
-        return np.ascontiguousarray(x)
+        """The array as the kernels take it: contiguous along D (and C-contiguous for NumPy).
+        On the GPU also what the kernels' multiple_of hints promise, so that their loads are
+        16-byte vectors: the start 16-byte aligned and the batch, head and row strides
+        multiples of 8 elements; other tensors are copied."""
+        if not self.gpu:
+            return np.ascontiguousarray(x)
+        if x.stride(-1) == 1 and x.data_ptr() % 16 == 0 and \
+                all(s % 8 == 0 for s in x.stride()[:-1]):
+            return x
+        return x.clone(memory_format=_torch().contiguous_format)
 
     @staticmethod
     def strides(x):

@@ -205,7 +205,7 @@ def test_split_k_binding():
         program.run("lean_attention__combine", args, (5, 1, 1))
     bundle = json.loads(tessel._tessel.compile_bundle(source, path, "lean_attention", defines,
                                                       stream_k="split-k"))
-    assert bundle["version"] == 2
+    assert bundle["version"] == 3  # "then" and the kernel's multiple_of hints
     assert [(k["name"], k["launch"].get("then")) for k in bundle["kernels"]] == \
         [("lean_attention", "lean_attention__combine"), ("lean_attention__combine", None)]
 

@@ -219,7 +219,8 @@ def _other_capsule():
 def test_persistent_gpu_kernels_size_their_own_grid(fake_gpu):
     lean = tessel.compile(LEAN, {"D": 16, "BLOCK_N": 32}, interpret=False)
     assert lean.persistent
-    args = [CudaArray(a, "<f2") for a in (1, 2, 3, 4)] + [CudaArray(5)] + [0] * 9 + \
+    # 16-byte aligned addresses: the kernel's multiple_of hints are checked.
+    args = [CudaArray(a, "<f2") for a in (16, 32, 48, 64)] + [CudaArray(80)] + [0] * 9 + \
         [1, 2, 1, 1, 7, 0.25]
     lean(*args)
     name, _, stream, grid = fake_gpu.launches[-1]

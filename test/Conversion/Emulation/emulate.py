@@ -100,7 +100,7 @@ def vector_access(text, kind, n, functions):
     vec = "<%d x i32>" % n
     if kind == "ld":
         struct = "{ %s }" % ", ".join(["i32"] * n)
-        loaded, fallback = ["  %v = load %s, ptr addrspace(1) %%p, align 4" % vec], []
+        loaded, fallback = ["  %%v = load %s, ptr addrspace(1) %%p, align 4" % vec], []
         for i in range(n):
             prev = "poison" if i == 0 else "%%l%d" % (i - 1)
             loaded += ["  %%e%d = extractelement %s %%v, i32 %d" % (i, vec, i),
