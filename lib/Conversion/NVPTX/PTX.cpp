@@ -9,6 +9,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetOptions.h"
 
@@ -22,6 +23,12 @@ tessel::createNVPTXTargetMachine(llvm::StringRef chip, std::string &error) {
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+  // 32-bit shared-memory pointers (NVPTX's -nvptx-short-ptr, set before the
+  // target machine reads it): a kernel keeps dozens of shared addresses live
+  // and would spend two registers on each.
+  auto &options = llvm::cl::getRegisteredOptions();
+  if (auto it = options.find("nvptx-short-ptr"); it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
   llvm::Triple triple(kTriple);
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);

@@ -83,6 +83,9 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createCanonicalizerPass());
   tiles.addPass(createCSEPass());
   tiles.addPass(createTesselAssignLayouts());
+  // Layout conversions of loop-invariant tiles (a query block converted to
+  // a dot operand) run once, before their loop.
+  tiles.addPass(createLoopInvariantCodeMotionPass());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

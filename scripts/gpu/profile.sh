@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Kernel times and hardware counters of the ready ops, on a machine with an NVIDIA GPU and PyTorch
+# (no LLVM/MLIR needed): builds the runtime-only Python package, runs scripts/gpu/profile_ops.py, then
+# the same cases once more under Nsight Compute (speed of light, occupancy, warp stalls).
+#   scripts/gpu/profile.sh [CASES]       e.g. decode-mha,prefill (default: all of profile_ops.py's)
+# Kernels from <repo>/.gpu-bundles/ops (scripts/gpu/record_bundles.sh); logs in $OUT.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/tessel-profile}
+build=${TESSEL_RT_BUILD:-/tmp/tessel-rt-build}
+py=$(command -v python3)
+mkdir -p "$out"
+. "$root/scripts/gpu/python_package.sh"
+build_python_package || exit 1
+export TESSEL_BUNDLE_DIR=${TESSEL_BUNDLE_DIR:-$root/.gpu-bundles/ops} TESSEL_CACHE_DIR=/tmp/tessel-cache
+export PYTHONPATH="$build/python"
+cases=${1:-prefill,prefill-d64,decode-mha,decode-gqa}
+"$py" "$root/scripts/gpu/profile_ops.py" --cases "$cases"
+# One launch per case under Nsight Compute, after two warm-up launches.
+for case in ${cases//,/ }; do
+  ncu --target-processes all -k 'regex:^(attention|lean|mta)' --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > "$out/ncu-$case.txt" 2>&1
+  echo "== ncu: $case"
+  grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued" \
+    "$out/ncu-$case.txt" | head -40
+done

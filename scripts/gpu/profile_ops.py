@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Kernel times of the ready ops on a few shapes, for profiling on a machine with an NVIDIA GPU
+(the runtime-only package built, its kernels precompiled; see scripts/gpu/profile.sh).
+
+Each case runs its op on fresh random bf16 inputs, checks the result against PyTorch SDPA, then
+reports the median of CUDA-event timings of the op alone and of the op's kernels alone (torch's
+profiler), so host overhead shows as the difference. Under `ncu` the same script gives the
+kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
+
+    profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20]
+"""
+import argparse
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+import tessel
+
+CASES = {
+    "prefill": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=128),
+    "prefill-d64": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=64),
+    "decode-mha": dict(op="lean_attention", B=1, H=32, HKV=32, Nq=1, Nk=32768, D=128),
+    "decode-gqa": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128),
+}
+
+
+def inputs(c):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    mk = lambda h, n: torch.randn(c["B"], h, n, c["D"], device="cuda", dtype=torch.bfloat16,
+                                  generator=g)
+    return mk(c["H"], c["Nq"]), mk(c["HKV"], c["Nk"]), mk(c["HKV"], c["Nk"])
+
+
+def run_op(c, q, k, v):
+    return getattr(tessel, c["op"])(q, k, v)
+
+
+def reference(c, q, k, v):
+    g = c["H"] // c["HKV"]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    if c["op"] == "lean_attention":
+        return F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    return F.scaled_dot_product_attention(q, k, v).float()
+
+
+def event_ms(fn, reps):
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def kernel_ms(fn, reps):
+    """Median over calls of the summed GPU time of the kernels one call launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total = sum(e.device_time for e in kernels) / 1000.0
+    names = sorted({e.name for e in kernels})
+    return total / reps, names
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--reps", type=int, default=20)
+    a = p.parse_args()
+    for name in a.cases.split(","):
+        c = CASES[name]
+        q, k, v = inputs(c)
+        out = run_op(c, q, k, v)
+        err = (out.float() - reference(c, q, k, v)).abs().max().item()
+        fn = lambda: run_op(c, q, k, v)
+        fn()
+        torch.cuda.synchronize()
+        op = event_ms(fn, a.reps)
+        kern, names = kernel_ms(fn, a.reps)
+        print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
+              f" ({', '.join(names)})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
