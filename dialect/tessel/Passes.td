@@ -92,6 +92,32 @@ def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
   }];
 }
 
+def TesselPipeline : Pass<"tessel-pipeline", "ModuleOp"> {
+  let summary = "Software-pipeline the loads that feed tensor-core dots through shared memory";
+  let description = [{
+    Runs after tessel-assign-layouts. In an scf.for, a load whose value is
+    only the B operand of tensor-core dots (directly or transposed), whose
+    `other` is zero and whose pointers and mask are computed from the
+    induction variable and loop invariants alone, becomes `num-stages`
+    shared-memory buffers filled by asynchronous copies: the first
+    num-stages - 1 iterations' tiles are requested before the loop, and
+    each iteration waits for its own tile, requests the tile of the
+    iteration num-stages - 1 ahead into the buffer the previous iteration
+    read, and feeds the dots from shared memory. Global loads thus overlap
+    the loop's arithmetic, and the tiles never pass through registers.
+    Iterations past the loop's end copy zeros (their mask is false). A
+    kernel's `tessel.num_stages` (`@kernel(num_stages=...)`) overrides the
+    option. Not moved: loads of an array the loop writes (told apart by the
+    kernel argument each pointer is an offset of).
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "unsigned", "3",
+           "Buffers per pipelined load (2 or more; below 2 the pass does nothing)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

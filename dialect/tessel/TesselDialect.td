@@ -36,6 +36,11 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getNumWarpsAttrName() {
       return llvm::StringLiteral("tessel.num_warps");
     }
+    /// i32 attribute on a kernel: buffers per load that tessel-pipeline
+    /// moves into shared memory (1: none moved).
+    static constexpr llvm::StringLiteral getNumStagesAttrName() {
+      return llvm::StringLiteral("tessel.num_stages");
+    }
     /// Dictionary attribute on a kernel: the constexpr values it was
     /// specialised with.
     static constexpr llvm::StringLiteral getConstantsAttrName() {

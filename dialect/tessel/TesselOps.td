@@ -233,9 +233,16 @@ def Tessel_AtomicAddOp : Tessel_Op<"atomic_add", [
 // Matrix product and reductions
 //===----------------------------------------------------------------------===//
 
-def Tessel_DotOp : Tessel_Op<"dot", [Pure, AllTypesMatch<["acc", "result"]>]> {
+def Tessel_DotOp : Tessel_Op<"dot", [AllTypesMatch<["acc", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
   let summary = "Matrix product with f32 accumulation: result = a·b + acc";
-  let arguments = (ins Tessel_Tile:$a, Tessel_Tile:$b, Tessel_Tile:$acc);
+  let description = [{
+    `b` may be a tile or, after tessel-pipeline, a `!tessel.memdesc` in
+    shared memory (read where the dot runs: the op is then a read of shared
+    memory, not pure).
+  }];
+  let arguments = (ins Tessel_Tile:$a, Tessel_TileOrMemDesc:$b, Tessel_Tile:$acc);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
@@ -387,6 +394,75 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     /// Types of the partial state yielded by the body.
     ::mlir::TypeRange getStateTypes();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory and asynchronous copies (produced by tessel-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Tessel_LocalAllocOp : Tessel_Op<"local_alloc", [
+    MemoryEffects<[MemAlloc<DefaultResource, 0, FullEffect>]>]> {
+  let summary = "A region of the CTA's shared memory for the kernel's lifetime";
+  let description = [{
+    convert-tessel-to-llvm places each region after the scratch area the
+    kernel's ops share, in program order, and counts it in the kernel's
+    shared memory.
+  }];
+  let results = (outs Tessel_MemDesc:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_MemDescIndexOp : Tessel_Op<"memdesc_index", [Pure]> {
+  let summary = "Buffer `index` of a memdesc of buffers";
+  let arguments = (ins Tessel_MemDesc:$src, I32:$index);
+  let results = (outs Tessel_MemDesc:$result);
+  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_MemDescTransOp : Tessel_Op<"memdesc_trans", [Pure]> {
+  let summary = "The same shared-memory tile, its dimensions swapped";
+  let arguments = (ins Tessel_MemDesc:$src);
+  let results = (outs Tessel_MemDesc:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_AsyncCopyOp : Tessel_Op<"async_copy", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying the elements a tile of pointers addresses into shared memory";
+  let description = [{
+    Element (i, j) of `dst` receives the element `ptr[i, j]` points to, or
+    0 where `mask` is false (that element is not read). The copy runs in
+    the background (cp.async): it belongs to the group the next
+    async_commit closes, and `dst` may only be read after an async_wait
+    that leaves that group finished.
+  }];
+  let arguments = (ins Tessel_Tile:$ptr, Tessel_MemDesc:$dst,
+                       Optional<Tessel_MaskLike>:$mask);
+  let assemblyFormat = [{
+    $ptr `,` $dst (`mask` $mask^)? attr-dict `:` type($ptr) `,` type($dst)
+      (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_AsyncCommitOp : Tessel_Op<"async_commit", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Close the group of this thread's async copies started since the last one";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tessel_AsyncWaitOp : Tessel_Op<"async_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until at most `pending` groups of copies are in flight, then a CTA barrier";
+  let description = [{
+    After it, every thread of the CTA sees the data of the finished groups
+    of every thread, and every thread has passed the shared-memory reads it
+    made before it (so their buffers may be copied into again).
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -58,6 +58,32 @@ def Tessel_TileType : Tessel_Type<"Tile", "tile", [ShapedTypeInterface]> {
   }];
 }
 
+def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
+  let summary = "A tile's place in shared memory";
+  let description = [{
+    `!tessel.memdesc<64x128xf16, order = [1, 0]>` describes a region of the
+    CTA's shared memory holding a 2-D tile, in rows along `order[1]` of
+    16-byte chunks along `order[0]` (the contiguous dimension), the chunks
+    of each row XOR-swizzled by its index so that eight rows read at one
+    chunk fall in different banks. A leading dimension counts buffers
+    (`3x64x128xf16`: three tiles, for a pipeline's stages). Unlike a tile,
+    a memdesc is a place: async copies write it, dots read it.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t">:$shape,
+    "Type":$elementType,
+    ArrayRefParameter<"unsigned">:$order
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The shape of one buffer (the last two dimensions).
+    ArrayRef<int64_t> getTileShape() const { return getShape().take_back(2); }
+    /// The dimension of the tile whose elements are contiguous.
+    unsigned getContiguousDim() const { return getOrder()[0]; }
+  }];
+}
+
 def Tessel_SoftmaxStateType : Tessel_Type<"SoftmaxState", "softmax_state"> {
   let summary = "State of an online softmax over `rows` rows";
   let description = [{
@@ -104,6 +130,9 @@ def Tessel_FlagPtr : Type<
     CPred<"$_self == ::mlir::tessel::PtrType::get($_self.getContext(), "
           "::mlir::IntegerType::get($_self.getContext(), 32))">,
     "pointer to i32">;
+def Tessel_MemDesc : Type<CPred<"::llvm::isa<::mlir::tessel::MemDescType>($_self)">,
+                          "shared-memory descriptor">;
+def Tessel_TileOrMemDesc : AnyTypeOf<[Tessel_Tile, Tessel_MemDesc]>;
 def Tessel_SoftmaxState : Type<
     CPred<"::llvm::isa<::mlir::tessel::SoftmaxStateType>($_self)">,
     "online-softmax state">;

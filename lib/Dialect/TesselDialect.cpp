@@ -95,6 +95,17 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' is only valid on a kernel";
     return success();
   }
+  if (name == getNumStagesAttrName()) {
+    auto stages = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stages || !stages.getType().isSignlessInteger(32) ||
+        stages.getInt() < 1 || stages.getInt() > 8)
+      return op->emitError()
+             << "'" << name << "' must be an i32 in [1, 8], got "
+             << attr.getValue();
+    if (!op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << name << "' is only valid on a kernel";
+    return success();
+  }
   if (name == getConstantsAttrName()) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a dictionary, got "

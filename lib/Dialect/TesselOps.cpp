@@ -287,22 +287,91 @@ LogicalResult AtomicAddOp::verify() {
 // Dot and reduce
 //===----------------------------------------------------------------------===//
 
+/// Shape and element type of a dot operand, a tile or a memdesc.
+static std::pair<ArrayRef<int64_t>, Type> operandShape(Value v) {
+  if (auto tile = dyn_cast<TileType>(v.getType()))
+    return {tile.getShape(), tile.getElementType()};
+  auto desc = cast<MemDescType>(v.getType());
+  return {desc.getShape(), desc.getElementType()};
+}
+
 LogicalResult DotOp::verify() {
   auto a = cast<TileType>(getA().getType());
-  auto b = cast<TileType>(getB().getType());
+  auto [bShape, bElem] = operandShape(getB());
   auto acc = cast<TileType>(getAcc().getType());
-  if (a.getRank() != 2 || b.getRank() != 2)
-    return emitOpError() << "expects 2-D operands, got " << a << " and " << b;
-  if (a.getElementType() != b.getElementType() || !isFloatElement(a))
+  if (a.getRank() != 2 || bShape.size() != 2)
+    return emitOpError() << "expects 2-D operands, got " << a << " and "
+                         << getB().getType();
+  if (a.getElementType() != bElem || !isFloatElement(a))
     return emitOpError() << "expects operands of one type among f16, bf16, "
                             "f32, got "
-                         << a.getElementType() << " and " << b.getElementType();
-  if (a.getDimSize(1) != b.getDimSize(0))
+                         << a.getElementType() << " and " << bElem;
+  if (a.getDimSize(1) != bShape[0])
     return emitOpError() << "expects a: MxK and b: KxN, got K = "
-                         << a.getDimSize(1) << " for a and " << b.getDimSize(0)
+                         << a.getDimSize(1) << " for a and " << bShape[0]
                          << " for b";
-  return checkF32Tile(*this, {a.getDimSize(0), b.getDimSize(1)}, acc,
+  return checkF32Tile(*this, {a.getDimSize(0), bShape[1]}, acc,
                       "the accumulator");
+}
+
+void DotOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (isa<MemDescType>(getB().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getBMutable());
+}
+
+Speculation::Speculatability DotOp::getSpeculatability() {
+  return isa<MemDescType>(getB().getType()) ? Speculation::NotSpeculatable
+                                            : Speculation::Speculatable;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory and asynchronous copies
+//===----------------------------------------------------------------------===//
+
+LogicalResult MemDescIndexOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  auto result = cast<MemDescType>(getType());
+  if (src.getShape().size() != 3)
+    return emitOpError() << "expects buffers of tiles (a 3-D memdesc), got "
+                         << src;
+  if (result.getShape() != src.getTileShape() ||
+      result.getElementType() != src.getElementType() ||
+      result.getOrder() != src.getOrder())
+    return emitOpError() << "result must be one buffer of " << src << ", got "
+                         << result;
+  return success();
+}
+
+LogicalResult MemDescTransOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  auto result = cast<MemDescType>(getType());
+  ArrayRef<int64_t> s = src.getShape();
+  if (s.size() != 2 || result.getShape() != ArrayRef<int64_t>{s[1], s[0]} ||
+      result.getElementType() != src.getElementType() ||
+      result.getOrder() !=
+          ArrayRef<unsigned>{src.getOrder()[1], src.getOrder()[0]})
+    return emitOpError() << "result must be the transpose of " << src
+                         << " (dimensions and order swapped), got " << result;
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto ptr = cast<TileType>(getPtr().getType());
+  auto dst = cast<MemDescType>(getDst().getType());
+  auto pointee = dyn_cast<PtrType>(ptr.getElementType());
+  if (!pointee)
+    return emitOpError() << "expects a tile of pointers, got " << ptr;
+  if (dst.getShape().size() != 2 || ptr.getShape() != dst.getShape() ||
+      pointee.getPointeeType() != dst.getElementType())
+    return emitOpError() << "destination " << dst
+                         << " must be one tile of the elements " << ptr
+                         << " points to";
+  if (Value mask = getMask())
+    if (getShapeOrEmpty(mask.getType()) != ptr.getShape())
+      return emitOpError() << "mask must have the pointers' shape";
+  return success();
 }
 
 LogicalResult ReduceOp::verify() {

@@ -114,6 +114,67 @@ TileType TileType::withElementType(Type elementType) const {
 }
 
 //===----------------------------------------------------------------------===//
+// MemDescType
+//===----------------------------------------------------------------------===//
+
+LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<int64_t> shape, Type elementType,
+                                  ArrayRef<unsigned> order) {
+  if (shape.size() != 2 && shape.size() != 3)
+    return emitError() << "memdesc must be a tile (2-D) or buffers of tiles "
+                          "(3-D), got rank "
+                       << shape.size();
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "memdesc dimensions must be positive";
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitError() << "memdesc element type must be f16, bf16 or f32, got "
+                       << elementType;
+  if (order.size() != 2 || order[0] > 1 || order[1] != 1 - order[0])
+    return emitError() << "memdesc order must be [1, 0] or [0, 1]";
+  // Rows are whole 16-byte chunks.
+  int64_t contiguous = shape.take_back(2)[order[0]];
+  int64_t perChunk = 128 / elementType.getIntOrFloatBitWidth();
+  if (contiguous % perChunk != 0)
+    return emitError() << "memdesc contiguous dimension must hold whole "
+                          "16-byte chunks (a multiple of "
+                       << perChunk << "), got " << contiguous;
+  return success();
+}
+
+Type MemDescType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  SmallVector<unsigned> order;
+  auto parseOrder = [&]() -> ParseResult {
+    unsigned v;
+    if (parser.parseInteger(v))
+      return failure();
+    order.push_back(v);
+    return success();
+  };
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword("order") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     parseOrder) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<MemDescType>(parser.getContext(), shape, elementType,
+                                        order);
+}
+
+void MemDescType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getShape())
+    printer << dim << "x";
+  printer << getElementType() << ", order = [";
+  llvm::interleaveComma(getOrder(), printer);
+  printer << "]>";
+}
+
+//===----------------------------------------------------------------------===//
 // State types
 //===----------------------------------------------------------------------===//
 

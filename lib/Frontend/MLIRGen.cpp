@@ -251,19 +251,28 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
     g.error(ret->getLoc(), "a kernel returns nothing; remove the '->' "
                            "annotation");
   int64_t numWarps = 4;
+  std::optional<int64_t> numStages;
   for (const ast::Keyword &kw : fn.getDecorator()->keywords) {
-    if (kw.name != "num_warps") {
+    if (kw.name != "num_warps" && kw.name != "num_stages") {
       g.error(kw.loc, "unknown @kernel option '" + kw.name +
-                          "' (the only option is num_warps)");
+                          "' (the options are num_warps and num_stages)");
       continue;
     }
-    if (auto n = g.genConstInt(*kw.value, "num_warps")) {
-      if (*n < 1 || *n > 32 || (*n & (*n - 1)))
-        g.error(kw.value->getLoc(), "num_warps must be a power of two in "
-                                    "[1, 32], got " +
-                                        std::to_string(*n));
+    std::optional<int64_t> n = g.genConstInt(*kw.value, kw.name);
+    if (!n)
+      continue;
+    if (kw.name == "num_stages") {
+      if (*n < 1 || *n > 8)
+        g.error(kw.value->getLoc(),
+                "num_stages must be in [1, 8], got " + std::to_string(*n));
       else
-        numWarps = *n;
+        numStages = *n;
+    } else if (*n < 1 || *n > 32 || (*n & (*n - 1))) {
+      g.error(kw.value->getLoc(), "num_warps must be a power of two in "
+                                  "[1, 32], got " +
+                                      std::to_string(*n));
+    } else {
+      numWarps = *n;
     }
   }
   if (argTypes.size() != runtime.size())
@@ -273,6 +282,9 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   func->setAttr(tsl::TesselDialect::getKernelAttrName(), b.getUnitAttr());
   func->setAttr(tsl::TesselDialect::getNumWarpsAttrName(),
                 b.getI32IntegerAttr(numWarps));
+  if (numStages)
+    func->setAttr(tsl::TesselDialect::getNumStagesAttrName(),
+                  b.getI32IntegerAttr(*numStages));
   if (!constants.empty())
     func->setAttr(tsl::TesselDialect::getConstantsAttrName(),
                   constants.getDictionary(&g.context));

@@ -7,9 +7,14 @@ reports the median of CUDA-event timings of the op alone and of the op's kernels
 profiler), so host overhead shows as the difference. Under `ncu` the same script gives the
 kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
 
-    profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20]
+    profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--host]
+
+--host also prints where the host time of a call goes (cProfile over the timed calls).
 """
 import argparse
+import cProfile
+import io
+import pstats
 import statistics
 
 import torch
@@ -72,6 +77,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--host", action="store_true")
     a = p.parse_args()
     for name in a.cases.split(","):
         c = CASES[name]
@@ -85,6 +91,16 @@ def main():
         kern, names = kernel_ms(fn, a.reps)
         print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
               f" ({', '.join(names)})", flush=True)
+        if a.host:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(a.reps):
+                fn()
+            profiler.disable()
+            torch.cuda.synchronize()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(12)
+            print(f"host time of {a.reps} calls:", text.getvalue()[-2500:], flush=True)
 
 
 if __name__ == "__main__":

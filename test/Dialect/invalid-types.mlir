@@ -201,3 +201,27 @@ func.func private @dot_operand_index(!tessel.tile<64x64xf16, #tessel.dot_operand
 // expected-error @+2 {{expected an #tessel.mma layout, got #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>}}
 // expected-error @+1 {{failed to parse Tessel_DotOperandEncodingAttr parameter 'parent'}}
 func.func private @dot_operand_parent(!tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tessel.memdesc
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{memdesc must be a tile (2-D) or buffers of tiles (3-D), got rank 1}}
+func.func private @memdesc_rank(!tessel.memdesc<64xf16, order = [1, 0]>)
+
+// -----
+
+// expected-error @+1 {{memdesc order must be [1, 0] or [0, 1]}}
+func.func private @memdesc_order(!tessel.memdesc<64x32xf16, order = [1, 1]>)
+
+// -----
+
+// expected-error @+1 {{memdesc contiguous dimension must hold whole 16-byte chunks (a multiple of 8), got 12}}
+func.func private @memdesc_chunks(!tessel.memdesc<64x12xf16, order = [1, 0]>)
+
+// -----
+
+// expected-error @+1 {{memdesc element type must be f16, bf16 or f32, got 'i32'}}
+func.func private @memdesc_element(!tessel.memdesc<64x32xi32, order = [1, 0]>)

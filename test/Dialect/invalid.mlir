@@ -1337,3 +1337,70 @@ func.func @hint_bool(%b: i1 {tessel.multiple_of = 2 : i64}) attributes {tessel.k
 func.func @unknown_arg_attr(%n: i32 {tessel.aligned = 8 : i64}) attributes {tessel.kernel} {
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Shared memory and asynchronous copies
+//===----------------------------------------------------------------------===//
+
+func.func @index_of_a_tile(%b: !tessel.memdesc<64x32xf16, order = [1, 0]>, %i: i32) {
+  // expected-error @+1 {{expects buffers of tiles (a 3-D memdesc), got '!tessel.memdesc<64x32xf16, order = [1, 0]>'}}
+  %v = tessel.memdesc_index %b[%i] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @index_result(%b: !tessel.memdesc<2x64x32xf16, order = [1, 0]>, %i: i32) {
+  // expected-error @+1 {{result must be one buffer of '!tessel.memdesc<2x64x32xf16, order = [1, 0]>', got '!tessel.memdesc<64x32xf16, order = [0, 1]>'}}
+  %v = tessel.memdesc_index %b[%i] : !tessel.memdesc<2x64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [0, 1]>
+  return
+}
+
+// -----
+
+func.func @trans_order(%v: !tessel.memdesc<64x32xf16, order = [1, 0]>) {
+  // expected-error @+1 {{result must be the transpose of '!tessel.memdesc<64x32xf16, order = [1, 0]>' (dimensions and order swapped), got '!tessel.memdesc<32x64xf16, order = [1, 0]>'}}
+  %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @copy_shape(%p: !tessel.tile<64x16x!tessel.ptr<f16>>, %v: !tessel.memdesc<64x32xf16, order = [1, 0]>) {
+  // expected-error @+1 {{destination '!tessel.memdesc<64x32xf16, order = [1, 0]>' must be one tile of the elements '!tessel.tile<64x16x!tessel.ptr<f16>>' points to}}
+  tessel.async_copy %p, %v : !tessel.tile<64x16x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @copy_element(%p: !tessel.tile<64x32x!tessel.ptr<bf16>>, %v: !tessel.memdesc<64x32xf16, order = [1, 0]>) {
+  // expected-error @+1 {{must be one tile of the elements}}
+  tessel.async_copy %p, %v : !tessel.tile<64x32x!tessel.ptr<bf16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @copy_mask(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %v: !tessel.memdesc<64x32xf16, order = [1, 0]>, %m: !tessel.tile<32x64xi1>) {
+  // expected-error @+1 {{mask must have the pointers' shape}}
+  tessel.async_copy %p, %v mask %m : !tessel.tile<64x32x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>, !tessel.tile<32x64xi1>
+  return
+}
+
+// -----
+
+func.func @dot_memdesc_k(%a: !tessel.tile<16x32xf16>, %b: !tessel.memdesc<16x64xf16, order = [1, 0]>, %acc: !tessel.tile<16x64xf32>) {
+  // expected-error @+1 {{expects a: MxK and b: KxN, got K = 32 for a and 16 for b}}
+  %d = tessel.dot %a, %b, %acc : !tessel.tile<16x32xf16>, !tessel.memdesc<16x64xf16, order = [1, 0]> -> !tessel.tile<16x64xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessel.num_stages' must be an i32 in [1, 8], got 9 : i32}}
+func.func @stages(%x: i32) attributes {tessel.kernel, tessel.num_stages = 9 : i32} {
+  return
+}

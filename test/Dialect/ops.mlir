@@ -234,3 +234,26 @@ func.func @split(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch 
 func.func @split__combine(%w: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 4>} {
   return
 }
+
+// Shared memory and asynchronous copies (tessel-pipeline's ops).
+// CHECK-LABEL: func.func @shared
+func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x32xi1>, %i: i32, %a: !tessel.tile<16x32xf16>, %acc: !tessel.tile<16x64xf32>) -> !tessel.tile<16x64xf32> {
+  // CHECK: %[[B:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
+  %b = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
+  // CHECK: %[[V:.*]] = tessel.memdesc_index %[[B]][%{{.*}}] : !tessel.memdesc<3x64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [1, 0]>
+  %v = tessel.memdesc_index %b[%i] : !tessel.memdesc<3x64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [1, 0]>
+  // CHECK: tessel.async_copy %{{.*}}, %[[V]] mask %{{.*}} : !tessel.tile<64x32x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>, !tessel.tile<64x32xi1>
+  tessel.async_copy %p, %v mask %m : !tessel.tile<64x32x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>, !tessel.tile<64x32xi1>
+  // CHECK: tessel.async_copy %{{.*}}, %[[V]] : !tessel.tile<64x32x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>
+  tessel.async_copy %p, %v : !tessel.tile<64x32x!tessel.ptr<f16>>, !tessel.memdesc<64x32xf16, order = [1, 0]>
+  // CHECK: tessel.async_commit
+  tessel.async_commit
+  // CHECK: tessel.async_wait 1
+  tessel.async_wait 1
+  // CHECK: %[[T:.*]] = tessel.memdesc_trans %[[V]] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
+  %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
+  // CHECK: tessel.dot %{{.*}}, %[[T]], %{{.*}} : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
+  %d = tessel.dot %a, %t, %acc : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
+  // GENERIC: "tessel.async_wait"() <{pending = 1 : i32}> : () -> ()
+  return %d : !tessel.tile<16x64xf32>
+}

@@ -86,6 +86,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   // Layout conversions of loop-invariant tiles (a query block converted to
   // a dot operand) run once, before their loop.
   tiles.addPass(createLoopInvariantCodeMotionPass());
+  tiles.addPass(createTesselPipeline());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

@@ -2,12 +2,13 @@
 //
 // Tensor cores: f16/bf16 operands with the accumulator in #tessel.mma and A
 // in the matching #tessel.dot_operand (tessel-assign-layouts arranges it).
-// A and the accumulator stay in registers. B goes to shared memory as rows
-// of 16-byte chunks, XOR-swizzled so that the eight rows one ldmatrix reads
-// fall in different banks; per step of K each warp loads its B fragments
-// with ldmatrix (.trans when the staged rows run along K) and issues its
-// mma.sync m16n8k16. Padding to the MMA shape is zero in B and in A, so it
-// adds nothing, even to infinite or NaN elements elsewhere.
+// A and the accumulator stay in registers. B is read from shared memory:
+// from its memdesc where tessel-pipeline put it there, else staged by the
+// dot, as rows of 16-byte chunks, XOR-swizzled so that the eight rows one
+// ldmatrix reads fall in different banks. Per step of K each warp loads its
+// B fragments with ldmatrix (.trans when the rows run along K) and issues
+// its mma.sync m16n8k16. Padding to the MMA shape is zero in B and in A, so
+// it adds nothing, even to infinite or NaN elements elsewhere.
 //
 // Other dots take the CUDA cores: both operands go to shared memory,
 // row-major, and each thread accumulates its slots with f32 FMAs over K.
@@ -142,10 +143,11 @@ static int64_t vectorWidth(TileType type, unsigned dim) {
 
 namespace {
 
-/// Where a tensor-core dot stages B: `rows` rows of `rowElems` 16-bit
-/// elements from byte 0, swizzled. With `kRows`, row k holds B[k, :]
-/// (ldmatrix.trans gives the fragments); otherwise row n holds B[:, n].
-/// K is padded to the MMA step and N to the columns the warps compute.
+/// Where a tensor-core dot reads B: swizzled rows of 16-bit elements, from
+/// its memdesc or staged from byte 0 (`bytes` of scratch). With `kRows`,
+/// row k holds B[k, :] (ldmatrix.trans gives the fragments); otherwise row
+/// n holds B[:, n]. Staged, K is padded to the MMA step and N to the
+/// columns the warps compute (a memdesc fits them: tessel-pipeline checks).
 struct BStaging {
   bool kRows;
   int64_t k, n;
@@ -156,6 +158,11 @@ struct BStaging {
 } // namespace
 
 static BStaging getBStaging(DotOp op, MmaEncodingAttr mma) {
+  if (auto desc = dyn_cast<MemDescType>(op.getB().getType())) {
+    ArrayRef<int64_t> kn = desc.getShape();
+    return {desc.getContiguousDim() == 1, kn[0], kn[1], getSwizzledRows(desc),
+            0};
+  }
   auto bType = cast<TileType>(op.getB().getType());
   TileLayout accLayout = getLayout(op.getType());
   // Stage along the dimension in which each thread holds a run of B.
@@ -194,27 +201,33 @@ static Value fromLdmatrix(OpBuilder &b, Location loc, Value reg, Type elem) {
 /// mma.sync of the warp's blocks.
 static Slots lowerToMma(OpBuilder &b, Location loc, DotOp op,
                         MmaEncodingAttr mma, ValueRange aSlots,
-                        ValueRange bSlots, ValueRange acc) {
+                        ValueRange bValues, ValueRange acc) {
   auto aType = cast<TileType>(op.getA().getType());
-  auto bType = cast<TileType>(op.getB().getType());
   TileLayout accLayout = getLayout(op.getType());
   TileLayout aLayout = getLayout(aType);
   BStaging s = getBStaging(op, mma);
   Type elem = aSlots.front().getType();
-  int64_t threads = 32 * accLayout.getNumWarps();
-  int64_t kSize = aType.getDimSize(1), nSize = bType.getDimSize(1);
 
-  // Stage B (padding zeroed), then the warps read their fragments.
-  auto bIndex = [&](OpBuilder &b, Value k, Value n) {
-    return s.kRows ? s.rows.index(b, loc, k, n) : s.rows.index(b, loc, n, k);
-  };
-  emitBarrier(b, loc);
-  unsigned runDim = s.kRows ? 1 : 0;
-  stageTile(b, loc, bSlots, bType, 0, s.bytes, runDim,
-            vectorWidth(bType, runDim), bIndex);
-  zeroFill(b, loc, elem, 0, kSize, s.k - kSize, 0, s.n, threads, bIndex);
-  zeroFill(b, loc, elem, 0, 0, kSize, nSize, s.n - nSize, threads, bIndex);
-  emitBarrier(b, loc);
+  // B's first element: its memdesc, or staged (padding zeroed) at byte 0.
+  Value bBase;
+  if (isa<MemDescType>(op.getB().getType())) {
+    bBase = bValues.front();
+  } else {
+    auto bType = cast<TileType>(op.getB().getType());
+    int64_t threads = 32 * accLayout.getNumWarps();
+    int64_t kSize = aType.getDimSize(1), nSize = bType.getDimSize(1);
+    auto bIndex = [&](OpBuilder &b, Value k, Value n) {
+      return s.kRows ? s.rows.index(b, loc, k, n) : s.rows.index(b, loc, n, k);
+    };
+    emitBarrier(b, loc);
+    unsigned runDim = s.kRows ? 1 : 0;
+    stageTile(b, loc, bValues, bType, 0, s.bytes, runDim,
+              vectorWidth(bType, runDim), bIndex);
+    zeroFill(b, loc, elem, 0, kSize, s.k - kSize, 0, s.n, threads, bIndex);
+    zeroFill(b, loc, elem, 0, 0, kSize, nSize, s.n - nSize, threads, bIndex);
+    emitBarrier(b, loc);
+    bBase = sharedElementPtr(b, loc, elem, 0, i32Constant(b, loc, 0));
+  }
 
   unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
@@ -275,8 +288,8 @@ static Slots lowerToMma(OpBuilder &b, Location loc, DotOp op,
             rowInMatrix);
         chunk = addConstant(b, loc, kHalf, 2 * step);
       }
-      Value ptr = sharedElementPtr(b, loc, elem, 0,
-                                   s.rows.chunkIndex(b, loc, row, chunk));
+      Value ptr = LLVM::GEPOp::create(b, loc, bBase.getType(), elem, bBase,
+                                      s.rows.chunkIndex(b, loc, row, chunk));
       auto regs = LLVM::LLVMStructType::getLiteral(
           b.getContext(), SmallVector<Type>(2 * count, b.getI32Type()));
       Value loaded = NVVM::LdMatrixOp::create(

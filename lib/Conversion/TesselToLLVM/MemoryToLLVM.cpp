@@ -46,22 +46,12 @@ Value maskAt(ValueRange mask, size_t i) {
   return mask.empty() ? Value() : mask[i];
 }
 
-/// The dimension along which a thread holds its longest run of elements
-/// (the last of equals: the fastest in row-major tiles).
-unsigned runDimension(const TileLayout &layout) {
-  unsigned best = 0;
-  for (unsigned d = 1; d < layout.getRank(); ++d)
-    if (layout.getDim(d).perThread >= layout.getDim(best).perThread)
-      best = d;
-  return best;
-}
-
-/// Elements of one access through the tile of pointers `ptr`: the thread's
-/// run, cut to what the pointers' contiguity and alignment and the
-/// constancy of `uniform` (mask, other) allow, to 16 bytes and to a
-/// divisor of the tile's size.
+/// Elements of one access through the tile of pointers `ptr` along `dim`
+/// (by default the thread's longest run): the thread's run, cut to what the
+/// pointers' contiguity and alignment and the constancy of `uniform` (mask,
+/// other) allow, to 16 bytes and to a divisor of the tile's size.
 int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
-                    ArrayRef<Value> uniform) {
+                    ArrayRef<Value> uniform, std::optional<unsigned> dim = {}) {
   auto tile = dyn_cast<TileType>(ptr.getType());
   if (!tile)
     return 1;
@@ -70,7 +60,7 @@ int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
   if (bytes == 0) // i1: bytes in memory, not worth packing
     return 1;
   TileLayout layout = getLayout(tile);
-  unsigned d = runDimension(layout);
+  unsigned d = dim ? *dim : runDimension(layout);
   AxisInfo axis = info.get(ptr);
   int64_t width = std::min<int64_t>(layout.getDim(d).perThread, 16 / bytes);
   width = std::min(width, axis.getContiguity(d));
@@ -84,24 +74,6 @@ int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
     width /= 2;
   // Whole 32-bit words only.
   return width * bytes % 4 == 0 ? width : 1;
-}
-
-/// The slots of a vectorised access: each group is `width` slots
-/// consecutive along the run dimension, the first one first.
-SmallVector<SmallVector<int64_t>> accessGroups(TileType tile, int64_t width) {
-  TileLayout layout = getLayout(tile);
-  unsigned d = runDimension(layout);
-  SmallVector<SmallVector<int64_t>> groups;
-  for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {
-    SmallVector<int64_t> local = layout.getLocalIndices(slot);
-    if (local[d] % width != 0)
-      continue;
-    SmallVector<int64_t> group;
-    for (int64_t i = 0; i < width; ++i, ++local[d])
-      group.push_back(layout.getSlot(local));
-    groups.push_back(group);
-  }
-  return groups;
 }
 
 /// The bits of `values[group]` as vector<words x i32>.
@@ -174,8 +146,9 @@ struct LoadLowering : VectorisedPattern<LoadOp> {
     unsigned words = width * elem.getIntOrFloatBitWidth() / 32;
     Value zeros =
         zeroOf(rewriter, loc, VectorType::get({words}, rewriter.getI32Type()));
+    auto tile = cast<TileType>(op.getPtr().getType());
     for (ArrayRef<int64_t> group :
-         accessGroups(cast<TileType>(op.getPtr().getType()), width)) {
+         accessGroups(tile, runDimension(getLayout(tile)), width)) {
       Value pred = maskAt(mask, group.front()), fallback;
       if (pred)
         fallback =
@@ -210,8 +183,9 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
         storeMasked(rewriter, loc, values[i], ptr, predicate(i));
     } else {
       // A run is owned as a whole (its copies are whole runs too).
+      auto tile = cast<TileType>(op.getPtr().getType());
       for (ArrayRef<int64_t> group :
-           accessGroups(cast<TileType>(op.getPtr().getType()), width))
+           accessGroups(tile, runDimension(getLayout(tile)), width))
         storeWords(rewriter, loc, packWords(rewriter, loc, values, group),
                    ptrs[group.front()], predicate(group.front()));
     }
@@ -318,6 +292,30 @@ struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
 
 } // namespace
 
+unsigned mlir::tessel::runDimension(const TileLayout &layout) {
+  unsigned best = 0;
+  for (unsigned d = 1; d < layout.getRank(); ++d)
+    if (layout.getDim(d).perThread >= layout.getDim(best).perThread)
+      best = d;
+  return best;
+}
+
+SmallVector<SmallVector<int64_t>>
+mlir::tessel::accessGroups(TileType tile, unsigned dim, int64_t width) {
+  TileLayout layout = getLayout(tile);
+  SmallVector<SmallVector<int64_t>> groups;
+  for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {
+    SmallVector<int64_t> local = layout.getLocalIndices(slot);
+    if (local[dim] % width != 0)
+      continue;
+    SmallVector<int64_t> group;
+    for (int64_t i = 0; i < width; ++i, ++local[dim])
+      group.push_back(layout.getSlot(local));
+    groups.push_back(group);
+  }
+  return groups;
+}
+
 AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
   ModuleAxisInfo info(module);
   AccessWidths widths;
@@ -328,6 +326,10 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
           accessWidth(info, load.getPtr(), {load.getMask(), load.getOther()});
     else if (auto store = dyn_cast<StoreOp>(op))
       width = accessWidth(info, store.getPtr(), {store.getMask()});
+    else if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      width = accessWidth(
+          info, copy.getPtr(), {copy.getMask()},
+          cast<MemDescType>(copy.getDst().getType()).getContiguousDim());
     if (width > 1)
       widths[op] = width;
   });

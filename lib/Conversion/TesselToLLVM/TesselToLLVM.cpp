@@ -46,6 +46,9 @@ void mlir::tessel::addTesselTypeConversions(LLVMTypeConverter &converter) {
   MLIRContext *ctx = &converter.getContext();
   converter.addConversion(
       [ctx](PtrType) -> Type { return LLVM::LLVMPointerType::get(ctx, 1); });
+  converter.addConversion([ctx](MemDescType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, 3);
+  });
   converter.addConversion(
       [&converter](TileType type, SmallVectorImpl<Type> &results)
           -> std::optional<LogicalResult> {
@@ -105,13 +108,14 @@ struct ReturnLowering : OpConversionPattern<func::ReturnOp> {
 
 } // namespace
 
-void mlir::tessel::populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
-                                                RewritePatternSet &patterns,
-                                                const AccessWidths &widths) {
+void mlir::tessel::populateTesselToLLVMPatterns(
+    LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets) {
   patterns.add<KernelLowering, ReturnLowering>(converter,
                                                patterns.getContext());
   populateElementwisePatterns(converter, patterns);
   populateMemoryPatterns(converter, patterns, widths);
+  populateSharedPatterns(converter, patterns, widths, offsets);
   populateLayoutPatterns(converter, patterns);
   populateReducePatterns(converter, patterns);
   populateDotPatterns(converter, patterns);
@@ -151,8 +155,10 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
         return src.getNumElements() / src.getDimSize(op.getAxis()) * warps *
                getSharedBytes(src.getElementType());
       })
-      .Case(
-          [&](DotOp op) { return withDiscardSlots(getDotBytes(op), threads); })
+      .Case([&](DotOp op) -> int64_t {
+        int64_t bytes = getDotBytes(op);
+        return bytes ? withDiscardSlots(bytes, threads) : 0;
+      })
       .Case([&](AtomicAddOp op) -> int64_t {
         if (op.getResult().use_empty())
           return 0;
@@ -164,10 +170,7 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
 }
 
 int64_t mlir::tessel::getKernelSharedBytes(func::FuncOp kernel) {
-  int64_t bytes = 0;
-  kernel.getBody().walk(
-      [&](Operation *op) { bytes = std::max(bytes, getScratchBytes(op)); });
-  return bytes;
+  return layoutSharedMemory(kernel).totalBytes;
 }
 
 SmallVector<int64_t> mlir::tessel::getWorkspaceSlotBytes(func::FuncOp kernel) {
@@ -304,10 +307,13 @@ struct ConvertTesselToLLVMPass
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
     addTesselTypeConversions(converter);
-    // Before any rewrite: the analysis reads the IR as the patterns meet it.
+    // Before any rewrite: the analyses read the IR as the patterns meet it.
     AccessWidths widths = getAccessWidths(module);
+    DenseMap<Operation *, int64_t> offsets;
+    for (auto kernel : module.getOps<func::FuncOp>())
+      offsets.insert_range(layoutSharedMemory(kernel).offsets);
     RewritePatternSet patterns(ctx);
-    populateTesselToLLVMPatterns(converter, patterns, widths);
+    populateTesselToLLVMPatterns(converter, patterns, widths, offsets);
     // ceildivsi/floordivsi have no LLVM lowering: expand them to arith.
     arith::populateCeilFloorDivExpandOpsPatterns(patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);

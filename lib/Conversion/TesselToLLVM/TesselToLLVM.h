@@ -18,13 +18,15 @@ using AccessWidths = DenseMap<Operation *, int64_t>;
 
 /// One pattern per tessel op (or op family), plus the scalar math ops whose
 /// GPU lowering tessel chooses (approximate ex2/lg2).
-void populateTesselToLLVMPatterns(LLVMTypeConverter &converter,
-                                  RewritePatternSet &patterns,
-                                  const AccessWidths &widths);
+/// `offsets`: the shared-memory offsets of the local_alloc ops
+/// (layoutSharedMemory).
+void populateTesselToLLVMPatterns(
+    LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets);
 
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
-/// barriers).
+/// barriers), then its local_alloc regions.
 int64_t getKernelSharedBytes(func::FuncOp kernel);
 
 /// For each workspace argument of a persistent kernel (the trailing

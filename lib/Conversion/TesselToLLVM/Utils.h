@@ -32,6 +32,13 @@ void populateElementwisePatterns(LLVMTypeConverter &converter,
 /// the AxisInfo analysis shows contiguous, aligned and uniformly masked
 /// (absent: one element per access).
 AccessWidths getAccessWidths(ModuleOp module);
+/// The dimension along which a thread holds its longest run of elements
+/// (the last of equals: the fastest in row-major tiles).
+unsigned runDimension(const TileLayout &layout);
+/// The slots of a thread's accesses of `width` elements along `dim`: each
+/// group is `width` slots consecutive along it, the first one first.
+SmallVector<SmallVector<int64_t>> accessGroups(TileType tile, unsigned dim,
+                                               int64_t width);
 void populateMemoryPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns,
                             const AccessWidths &widths);
@@ -127,6 +134,23 @@ public:
 private:
   int64_t rows, rowElems, chunkElems, perPhase, maxPhase;
 };
+
+/// Bytes of a shared-memory region of this type.
+int64_t getMemDescBytes(MemDescType type);
+/// The swizzled rows in which a memdesc holds (each buffer of) its tile.
+SwizzledRows getSwizzledRows(MemDescType type);
+
+/// Where a kernel's shared memory goes: the scratch area its ops share from
+/// byte 0, then each local_alloc's region (offset in bytes).
+struct SharedMemoryLayout {
+  int64_t scratchBytes = 0, totalBytes = 0;
+  DenseMap<Operation *, int64_t> offsets;
+};
+SharedMemoryLayout layoutSharedMemory(func::FuncOp kernel);
+void populateSharedPatterns(LLVMTypeConverter &converter,
+                            RewritePatternSet &patterns,
+                            const AccessWidths &widths,
+                            const DenseMap<Operation *, int64_t> &offsets);
 
 /// Bytes of a dot's shared-memory area: its staged operands and, on tensor
 /// cores, its C fragments.

@@ -38,6 +38,8 @@ INTRINSICS = {
     "llvm.nvvm.read.ptx.sreg.nctaid.y": "emu_nctaid_y",
     "llvm.nvvm.read.ptx.sreg.nctaid.z": "emu_nctaid_z",
     "llvm.nvvm.barrier.cta.sync.aligned.all": "emu_barrier",
+    "llvm.nvvm.cp.async.commit.group": "emu_async_commit",
+    "llvm.nvvm.cp.async.wait.group": "emu_async_wait",
     "llvm.nvvm.shfl.sync.bfly.i32": "emu_shfl_bfly",
     "llvm.nvvm.ex2.approx.f32": "exp2f",
     "llvm.nvvm.lg2.approx.f": "log2f",
@@ -62,6 +64,9 @@ def predicated_access(text, functions):
     """An IR function doing what a predicated ld/st.global inline asm does."""
     if text in functions:
         return functions[text][0]
+    copy = re.search(r"cp\.async\.(?:cg|ca)\.shared\.global \[ \$0 \], \[ \$1 \], (\d+), \$2;", text)
+    if copy:
+        return async_copy(text, int(copy.group(1)), text.startswith("@"), functions)
     vector = re.search(r"(ld|st)\.global\.v(\d)\.b32", text)
     if vector:
         return vector_access(text, vector.group(1), int(vector.group(2)), functions)
@@ -88,6 +93,22 @@ def predicated_access(text, functions):
               "  store i%d %s, ptr addrspace(1) %%p\n  ret void\nskip:\n  ret void\n}\n"
               % (name, reg, body, width, value))
     functions[text] = (name, ir)
+    return name
+
+
+def async_copy(text, size, predicated, functions):
+    """An IR function doing what a cp.async does, at once: copy the first
+    `srcsize` of `size` bytes and zero the rest (all skipped where the
+    owner predicate is false)."""
+    name = "@emu_asm_%d" % len(functions)
+    params = "ptr addrspace(256) %d, ptr addrspace(1) %s, i32 %n" + (", i1 %p" if predicated else "")
+    body = ("  %%z = icmp eq i32 %%n, 0\n  br i1 %%z, label %%zero, label %%copy\n"
+            "copy:\n  %%v = load <%d x i8>, ptr addrspace(1) %%s, align 1\n"
+            "  store <%d x i8> %%v, ptr addrspace(256) %%d, align 1\n  ret void\n"
+            "zero:\n  store <%d x i8> zeroinitializer, ptr addrspace(256) %%d, align 1\n"
+            "  ret void\n" % (size, size, size))
+    entry = "  br i1 %p, label %go, label %skip\nskip:\n  ret void\ngo:\n" if predicated else ""
+    functions[text] = (name, "define internal void %s(%s) {\n%s%s}\n" % (name, params, entry, body))
     return name
 
 
@@ -176,6 +197,8 @@ def host_ir(ll, kernel, kinds):
     ll = ll.replace("define ptx_kernel", "define")
     for old, new in INTRINSICS.items():
         ll = ll.replace("@" + old + "(", "@" + new + "(")
+    # Constant-operand markers of intrinsics are invalid on plain functions.
+    ll = ll.replace(" immarg", "")
     wrappers = []
     for intrinsic, (kind, reg) in MMA.items():
         if "@" + intrinsic + "(" not in ll:

@@ -161,6 +161,10 @@ int emu_nctaid_x() { return nctaid[0]; }
 int emu_nctaid_y() { return nctaid[1]; }
 int emu_nctaid_z() { return nctaid[2]; }
 void emu_barrier(int) { pthread_barrier_wait(&cta->barrier); }
+// cp.async copies at once (the asm stands in for it), so a group is always
+// complete: commit and wait have nothing to do.
+void emu_async_commit() {}
+void emu_async_wait(int) {}
 // shfl.sync.bfly: every lane of the warp calls it together.
 int emu_shfl_bfly(int, int value, int laneMask, int) {
   int warp = tid / 32, lane = tid % 32;

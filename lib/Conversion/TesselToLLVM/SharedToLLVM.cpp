@@ -1,0 +1,268 @@
+//===- SharedToLLVM.cpp - Shared-memory buffers and async copies ----------===//
+//
+// A memdesc lowers to the shared-memory address of its first element. The
+// kernel's local_alloc regions follow the scratch area its ops share (which
+// every op uses from byte 0), each placed first-fit among the regions whose
+// lifetimes overlap its own, so the buffers of consecutive loops share
+// memory. Async copies are cp.async of each thread's runs of the tile (16
+// bytes bypassing L1, 4 or 8 through it) into the swizzled rows of the
+// destination; masked-off runs are zero-filled (a source size of 0), and
+// only the owner of a run copies it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/TesselToLLVM/Utils.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+/// Regions start 128-byte aligned (a swizzle period).
+static constexpr int64_t kRegionAlign = 128;
+
+int64_t mlir::tessel::getMemDescBytes(MemDescType type) {
+  int64_t elements = 1;
+  for (int64_t d : type.getShape())
+    elements *= d;
+  return elements * getSharedBytes(type.getElementType());
+}
+
+SwizzledRows mlir::tessel::getSwizzledRows(MemDescType type) {
+  ArrayRef<int64_t> tile = type.getTileShape();
+  unsigned contiguous = type.getContiguousDim();
+  return SwizzledRows(tile[1 - contiguous], tile[contiguous],
+                      getSharedBytes(type.getElementType()));
+}
+
+SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
+  SharedMemoryLayout layout;
+  // Ops numbered in pre-order; `last` is the highest number in an op's
+  // subtree, so [number, last] spans everything nested in it.
+  DenseMap<Operation *, std::pair<int64_t, int64_t>> span;
+  int64_t next = 0;
+  std::function<void(Operation *)> number = [&](Operation *op) {
+    int64_t first = next++;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &nested : block)
+          number(&nested);
+    span[op] = {first, next - 1};
+  };
+  for (Operation &op : kernel.getBody().front())
+    number(&op);
+  kernel.getBody().walk([&](Operation *op) {
+    layout.scratchBytes = std::max(layout.scratchBytes, getScratchBytes(op));
+  });
+
+  struct Placed {
+    int64_t begin, end, offset, bytes;
+  };
+  SmallVector<Placed> placed;
+  int64_t base = llvm::alignTo(layout.scratchBytes, kRegionAlign);
+  layout.totalBytes = layout.scratchBytes;
+  kernel.getBody().walk([&](LocalAllocOp alloc) {
+    // Live until the last use of the region or of a view of it, counted at
+    // that use's ancestor in the allocation's block.
+    Block *block = alloc->getBlock();
+    int64_t begin = span[alloc].first, end = begin;
+    SmallVector<Value> views = {alloc.getResult()};
+    while (!views.empty()) {
+      Value v = views.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<MemDescIndexOp, MemDescTransOp>(user))
+          views.push_back(user->getResult(0));
+        if (Operation *at = block->findAncestorOpInBlock(*user))
+          end = std::max(end, span[at].second);
+      }
+    }
+    int64_t bytes = getMemDescBytes(cast<MemDescType>(alloc.getType()));
+    // First fit among the regions live at the same time.
+    int64_t offset = base;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (const Placed &p : placed)
+        if (p.begin <= end && begin <= p.end && offset < p.offset + p.bytes &&
+            p.offset < offset + bytes) {
+          offset = llvm::alignTo(p.offset + p.bytes, kRegionAlign);
+          moved = true;
+        }
+    }
+    placed.push_back({begin, end, offset, bytes});
+    layout.offsets[alloc] = offset;
+    layout.totalBytes = std::max(layout.totalBytes, offset + bytes);
+  });
+  return layout;
+}
+
+namespace {
+
+/// `ptr` advanced by `bytes` (an i32 value).
+Value advance(OpBuilder &b, Location loc, Value ptr, Value bytes) {
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
+                             ValueRange{bytes});
+}
+
+struct LocalAllocLowering : OpConversionPattern<LocalAllocOp> {
+  LocalAllocLowering(LLVMTypeConverter &converter,
+                     const DenseMap<Operation *, int64_t> &offsets)
+      : OpConversionPattern(converter, &converter.getContext()),
+        offsets(offsets) {}
+  LogicalResult
+  matchAndRewrite(LocalAllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto it = offsets.find(op);
+    if (it == offsets.end())
+      return rewriter.notifyMatchFailure(op, "no place in shared memory");
+    Location loc = op.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(getContext(), 3);
+    Value smem = LLVM::AddressOfOp::create(rewriter, loc, ptrType,
+                                           kSharedMemorySymbol.str());
+    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
+        op, ptrType, rewriter.getI8Type(), smem,
+        ArrayRef<LLVM::GEPArg>{int32_t(it->second)});
+    return success();
+  }
+  const DenseMap<Operation *, int64_t> &offsets;
+};
+
+struct MemDescIndexLowering : OpConversionPattern<MemDescIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MemDescIndexOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bytes = arith::MulIOp::create(
+        rewriter, loc, adaptor.getIndex(),
+        i32Constant(rewriter, loc,
+                    getMemDescBytes(cast<MemDescType>(op.getType()))));
+    rewriter.replaceOp(op, advance(rewriter, loc, adaptor.getSrc(), bytes));
+    return success();
+  }
+};
+
+/// The same bytes, described the other way round.
+struct MemDescTransLowering : OpConversionPattern<MemDescTransOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MemDescTransOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
+struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
+  AsyncCopyLowering(LLVMTypeConverter &converter, const AccessWidths &widths)
+      : OpConversionPattern(converter, &converter.getContext()),
+        widths(widths) {}
+
+  LogicalResult
+  matchAndRewrite(AsyncCopyOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ptrType = cast<TileType>(op.getPtr().getType());
+    auto dstType = cast<MemDescType>(op.getDst().getType());
+    Type elem = dstType.getElementType();
+    int64_t elemBytes = getSharedBytes(elem);
+    TileLayout layout = getLayout(ptrType);
+    ThreadLayout thread(rewriter, loc, layout);
+    SwizzledRows rows = getSwizzledRows(dstType);
+    unsigned contiguous = dstType.getContiguousDim();
+    Value dst = llvm::getSingleElement(adaptor.getDst());
+    ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask();
+    // Runs along the destination's rows only.
+    int64_t width = widths.lookup(op);
+    if (width < 1 || layout.getDim(contiguous).perThread % width != 0)
+      width = 1;
+    int64_t bytes = width * elemBytes;
+    for (ArrayRef<int64_t> group : accessGroups(ptrType, contiguous, width)) {
+      int64_t first = group.front();
+      SmallVector<Value> coords = thread.coords(first);
+      Value index =
+          rows.index(rewriter, loc, coords[1 - contiguous], coords[contiguous]);
+      Value to = LLVM::GEPOp::create(rewriter, loc, dst.getType(), elem, dst,
+                                     ValueRange{index});
+      Value owner = thread.isOwner(first);
+      Value pred = mask.empty() ? Value() : mask[first];
+      if (bytes >= 4)
+        copyAsync(rewriter, loc, to, ptrs[first], bytes, owner, pred);
+      else // too narrow for cp.async: through a register, now
+        emitIf(rewriter, loc, owner, [&](OpBuilder &b) {
+          Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+          storeShared(b, loc,
+                      loadMasked(b, loc, elem, ptrs[first], pred,
+                                 pred ? zero : Value()),
+                      to);
+        });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// cp.async of `bytes` bytes, where `owner` holds; zeros where `mask`
+  /// does not.
+  static void copyAsync(OpBuilder &b, Location loc, Value to, Value from,
+                        int64_t bytes, Value owner, Value mask) {
+    Value size = i32Constant(b, loc, bytes);
+    Value srcSize = mask ? arith::SelectOp::create(b, loc, mask, size,
+                                                   i32Constant(b, loc, 0))
+                               .getResult()
+                         : size;
+    // .cg (L2 only) takes 16 bytes; smaller copies go through L1 (.ca).
+    std::string text =
+        llvm::formatv("{0}cp.async.{1}.shared.global [ $0 ], [ $1 ], {2}, $2;",
+                      owner ? "@$3 " : "", bytes == 16 ? "cg" : "ca", bytes);
+    SmallVector<Value> operands = {to, from, srcSize};
+    std::string constraints = "r,l,r";
+    if (owner) {
+      operands.push_back(owner);
+      constraints += ",b";
+    }
+    LLVM::InlineAsmOp::create(
+        b, loc, TypeRange{}, operands, text, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        ArrayAttr());
+  }
+
+  const AccessWidths &widths;
+};
+
+struct AsyncCommitLowering : OpConversionPattern<AsyncCommitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, op.getPending());
+    emitBarrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateSharedPatterns(
+    LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets) {
+  patterns.add<LocalAllocLowering>(converter, offsets);
+  patterns.add<AsyncCopyLowering>(converter, widths);
+  patterns.add<MemDescIndexLowering, MemDescTransLowering, AsyncCommitLowering,
+               AsyncWaitLowering>(converter, patterns.getContext());
+}

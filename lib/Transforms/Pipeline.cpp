@@ -1,0 +1,313 @@
+//===- Pipeline.cpp - Loads feeding dots through async copies -------------===//
+//
+// A loop
+//   for iv in [lb, ub) step st:  t = load(p(iv), m(iv));  ... dot(a, t or
+//   trans(t))
+// becomes, with S stages (buffers buf[0..S)):
+//   for s in [0, S - 1): async_copy(p(lb + s·st) -> buf[s], m & in range);
+//   commit for iv:  async_wait(S - 2)          -- this iteration's tile has
+//   landed
+//            i = (iv - lb) / st
+//            async_copy(p(iv + (S-1)·st) -> buf[(i + S - 1) % S], ...); commit
+//            ... dot(a, buf[i % S] or its transpose)
+//   async_wait(0)
+// The buffer refilled in iteration i is the one iteration i - 1 read; the
+// barrier of async_wait orders those reads before the refill.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELPIPELINE
+#include "tessel/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+/// A load the pass can move into shared memory, and how.
+struct Candidate {
+  LoadOp load;
+  /// The pure ops of the loop body that compute its pointers and mask, in
+  /// an order that defines before use.
+  SetVector<Operation *> slice;
+  MemDescType bufferType; // one buffer (2-D)
+};
+
+/// The kernel argument a pointer (tile) is an offset of, or null when it
+/// cannot be told.
+static Value baseArgument(Value ptr) {
+  while (Operation *def = ptr.getDefiningOp()) {
+    if (isa<AddPtrOp, SplatOp, BroadcastOp, ExpandDimsOp, ConvertLayoutOp>(def))
+      ptr = def->getOperand(0);
+    else
+      return {};
+  }
+  return isa<BlockArgument>(ptr) ? ptr : Value();
+}
+
+/// Adds to `slice` the ops of `body` that `v` depends on; false when `v`
+/// depends on anything but the induction variable, loop invariants and
+/// pure region-free ops.
+static bool collectSlice(Value v, scf::ForOp loop,
+                         SetVector<Operation *> &slice) {
+  if (v == loop.getInductionVar() ||
+      !loop.getBody()->getParent()->isAncestor(v.getParentRegion()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
+      !isMemoryEffectFree(def))
+    return false;
+  if (slice.contains(def))
+    return true;
+  for (Value operand : def->getOperands())
+    if (!collectSlice(operand, loop, slice))
+      return false;
+  slice.insert(def);
+  return true;
+}
+
+/// Whether a tensor-core dot can read `b` (K x N) from shared memory: the
+/// MMA steps and the warps' columns tile it exactly.
+static bool fitsMma(DotOp dot, ArrayRef<int64_t> b) {
+  auto result = cast<TileType>(dot.getType());
+  auto mma = dyn_cast_if_present<MmaEncodingAttr>(result.getEncoding());
+  if (!mma)
+    return false;
+  return b[0] % 16 == 0 && b[1] % (8 * mma.getWarpsPerCTA()[1]) == 0;
+}
+
+/// Whether every use of the load is the B operand of a tensor-core dot
+/// that fits, directly or through a transpose.
+static bool onlyFeedsDots(LoadOp load) {
+  auto tile = cast<TileType>(load.getType());
+  auto isB = [](OpOperand &use) {
+    auto dot = dyn_cast<DotOp>(use.getOwner());
+    return dot && use.getOperandNumber() == 1;
+  };
+  if (load->use_empty())
+    return false;
+  for (OpOperand &use : load->getUses()) {
+    if (isB(use)) {
+      if (!fitsMma(cast<DotOp>(use.getOwner()), tile.getShape()))
+        return false;
+      continue;
+    }
+    auto trans = dyn_cast<TransOp>(use.getOwner());
+    if (!trans || trans->use_empty())
+      return false;
+    SmallVector<int64_t> shape{tile.getDimSize(1), tile.getDimSize(0)};
+    for (OpOperand &tuse : trans->getUses())
+      if (!isB(tuse) || !fitsMma(cast<DotOp>(tuse.getOwner()), shape))
+        return false;
+  }
+  return true;
+}
+
+static bool isZero(Value v) {
+  auto splat = v.getDefiningOp<SplatOp>();
+  if (!splat)
+    return false;
+  Attribute value;
+  return matchPattern(splat.getSrc(), m_Constant(&value)) &&
+         (matchPattern(value, m_Zero()) ||
+          matchPattern(value, m_AnyZeroFloat()));
+}
+
+static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
+                                        ArrayRef<Value> writtenBases) {
+  auto tile = cast<TileType>(load.getType());
+  Type elem = tile.getElementType();
+  auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(tile.getEncoding());
+  if (!(elem.isF16() || elem.isBF16()) || tile.getRank() != 2 || !blocked ||
+      !onlyFeedsDots(load) || (load.getOther() && !isZero(load.getOther())))
+    return std::nullopt;
+  // The copy runs ahead of the loop's writes: none may reach the array read.
+  Value base = baseArgument(load.getPtr());
+  if (!base || llvm::is_contained(writtenBases, base))
+    return std::nullopt;
+  Candidate c{load, {}, {}};
+  if (!collectSlice(load.getPtr(), loop, c.slice) ||
+      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
+    return std::nullopt;
+  // Rows of whole 16-byte chunks along the loads' fastest dimension.
+  SmallVector<unsigned> order(blocked.getOrder());
+  if (tile.getDimSize(order[0]) % 8 != 0)
+    return std::nullopt;
+  c.bufferType =
+      MemDescType::get(load.getContext(), tile.getShape(), elem, order);
+  return c;
+}
+
+/// The pipeline of one loop's candidates.
+class LoopPipeliner {
+public:
+  LoopPipeliner(scf::ForOp loop, unsigned stages)
+      : loop(loop), stages(stages), b(loop) {}
+
+  void run(MutableArrayRef<Candidate> candidates);
+
+private:
+  Value constant(int64_t v) {
+    return arith::ConstantOp::create(
+        b, loop.getLoc(),
+        b.getIntegerAttr(loop.getInductionVar().getType(), v));
+  }
+  Value i32(Value v) {
+    if (v.getType().isInteger(32))
+      return v;
+    return arith::IndexCastOp::create(b, loop.getLoc(), b.getI32Type(), v);
+  }
+  /// Issues the copies of the iteration at `iv` into buffer `slot`.
+  void copyIteration(MutableArrayRef<Candidate> candidates,
+                     ArrayRef<Value> buffers, Value iv, Value slot);
+
+  scf::ForOp loop;
+  unsigned stages;
+  OpBuilder b;
+};
+
+void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
+                                  ArrayRef<Value> buffers, Value iv,
+                                  Value slot) {
+  Location loc = loop.getLoc();
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
+                                        loop.getUpperBound());
+  for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    for (Operation *op : c.slice)
+      b.clone(*op, map);
+    Value ptr = map.lookupOrDefault(c.load.getPtr());
+    auto ptrType = cast<TileType>(ptr.getType());
+    Value mask = SplatOp::create(b, loc, ptrType.withElementType(b.getI1Type()),
+                                 inRange);
+    if (Value m = c.load.getMask())
+      mask = BinaryOp::create(b, loc, BinaryKind::and_, map.lookupOrDefault(m),
+                              mask);
+    Value dst = MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot);
+    AsyncCopyOp::create(b, loc, ptr, dst, mask);
+  }
+  AsyncCommitOp::create(b, loc);
+}
+
+void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
+  Location loc = loop.getLoc();
+  Value lb = loop.getLowerBound(), step = loop.getStep();
+  SmallVector<Value> buffers;
+  for (Candidate &c : candidates) {
+    SmallVector<int64_t> shape{int64_t(stages)};
+    llvm::append_range(shape, c.bufferType.getShape());
+    auto type = MemDescType::get(loop.getContext(), shape,
+                                 c.bufferType.getElementType(),
+                                 c.bufferType.getOrder());
+    buffers.push_back(LocalAllocOp::create(b, loc, type));
+  }
+  // Prologue: the first stages - 1 iterations.
+  for (unsigned s = 0; s + 1 < stages; ++s) {
+    Value offset = arith::MulIOp::create(b, loc, step, constant(s));
+    Value iv = arith::AddIOp::create(b, loc, lb, offset);
+    copyIteration(candidates, buffers, iv,
+                  arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s)));
+  }
+
+  // Each iteration: wait for its own tile, request the one stages - 1 ahead.
+  b.setInsertionPointToStart(loop.getBody());
+  AsyncWaitOp::create(b, loc, stages - 2);
+  Value iv = loop.getInductionVar();
+  Value index = arith::DivSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+  Value index32 = i32(index);
+  Value numStages =
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(stages));
+  Value slot = arith::RemSIOp::create(b, loc, index32, numStages);
+  Value ahead = arith::AddIOp::create(
+      b, loc, index32,
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(stages - 1)));
+  Value refill = arith::RemSIOp::create(b, loc, ahead, numStages);
+  SmallVector<Value> views;
+  for (auto [c, buffer] : llvm::zip(candidates, buffers))
+    views.push_back(MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot));
+  Value aheadIv = arith::AddIOp::create(
+      b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
+  copyIteration(candidates, buffers, aheadIv, refill);
+
+  // The dots read the buffers; the loads and their address arithmetic go.
+  for (auto [c, view] : llvm::zip(candidates, views)) {
+    for (OpOperand &use : llvm::make_early_inc_range(c.load->getUses())) {
+      if (isa<DotOp>(use.getOwner())) {
+        use.set(view);
+        continue;
+      }
+      auto trans = cast<TransOp>(use.getOwner());
+      OpBuilder tb(trans);
+      auto desc = cast<MemDescType>(view.getType());
+      ArrayRef<int64_t> s = desc.getShape();
+      auto transposed = MemDescType::get(
+          loop.getContext(), {s[1], s[0]}, desc.getElementType(),
+          {desc.getOrder()[1], desc.getOrder()[0]});
+      Value t = MemDescTransOp::create(tb, trans.getLoc(), transposed, view);
+      for (OpOperand &tuse : llvm::make_early_inc_range(trans->getUses()))
+        tuse.set(t);
+      trans.erase();
+    }
+    c.load.erase();
+    for (Operation *op : llvm::reverse(c.slice))
+      if (op->use_empty())
+        op->erase();
+  }
+
+  // Copies past the loop's end (zeros) land before anything after it.
+  b.setInsertionPointAfter(loop);
+  AsyncWaitOp::create(b, loc, 0);
+}
+
+struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
+  using TesselPipelineBase::TesselPipelineBase;
+
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      // A kernel's num_stages overrides the pass's.
+      unsigned stages = numStages;
+      if (auto attr =
+              loop->getParentOfType<func::FuncOp>()->getAttrOfType<IntegerAttr>(
+                  TesselDialect::getNumStagesAttrName()))
+        stages = attr.getInt();
+      if (stages < 2)
+        continue;
+      // The arrays the loop writes (an unknown one blocks everything).
+      SmallVector<Value> written;
+      bool unknownWrite = false;
+      loop.getBody()->walk([&](Operation *op) {
+        if (isa<StoreOp, AtomicAddOp>(op)) {
+          Value base = baseArgument(op->getOperand(0));
+          unknownWrite |= !base;
+          written.push_back(base);
+        } else if (isa<FlagSignalOp, FlagWaitOp>(op)) {
+          unknownWrite = true;
+        }
+      });
+      if (unknownWrite)
+        continue;
+      SmallVector<Candidate> candidates;
+      for (auto load : loop.getBody()->getOps<LoadOp>())
+        if (std::optional<Candidate> c = analyse(load, loop, written))
+          candidates.push_back(std::move(*c));
+      if (!candidates.empty())
+        LoopPipeliner(loop, stages).run(candidates);
+    }
+  }
+};
+
+} // namespace

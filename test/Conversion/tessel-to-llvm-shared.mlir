@@ -1,0 +1,66 @@
+// RUN: tessel-opt %s -split-input-file -convert-tessel-to-llvm | FileCheck %s
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// Two 3-buffer regions follow the scratch of the reductions (16 bytes),
+// 128-byte aligned: at 128 and 128 + 3 * 64 * 32 * 2 = 12416 (both live to
+// the end). A buffer is its region advanced by index * 4096 bytes. Each
+// thread copies its two runs of 8 halves (16 bytes, L2 only) with
+// cp.async, the source size 0 where the mask is off (zero fill); the
+// commit and the wait are one instruction each, the wait followed by the
+// CTA barrier. The dot reads B from the buffer with ldmatrix (its rows are
+// K: .trans), staging nothing.
+
+// CHECK-LABEL: llvm.func @copy_and_dot
+func.func @copy_and_dot(%p: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %n: i32, %i: i32, %x: f16, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @tessel_smem : !llvm.ptr<3>
+  // CHECK: %[[R0:.*]] = llvm.getelementptr %[[SMEM]][128] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %buf = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
+  // CHECK: llvm.getelementptr %{{.*}}[12416] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %other = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
+  // CHECK: %[[OFF:.*]] = llvm.mul %{{.*}}, %{{.*}} : i32
+  // CHECK: %[[DST:.*]] = llvm.getelementptr %[[R0]][%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+  %view = tessel.memdesc_index %buf[%i] : !tessel.memdesc<3x64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [1, 0]>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+  %re = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x32xi32, #b>
+  %c32 = arith.constant 32 : i32
+  %s32 = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #b>
+  %ro = tessel.binary mul %rb, %s32 : !tessel.tile<64x32xi32, #b>
+  %c = tessel.arange 0, 32 : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #b>>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x32xi32, #b>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #b> -> !tessel.tile<64x32xi32, #b>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #b>
+  %ps = tessel.splat %p : !tessel.ptr<f16> -> !tessel.tile<64x32x!tessel.ptr<f16>, #b>
+  %pp = tessel.addptr %ps, %off : !tessel.tile<64x32x!tessel.ptr<f16>, #b>, !tessel.tile<64x32xi32, #b>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64x32xi32, #b>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x32xi32, #b> -> !tessel.tile<64x32xi1, #b>
+  // CHECK: %[[SIZE:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i32
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.async.cg.shared.global [ $0 ], [ $1 ], 16, $2;", "r,l,r" %{{.*}}, %{{.*}}, %[[SIZE]] : (!llvm.ptr<3>, !llvm.ptr<1>, i32) -> ()
+  // CHECK: cp.async.cg
+  // CHECK-NOT: cp.async.cg
+  tessel.async_copy %pp, %view mask %m : !tessel.tile<64x32x!tessel.ptr<f16>, #b>, !tessel.memdesc<64x32xf16, order = [1, 0]>, !tessel.tile<64x32xi1, #b>
+  // CHECK: nvvm.cp.async.commit.group
+  tessel.async_commit
+  // CHECK-NEXT: nvvm.cp.async.wait.group 0
+  // CHECK-NEXT: nvvm.barrier0
+  tessel.async_wait 0
+  %z = arith.constant 0.0 : f32
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %a = tessel.splat %x : f16 -> !tessel.tile<64x64xf16, #opa>
+  // CHECK-NOT: llvm.store
+  // Per step of K (4 of them): two x4 ldmatrix, four mma.sync.
+  // CHECK-COUNT-2: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+  // CHECK-COUNT-4: nvvm.mma.sync
+  // CHECK-COUNT-2: nvvm.ldmatrix
+  // CHECK-COUNT-4: nvvm.mma.sync
+  %d = tessel.dot %a, %view, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.tile<64x32xf32, #mma>
+  %t1 = tessel.reduce sum %d {axis = 1 : i32} : !tessel.tile<64x32xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %t1 {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  %ov = tessel.memdesc_index %other[%i] : !tessel.memdesc<3x64x32xf16, order = [1, 0]> -> !tessel.memdesc<64x32xf16, order = [1, 0]>
+  tessel.async_copy %pp, %ov : !tessel.tile<64x32x!tessel.ptr<f16>, #b>, !tessel.memdesc<64x32xf16, order = [1, 0]>
+  return
+}

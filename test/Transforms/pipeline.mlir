@@ -1,0 +1,162 @@
+// RUN: tessel-opt %s -split-input-file -tessel-pipeline | FileCheck %s
+// RUN: tessel-opt %s -split-input-file -tessel-pipeline=num-stages=1 | FileCheck %s --check-prefix=OFF
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// The key tile of each iteration (masked on its rows, B of the dot through
+// a transpose) moves to three shared buffers. Before the loop: the tiles of
+// iterations 0 and 1, two groups. Each iteration waits until one group is
+// left in flight, requests the tile two iterations ahead (masked also by
+// being inside the loop) into the buffer the last iteration read, and the
+// dot reads its own buffer, transposed.
+
+// CHECK-LABEL: func.func @keys
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: %[[B0:.*]] = tessel.memdesc_index %[[BUF]][%{{.*}}] : !tessel.memdesc<3x64x64xf16, order = [1, 0]> -> !tessel.memdesc<64x64xf16, order = [1, 0]>
+// CHECK: tessel.async_copy %{{.*}}, %[[B0]] mask %{{.*}}
+// CHECK: tessel.async_commit
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %[[ST:.*]] iter_args
+// CHECK-NEXT: tessel.async_wait 1
+// CHECK: %[[I:.*]] = arith.divsi
+// CHECK: %[[SLOT:.*]] = arith.remsi %[[I]]
+// CHECK: %[[NEXT:.*]] = arith.remsi
+// CHECK: %[[MINE:.*]] = tessel.memdesc_index %[[BUF]][%[[SLOT]]]
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[IV]], %{{.*}} : i32
+// CHECK: arith.cmpi slt, %[[AHEAD]], %[[UB]] : i32
+// CHECK: %[[REFILL:.*]] = tessel.memdesc_index %[[BUF]][%[[NEXT]]]
+// CHECK: tessel.async_copy %{{.*}}, %[[REFILL]] mask
+// CHECK: tessel.async_commit
+// CHECK-NOT: tessel.load
+// CHECK: %[[T:.*]] = tessel.memdesc_trans %[[MINE]] : !tessel.memdesc<64x64xf16, order = [1, 0]> -> !tessel.memdesc<64x64xf16, order = [0, 1]>
+// CHECK: tessel.dot %{{.*}}, %[[T]], %{{.*}} : !tessel.tile<64x64xf16, #{{.*}}>, !tessel.memdesc<64x64xf16, order = [0, 1]>
+// CHECK: }
+// CHECK-NEXT: tessel.async_wait 0
+
+// OFF-LABEL: func.func @keys
+// OFF-NOT: local_alloc
+// OFF: tessel.load
+func.func @keys(%k: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %rows = tessel.binary add %is, %r : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %re = tessel.expand_dims %rows {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+    %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %s64 = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary mul %rb, %s64 : !tessel.tile<64x64xi32, #b>
+    %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x64xi32, #b>
+    %cb = tessel.broadcast %ce : !tessel.tile<1x64xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %off = tessel.binary add %ro, %cb : !tessel.tile<64x64xi32, #b>
+    %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %ns = tessel.splat %n : i32 -> !tessel.tile<64x64xi32, #b>
+    %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x64xi32, #b> -> !tessel.tile<64x64xi1, #b>
+    %zh = arith.constant 0.0 : f16
+    %zt = tessel.splat %zh : f16 -> !tessel.tile<64x64xf16, #b>
+    %kt = tessel.load %kp mask %m other %zt : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %ktt = tessel.trans %kt [1, 0] : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>>
+    %d = tessel.dot %a, %ktt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// Left alone: a load whose pointers depend on a loop-carried value, a
+// load used by something else than a dot, and (num_stages = 1) every load
+// of a kernel that asks for no pipelining.
+
+// CHECK-LABEL: func.func @not_pipelined
+// CHECK-NOT: local_alloc
+// CHECK-COUNT-2: tessel.load
+func.func @not_pipelined(%k: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>, %off0: !tessel.tile<64x64xi32, #b>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0, %off = %off0) -> (!tessel.tile<64x64xf32, #mma>, !tessel.tile<64x64xi32, #b>) : i32 {
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %a, %kt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %s = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+    %next = tessel.binary add %off, %s : !tessel.tile<64x64xi32, #b>
+    scf.yield %d, %next : !tessel.tile<64x64xf32, #mma>, !tessel.tile<64x64xi32, #b>
+  }
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %kt = tessel.load %ks : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    tessel.store %ks, %kt : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @stages_one
+// CHECK-NOT: local_alloc
+func.func @stages_one(%k: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>) attributes {tessel.kernel, tessel.num_warps = 4 : i32, tessel.num_stages = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %kt = tessel.load %ks : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %a, %kt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// A loop that writes the array it reads keeps its load in place (the copy
+// would run ahead of the write); a write to another array does not stop it.
+
+// CHECK-LABEL: func.func @writes
+// CHECK: tessel.local_alloc
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tessel.load
+func.func @writes(%k: !tessel.ptr<f16>, %out: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %os = tessel.splat %out : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %kt = tessel.load %ks : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %a, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %h = tessel.cast %d : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf16, #mma>
+    %hb = tessel.convert_layout %h : !tessel.tile<64x64xf16, #mma> -> !tessel.tile<64x64xf16, #b>
+    tessel.store %os, %hb : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  }
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %kt = tessel.load %ks : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %a, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %h = tessel.cast %d : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf16, #mma>
+    %hb = tessel.convert_layout %h : !tessel.tile<64x64xf16, #mma> -> !tessel.tile<64x64xf16, #b>
+    tessel.store %ks, %hb : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  }
+  return
+}
