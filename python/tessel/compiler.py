@@ -287,15 +287,19 @@ def _normalize_grid(name, grid):
 
 def _bind(name, names, args, kwargs):
     """{param: value} for the parameters `names`, from a call's args and kwargs; absent ones get
-    _MISSING. Raises TypeError naming the kernel for surplus or unknown arguments."""
-    signature = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_MISSING)
-         for n in names])
-    try:
-        bound = signature.bind(*args, **kwargs)
-    except TypeError as error:
-        raise TypeError(f"kernel '{name}': {error}") from None
-    return {n: bound.arguments.get(n, _MISSING) for n in names}
+    _MISSING. Raises TypeError naming the kernel for surplus or unknown arguments. (Python's own
+    binding rules, without inspect.Signature: this runs on every launch.)"""
+    if len(args) > len(names):
+        raise TypeError(f"kernel '{name}': too many positional arguments")
+    values = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key in values:
+            raise TypeError(f"kernel '{name}': multiple values for argument '{key}'")
+        values[key] = value
+    if len(values) > len(args) and not set(kwargs) <= set(names):
+        unknown = next(k for k in kwargs if k not in names)
+        raise TypeError(f"kernel '{name}': got an unexpected keyword argument '{unknown}'")
+    return {n: values.get(n, _MISSING) for n in names}
 
 
 class Kernel:

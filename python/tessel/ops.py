@@ -50,16 +50,26 @@ REDUCTIONS = ("none", "sum", "mean", "batchmean")
 LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
 
 # (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
-# sizes; on the GPU they are the tiles the benchmarks were tuned with (bench/). lean_attention's
-# BLOCK_M is None: it is picked per call from the rows of a GQA group (lean_block_m).
+# sizes; on the GPU GPU_TUNED refines them. lean_attention's BLOCK_M is None: it is picked per
+# call from the rows of a GQA group (lean_block_m), and on the GPU its tiles from that
+# (lean_tiles).
 BLOCKS = {
     "interpreter": {"attention_fwd": (32, 32), "attention_bwd": (32, 32),
                     "lean_attention": (None, 32), "mta_fwd": (16, 16),
                     "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
                     "attention_kl_bwd": (32, 32)},
     "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
-            "lean_attention": (None, 64), "mta_fwd": (32, 32), "mta_bwd": (16, 32),
+            "mta_fwd": (32, 32), "mta_bwd": (16, 32),
             "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
+}
+# On the GPU, per (kernel, head dim): tiles, warps and pipeline depths measured fastest on an H100
+# (scripts/gpu/tune.py; they override BLOCKS). lean_attention's depend on its query tile instead
+# (lean_tiles).
+GPU_TUNED = {
+    ("attention_fwd", 16): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 32): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
@@ -96,6 +106,12 @@ class _Backend:
 
     def blocks(self, kernel):
         return BLOCKS[self.name][kernel]
+
+    def tiles(self, kernel, d):
+        """The tile constexprs of `kernel` for head dim `d`: BLOCK_M, BLOCK_N and, where tuned,
+        NUM_WARPS and NUM_STAGES."""
+        return gpu_tiles(kernel, d) if self.gpu else dict(zip(("BLOCK_M", "BLOCK_N"),
+                                                              self.blocks(kernel)))
 
     def input(self, x):
         """The array as the kernels take it: contiguous along D (and C-contiguous for NumPy).
@@ -258,12 +274,12 @@ def _attention_forward(be, q, k, v, causal, scale, dtype):
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    bm, bn = be.blocks("attention_fwd")
+    tiles = be.tiles("attention_fwd", D)
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
-    be.kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, bm), B * H)](
+    be.kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
         q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk, scale,
-        D=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
     return o, lse
 
 
@@ -294,6 +310,23 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
 
 # ---------------------------------------------------------------------------------------------
 # LeanAttention (decode)
+
+def gpu_tiles(kernel, d):
+    """The GPU's tile constexprs of `kernel` for head dim `d` (see GPU_TUNED)."""
+    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][kernel]))
+    tiles.update(GPU_TUNED.get((kernel, d), {}))
+    return tiles
+
+
+def lean_tiles(block_m, gpu):
+    """lean_attention's tile constexprs for a query tile of `block_m` rows. On the GPU the key
+    blocks are 128 wide (64 with 128 query rows), with 8 warps from 64 rows and two pipeline
+    stages (measured: decode is bound by memory, and deeper pipelines cost occupancy)."""
+    if not gpu:
+        return dict(BLOCK_M=block_m, BLOCK_N=BLOCKS["interpreter"]["lean_attention"][1])
+    return dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
+                NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
+
 
 def lean_block_m(rows):
     """lean_attention's BLOCK_M for a GQA group of `rows` = G·Nq query rows: the smallest tile of
@@ -335,15 +368,15 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    bn = be.blocks("lean_attention")[1]
-    bm = lean_block_m(H // HKV * Nq)
+    tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
+    bn = tiles["BLOCK_N"]
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
     # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations
     launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
     be.kernel("lean_attention.tsl", "lean_attention", stream_k)(
         q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
-        D=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, DTYPE=dtype, **launch)
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles, **launch)
     return o, lse
 
 
@@ -596,12 +629,11 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
     with every query tile of LEAN_BLOCK_M)."""
-    gpu = BLOCKS["gpu"]
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
         if blocks is not None:
-            constants.update(BLOCK_M=gpu[blocks][0], BLOCK_N=gpu[blocks][1])
+            constants.update(gpu_tiles(blocks, constants.get("D")))
         configs.append((tsl, kernel, constants, stream_k))
 
     for dtype in dtypes:
@@ -614,8 +646,7 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 for stream_k in LEAN_STRATEGIES.values():
                     for bm in LEAN_BLOCK_M:
                         add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
-                            CAUSAL=causal, DTYPE=dtype, BLOCK_M=bm,
-                            BLOCK_N=gpu["lean_attention"][1])
+                            CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

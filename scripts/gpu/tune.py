@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Tile sizes, warps and pipeline depths of the prefill and decode kernels, measured.
+
+On the machine with the compiler, precompile every configuration into a bundle directory:
+    PYTHONPATH=build/python python3 scripts/gpu/tune.py --precompile .gpu-bundles/tune
+On the GPU machine (runtime-only package, TESSEL_BUNDLE_DIR pointing there), time them:
+    python3 scripts/gpu/tune.py [--kernels attention_fwd,lean_attention]
+Each configuration is checked against PyTorch SDPA on the same bf16 inputs, then timed (CUDA
+events, median of 20 after warm-up); the table ends with the fastest passing configuration per
+shape.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KERNELS = os.path.join(ROOT, "kernels")
+
+# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES) per kernel and head dim.
+CONFIGS = {
+    ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
+                            (128, 128, 8, 2), (128, 32, 8, 3)],
+    ("attention_fwd", 128): [(64, 32, 4, 3), (64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 2),
+                             (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4)],
+    ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
+                              (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
+}
+# Shapes: (B, H, HKV, Nq, Nk) per kernel.
+SHAPES = {
+    "attention_fwd": [(1, 32, 32, 4096, 4096), (1, 32, 32, 16384, 16384)],
+    "lean_attention": [(1, 32, 32, 1, 32768), (1, 64, 8, 1, 65536), (16, 32, 32, 1, 4096)],
+}
+
+
+def constants(name, d, cfg, dtype="bf16"):
+    bm, bn, warps, stages = cfg
+    c = dict(D=d, BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages, DTYPE=dtype)
+    if name == "attention_fwd":
+        c["CAUSAL"] = False
+    return c
+
+
+def kernel(name):
+    import tessel
+    tsl = "lean_attention.tsl" if name == "lean_attention" else "attention.tsl"
+    return tessel.jit(os.path.join(KERNELS, tsl), kernel=name)
+
+
+def precompile(out_dir):
+    for (name, d), cfgs in CONFIGS.items():
+        k = kernel(name)
+        for cfg in cfgs:
+            path = k.precompile(target="sm_90", out_dir=out_dir, **constants(name, d, cfg))
+            print(name, d, cfg, "->", os.path.basename(path), flush=True)
+
+
+def run(names):
+    import torch
+    import torch.nn.functional as F
+    print(torch.cuda.get_device_name(), flush=True)
+    best = {}
+    for (name, d), cfgs in CONFIGS.items():
+        if name not in names:
+            continue
+        k = kernel(name)
+        for shape in SHAPES[name]:
+            B, H, HKV, Nq, Nk = shape
+            g = torch.Generator(device="cuda").manual_seed(0)
+            mk = lambda h, n: torch.randn(B, h, n, d, device="cuda", dtype=torch.bfloat16,
+                                          generator=g)
+            q, kk, v = mk(H, Nq), mk(HKV, Nk), mk(HKV, Nk)
+            rep = H // HKV
+            ref = F.scaled_dot_product_attention(q.float(), kk.repeat_interleave(rep, 1).float(),
+                                                 v.repeat_interleave(rep, 1).float())
+            strides = [*q.stride()[:3], *kk.stride()[:3], *v.stride()[:3]]
+            for cfg in cfgs:
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, Nq, device="cuda", dtype=torch.float32)
+                c = constants(name, d, cfg)
+                if name == "lean_attention":
+                    rows = H // HKV * Nq
+                    if rows > cfg[0]:
+                        continue
+                    args = [q, kk, v, o, lse, *strides, B, H, HKV, Nq, Nk, 1 / math.sqrt(d)]
+                    call = lambda: k(*args, **c)
+                else:
+                    args = [q, kk, v, o, lse, *strides, H, HKV, Nq, Nk, 1 / math.sqrt(d)]
+                    grid = (math.ceil(Nq / cfg[0]), B * H)
+                    call = lambda: k[grid](*args, **c)
+                try:
+                    call()
+                    torch.cuda.synchronize()
+                except Exception as e:            # a missing bundle, a launch error
+                    print(f"{name} D{d} {shape} {cfg}: {type(e).__name__}: {e}", flush=True)
+                    continue
+                err = (o.float() - ref).abs().max().item() / ref.abs().max().item()
+                times = []
+                for _ in range(25):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record()
+                    call()
+                    e.record()
+                    e.synchronize()
+                    times.append(s.elapsed_time(e))
+                ms = statistics.median(times[5:])
+                if name == "lean_attention":
+                    rate = f"{2 * B * HKV * Nk * d * 2 / ms / 1e6:.0f} GB/s"
+                else:
+                    rate = f"{4 * B * H * Nq * Nk * d / ms / 1e9:.0f} TFLOP/s"
+                ok = err < 2e-2
+                print(f"{name} D{d} {shape} {cfg}: {ms * 1e3:.1f} us {rate} err {err:.1e}"
+                      f"{'' if ok else ' FAIL'}", flush=True)
+                key = (name, d, shape)
+                if ok and (key not in best or ms < best[key][0]):
+                    best[key] = (ms, cfg, rate)
+    print("best:")
+    for key, (ms, cfg, rate) in best.items():
+        print(f"  {key}: {cfg} {ms * 1e3:.1f} us {rate}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--precompile", metavar="DIR")
+    p.add_argument("--kernels", default="attention_fwd,lean_attention")
+    a = p.parse_args()
+    if a.precompile:
+        precompile(a.precompile)
+    else:
+        run(a.kernels.split(","))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
