@@ -351,6 +351,16 @@ class Kernel:
         self._run(grid, args, kwargs)
 
     def _run(self, grid, args, kwargs):
+        if kwargs or len(args) != len(self.params) or callable(grid):
+            values = self._bind_all(args, kwargs)
+            if callable(grid):
+                grid = grid({**values, **self.constants})
+            args = list(values.values())
+        if grid is not None:
+            grid = _normalize_grid(self.name, grid)
+        self._execute(args, grid)
+
+    def _bind_all(self, args, kwargs):
         fixed = [k for k in kwargs if k in self.constants]
         if fixed:
             raise TypeError(f"kernel '{self.name}': '{fixed[0]}' is a constexpr fixed at compile "
@@ -361,11 +371,7 @@ class Kernel:
         if missing:
             raise TypeError(f"kernel '{self.name}': missing argument(s) "
                             f"{', '.join(repr(n) for n in missing)}")
-        if callable(grid):
-            grid = grid({**values, **self.constants})
-        if grid is not None:
-            grid = _normalize_grid(self.name, grid)
-        self._execute(list(values.values()), grid)
+        return values
 
     def _execute(self, values, grid):
         interpreter.launch(self._program, self.name, self.params, values, grid)
@@ -425,6 +431,10 @@ class JITKernel:
         self._interpret = interpret
         self._loaded = None
         self._specializations = {}
+        # (number of positional arguments, constexpr keywords) -> Kernel: a call that passes
+        # every runtime argument by position and only constexprs by keyword (as the ops do)
+        # skips binding.
+        self._fast = {}
 
     def _read_source(self):
         """(text, filename, signature) of the kernel."""
@@ -463,6 +473,13 @@ class JITKernel:
 
     def _split(self, args, kwargs):
         """The compiled Kernel for a call's constexpr arguments, and its runtime arguments."""
+        try:
+            key = (len(args), tuple(kwargs.items()))
+            kernel = self._fast.get(key)
+        except TypeError:                      # an unhashable value: the general path
+            key = kernel = None
+        if kernel is not None:
+            return kernel, args, {}
         _, _, (name, params) = self._load()
         values = _bind(name, [p for p, _, _ in params], args, kwargs)
         constants, runtime = {}, {}
@@ -475,17 +492,21 @@ class JITKernel:
                     raise TypeError(f"kernel '{name}': missing constexpr '{p}' (it has no default)")
             elif value is not _MISSING:
                 runtime[p] = value
-        return self.specialize(**constants), runtime
+        kernel = self.specialize(**constants)
+        if key is not None and len(args) == len(runtime) and set(kwargs) <= set(constants) \
+                and len(kernel.params) == len(args):
+            self._fast[key] = kernel
+        return kernel, (), runtime
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            kernel, runtime = self._split(args, kwargs)
-            kernel[grid](**runtime)
+            kernel, positional, keywords = self._split(args, kwargs)
+            kernel[grid](*positional, **keywords)
         return launch
 
     def __call__(self, *args, programs=None, **kwargs):
-        kernel, runtime = self._split(args, kwargs)
-        kernel(programs=programs, **runtime)
+        kernel, positional, keywords = self._split(args, kwargs)
+        kernel(*positional, programs=programs, **keywords)
 
 
 def jit(source=None, *, kernel=None, interpret=None, num_warps=None, stream_k="persistent"):

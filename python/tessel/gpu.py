@@ -89,8 +89,28 @@ def _check_elem(kernel, param, got, how):
                         f"{param.elem}, got {got or 'an unsupported dtype'} ({how})")
 
 
+_torch_elems = None
+
+
+def _torch_tensor_pointer(param, value):
+    """The address of a CUDA tensor on our device whose dtype is the parameter's, else None (the
+    common case of a launch, checked without building any message)."""
+    global _torch_elems
+    if _torch_elems is None:
+        torch = _torch()
+        _torch_elems = {getattr(torch, n[len("torch."):]): e for n, e in _TORCH_DTYPES.items()}
+    if _torch_elems.get(value.dtype) == param.elem and value.is_cuda \
+            and value.get_device() == _DEVICE:
+        return value.data_ptr()
+    return None
+
+
 def device_pointer(kernel, param, value):
     """The device address a `ptr` parameter receives for `value` (see the module's docstring)."""
+    if _is_torch_tensor(value):
+        address = _torch_tensor_pointer(param, value)
+        if address is not None:
+            return address
     where = f"kernel '{kernel}', argument '{param.name}'"
     if _is_torch_tensor(value):
         if not value.is_cuda:
@@ -137,12 +157,26 @@ def stream_of(values):
     return 0
 
 
+# Scalars passed as they are (the common case of a launch, without building any message).
+_PLAIN_SCALARS = {"i32": (int, -2**31, 2**31 - 1), "i64": (int, -2**63, 2**63 - 1)}
+
+
+def _scalar(name, param, value):
+    plain = _PLAIN_SCALARS.get(param.kind)
+    if plain is not None and type(value) is plain[0] and plain[1] <= value <= plain[2]:
+        return value
+    if param.kind == "f32" and type(value) is float:
+        return value
+    return scalar_argument(f"kernel '{name}', argument '{param.name}'", param.kind, value)
+
+
 def launch(rt_kernel, name, params, values, grid):
     """Enqueues `rt_kernel` with `values` (in `params` order); grid None for persistent kernels.
     Arguments that break a multiple_of hint raise ValueError before anything is enqueued."""
-    args = [device_pointer(name, p, v) if p.kind == "ptr"
-            else scalar_argument(f"kernel '{name}', argument '{p.name}'", p.kind, v)
-            for p, v in zip(params, values)]
-    for p, arg in zip(params, args):
-        check_multiple_of(name, p, arg)
+    args = []
+    for p, v in zip(params, values):
+        arg = device_pointer(name, p, v) if p.kind == "ptr" else _scalar(name, p, v)
+        if p.multiple_of is not None:
+            check_multiple_of(name, p, arg)
+        args.append(arg)
     runtime().launch(rt_kernel, args, stream_of(values), None if grid is None else list(grid))

@@ -9,12 +9,10 @@ kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch 
 
     profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--host]
 
---host also prints where the host time of a call goes (cProfile over the timed calls).
+--host also prints where the host time of a call goes (each layer of the launch path timed
+alone).
 """
 import argparse
-import cProfile
-import io
-import pstats
 import statistics
 
 import torch
@@ -92,16 +90,49 @@ def main():
         print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
               f" ({', '.join(names)})", flush=True)
         if a.host:
-            profiler = cProfile.Profile()
-            profiler.enable()
-            for _ in range(a.reps):
-                fn()
-            profiler.disable()
-            torch.cuda.synchronize()
-            text = io.StringIO()
-            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(12)
-            print(f"host time of {a.reps} calls:", text.getvalue()[-2500:], flush=True)
+            host_breakdown(c, q, k, v, a.reps)
 
+
+def host_breakdown(c, q, k, v, reps):
+    """Host time of one call (enqueue only, no synchronisation), and of its layers: the op,
+    the kernel object's call, gpu.launch with its arguments converted, and the runtime's launch
+    alone."""
+    import time
+    from tessel import gpu
+
+    calls = []
+    real = gpu.launch
+
+    def spy(rt_kernel, name, params, values, grid):
+        calls.append((rt_kernel, name, params, values, grid))
+        real(rt_kernel, name, params, values, grid)
+
+    gpu.launch = spy
+    run_op(c, q, k, v)
+    gpu.launch = real
+    rt_kernel, name, params, values, grid = calls[-1]
+    args = [gpu.device_pointer(name, p, x) if p.kind == "ptr"
+            else gpu.scalar_argument(name, p.kind, x) for p, x in zip(params, values)]
+    stream = gpu.stream_of(values)
+    rt = gpu.runtime()
+    layers = {
+        "op": lambda: run_op(c, q, k, v),
+        "gpu.launch": lambda: gpu.launch(rt_kernel, name, params, values, grid),
+        "arguments": lambda: [gpu.device_pointer(name, p, x) if p.kind == "ptr"
+                              else gpu.scalar_argument(name, p.kind, x)
+                              for p, x in zip(params, values)],
+        "stream_of": lambda: gpu.stream_of(values),
+        "runtime.launch": lambda: rt.launch(rt_kernel, args, stream,
+                                            None if grid is None else list(grid)),
+    }
+    for label, fn in layers.items():
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        elapsed = (time.perf_counter() - start) / reps
+        torch.cuda.synchronize()
+        print(f"  host {label:15s} {elapsed * 1e6:8.1f} us", flush=True)
 
 if __name__ == "__main__":
     main()
