@@ -70,6 +70,12 @@ GPU_TUNED = {
     ("attention_fwd", 32): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
     ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_bwd", 64): dict(BLOCK_M=32, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    ("attention_kl_fwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    ("mta_bwd", 64): dict(BLOCK_M=32, BLOCK_N=32, NUM_WARPS=8, NUM_STAGES=3),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
@@ -298,18 +304,23 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     delta = _delta(be, "attention.tsl", "attention_bwd_preprocess", o, do, dtype)
-    bm, bn = be.blocks("attention_bwd")
+    tiles = be.tiles("attention_bwd", D)
     dq = be.zeros((B, H, Nq, D), q, be.f32())
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
-    be.kernel("attention.tsl", "attention_bwd")[(cdiv(Nk, bn), B * HKV)](
+    be.kernel("attention.tsl", "attention_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKV)](
         q, k, v, do, lse, delta, dq, dk, dv, *be.strides(q), *be.strides(k), *be.strides(v),
         *be.strides(do), H, HKV, Nq, Nk, scale,
-        D=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
     return dq.to(q.dtype), dk, dv
 
 
 # ---------------------------------------------------------------------------------------------
 # LeanAttention (decode)
+
+def head_dim(constants):
+    """The head dim GPU_TUNED is keyed by: D, or the larger of StreamKL's two."""
+    return constants["D"] if "D" in constants else max(constants["DT"], constants["DS"])
+
 
 def gpu_tiles(kernel, d):
     """The GPU's tile constexprs of `kernel` for head dim `d` (see GPU_TUNED)."""
@@ -426,12 +437,12 @@ def _mta_forward(be, q, k, v, weight, scale, dtype):
     w = _mta_weight(be, weight)
     B, H, N, D = q.shape
     _, cq, ck = w.shape
-    bm, bn = be.blocks("mta_fwd")
+    tiles = be.tiles("mta_fwd", D)
     o = be.empty((B, H, N, D), q)
     lse = be.empty((B, H, N), q, be.f32())
-    be.kernel("mta.tsl", "mta_fwd")[(cdiv(N, bm), B * H)](
+    be.kernel("mta.tsl", "mta_fwd")[(cdiv(N, tiles["BLOCK_M"]), B * H)](
         q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, k.shape[1], N, scale,
-        D=D, CQ=cq, CK=ck, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
     return o, lse
 
 
@@ -443,14 +454,14 @@ def _mta_backward(be, q, k, v, weight, o, lse, do, scale, dtype):
     HKV = k.shape[1]
     _, cq, ck = w.shape
     delta = _delta(be, "mta.tsl", "mta_bwd_preprocess", o, do, dtype)
-    bm, bn = be.blocks("mta_bwd")
+    tiles = be.tiles("mta_bwd", D)
     dq = be.zeros((B, H, N, D), q, be.f32())
     dw = be.zeros((H, cq, ck), q, be.f32())
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
-    be.kernel("mta.tsl", "mta_bwd")[(cdiv(N, bn), B * HKV)](
+    be.kernel("mta.tsl", "mta_bwd")[(cdiv(N, tiles["BLOCK_N"]), B * HKV)](
         q, k, v, w, do, lse, delta, dq, dk, dv, dw, *be.strides(q), *be.strides(k),
         *be.strides(v), *be.strides(do), H, HKV, N, scale,
-        D=D, CQ=cq, CK=ck, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
     return dq.to(q.dtype), dk, dv, dw
 
 
@@ -527,13 +538,14 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
     """(KL, LSE teacher, LSE student), each (B, H, Nq) float32."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
-    bm, bn = be.blocks("attention_kl_fwd")
+    DS = q_s.shape[3]
+    tiles = be.tiles("attention_kl_fwd", max(DT, DS))
     kl, lse_t, lse_s = (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
-    be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, bm), B * H)](
+    be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
         q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
         *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
         H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s,
-        DT=DT, DS=q_s.shape[3], CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
     return kl, lse_t, lse_s
 
 
@@ -544,14 +556,14 @@ def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scal
     B, H, Nq, DT = q_t.shape
     HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
     g = g.to(be.f32()).contiguous()
-    bm, bn = be.blocks("attention_kl_bwd")
+    tiles = be.tiles("attention_kl_bwd", max(DT, DS))
     dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
     dsk = be.empty(k_s.shape, k_s)
-    be.kernel("attention_kl.tsl", "attention_kl_bwd")[(cdiv(Nk, bn), B * HKS)](
+    be.kernel("attention_kl.tsl", "attention_kl_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKS)](
         q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
         *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
         H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s,
-        DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, DTYPE=dtype)
+        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
     return dsq.to(q_s.dtype), dsk
 
 
@@ -633,7 +645,7 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
         if blocks is not None:
-            constants.update(gpu_tiles(blocks, constants.get("D")))
+            constants.update(gpu_tiles(blocks, head_dim(constants)))
         configs.append((tsl, kernel, constants, stream_k))
 
     for dtype in dtypes:

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Tile sizes, warps and pipeline depths of the prefill and decode kernels, measured.
+"""Tile sizes, warps and pipeline depths of the kernels, measured.
 
 On the machine with the compiler, precompile every configuration into a bundle directory:
     PYTHONPATH=build/python python3 scripts/gpu/tune.py --precompile .gpu-bundles/tune
 On the GPU machine (runtime-only package, TESSEL_BUNDLE_DIR pointing there), time them:
-    python3 scripts/gpu/tune.py [--kernels attention_fwd,lean_attention]
-Each configuration is checked against PyTorch SDPA on the same bf16 inputs, then timed (CUDA
-events, median of 20 after warm-up); the table ends with the fastest passing configuration per
-shape.
+    python3 scripts/gpu/tune.py [--kernels attention_fwd,lean_attention,attention_bwd,...]
+The prefill and decode kernels are launched directly, each configuration checked against
+PyTorch SDPA on the same bf16 inputs; the kernels of backward passes, StreamKL and MTA are timed
+through their ops (forward and backward, with the configuration put in tessel.ops.GPU_TUNED),
+their numerics being the GPU tests' to check. Times are CUDA events, median of 20 after
+warm-up; the output ends with the fastest configuration per shape.
 """
 import argparse
 import math
@@ -26,6 +28,20 @@ CONFIGS = {
                              (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4)],
     ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
                               (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
+}
+# Kernels tuned through their ops: {(kernel, head dim): configurations}.
+OP_CONFIGS = {
+    ("attention_bwd", 64): [(32, 32, 8, 3), (64, 64, 4, 3), (64, 64, 8, 3), (32, 64, 4, 3),
+                            (64, 128, 8, 2), (128, 64, 8, 3)],
+    ("attention_bwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (64, 64, 8, 3), (32, 64, 4, 3),
+                             (64, 32, 8, 3), (128, 64, 8, 2)],
+    ("attention_kl_fwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (64, 64, 8, 3), (128, 64, 8, 2),
+                                (64, 32, 4, 3)],
+    ("attention_kl_bwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (32, 64, 8, 3), (64, 32, 8, 3),
+                                (64, 64, 4, 2)],
+    ("mta_fwd", 64): [(32, 32, 8, 3), (64, 64, 8, 3), (64, 32, 8, 3), (32, 64, 8, 3),
+                      (64, 64, 4, 2)],
+    ("mta_bwd", 64): [(16, 32, 8, 3), (32, 32, 8, 3), (16, 64, 8, 3), (32, 64, 8, 2)],
 }
 # Shapes: (B, H, HKV, Nq, Nk) per kernel.
 SHAPES = {
@@ -48,12 +64,60 @@ def kernel(name):
     return tessel.jit(os.path.join(KERNELS, tsl), kernel=name)
 
 
+def tuned(name, d, cfg):
+    """Puts the configuration in tessel.ops.GPU_TUNED."""
+    from tessel import ops
+    bm, bn, warps, stages = cfg
+    ops.GPU_TUNED[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
+
+
 def precompile(out_dir):
+    from tessel import ops
+    from tessel.compiler import jit
     for (name, d), cfgs in CONFIGS.items():
         k = kernel(name)
         for cfg in cfgs:
             path = k.precompile(target="sm_90", out_dir=out_dir, **constants(name, d, cfg))
             print(name, d, cfg, "->", os.path.basename(path), flush=True)
+    for (name, d), cfgs in OP_CONFIGS.items():
+        for cfg in cfgs:
+            tuned(name, d, cfg)
+            for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),)):
+                if kname == name and ops.head_dim(c) == d:
+                    jit(os.path.join(ops.KERNELS_DIR, tsl), kernel=kname,
+                        stream_k=stream_k).precompile(target="sm_90", out_dir=out_dir, **c)
+            print(name, d, cfg, flush=True)
+
+
+def op_call(name, d):
+    """A forward and backward of the op that runs `name`, on fresh bf16 inputs."""
+    import torch
+    import tessel
+    g = torch.Generator(device="cuda").manual_seed(0)
+    if name.startswith("mta"):
+        shape, causal = (1, 16, 2048, d), None
+    elif name.startswith("attention_kl"):
+        shape, causal = (1, 16, 4096, d), True
+    else:
+        shape, causal = (1, 16, 4096, d), False
+    mk = lambda: torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=g,
+                             requires_grad=True)
+    if name.startswith("mta"):
+        q, k, v = mk(), mk(), mk()
+        w = torch.randn(shape[1], 6, 11, device="cuda", generator=g) * 0.1
+        run = lambda: tessel.mta_attention(q, k, v, w)
+    elif name.startswith("attention_kl"):
+        qt, kt = mk().detach(), mk().detach()
+        qs, ks = mk(), mk()
+        run = lambda: tessel.attention_kl(qt, kt, qs, ks, causal=True)
+    else:
+        q, k, v = mk(), mk(), mk()
+        run = lambda: tessel.attention(q, k, v, causal=causal)
+
+    def call():
+        out = run()
+        out.sum().backward() if out.dim() == 0 else out.backward(torch.ones_like(out))
+    return call
 
 
 def run(names):
@@ -115,6 +179,31 @@ def run(names):
                 key = (name, d, shape)
                 if ok and (key not in best or ms < best[key][0]):
                     best[key] = (ms, cfg, rate)
+    for (name, d), cfgs in OP_CONFIGS.items():
+        if name not in names:
+            continue
+        for cfg in cfgs:
+            tuned(name, d, cfg)
+            call = op_call(name, d)
+            try:
+                call()
+                torch.cuda.synchronize()
+            except Exception as e:
+                print(f"{name} D{d} {cfg}: {type(e).__name__}: {e}", flush=True)
+                continue
+            times = []
+            for _ in range(15):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                call()
+                e.record()
+                e.synchronize()
+                times.append(s.elapsed_time(e))
+            ms = statistics.median(times[3:])
+            print(f"{name} D{d} {cfg}: forward + backward {ms * 1e3:.1f} us", flush=True)
+            key = (name, d, "op")
+            if key not in best or ms < best[key][0]:
+                best[key] = (ms, cfg, "")
     print("best:")
     for key, (ms, cfg, rate) in best.items():
         print(f"  {key}: {cfg} {ms * 1e3:.1f} us {rate}")
@@ -123,7 +212,8 @@ def run(names):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--precompile", metavar="DIR")
-    p.add_argument("--kernels", default="attention_fwd,lean_attention")
+    p.add_argument("--kernels", default=",".join(sorted({n for n, _ in CONFIGS} |
+                                                        {n for n, _ in OP_CONFIGS})))
     a = p.parse_args()
     if a.precompile:
         precompile(a.precompile)
