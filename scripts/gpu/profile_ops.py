@@ -47,8 +47,11 @@ def reference(c, q, k, v):
     return F.scaled_dot_product_attention(q, k, v).float()
 
 
-def event_ms(fn, reps):
+def event_ms(fn, reps, warmup=0):
+    """Median CUDA-event time of `fn` in ms over `reps` calls after `warmup` more."""
     times = []
+    for _ in range(warmup):
+        fn()
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()

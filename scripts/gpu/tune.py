@@ -14,7 +14,6 @@ warm-up; the output ends with the fastest configuration per shape.
 import argparse
 import math
 import os
-import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -123,6 +122,8 @@ def op_call(name, d):
 def run(names):
     import torch
     import torch.nn.functional as F
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from profile_ops import event_ms
     print(torch.cuda.get_device_name(), flush=True)
     best = {}
     for (name, d), cfgs in CONFIGS.items():
@@ -160,15 +161,7 @@ def run(names):
                     print(f"{name} D{d} {shape} {cfg}: {type(e).__name__}: {e}", flush=True)
                     continue
                 err = (o.float() - ref).abs().max().item() / ref.abs().max().item()
-                times = []
-                for _ in range(25):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    call()
-                    e.record()
-                    e.synchronize()
-                    times.append(s.elapsed_time(e))
-                ms = statistics.median(times[5:])
+                ms = event_ms(call, 20, warmup=5)
                 if name == "lean_attention":
                     rate = f"{2 * B * HKV * Nk * d * 2 / ms / 1e6:.0f} GB/s"
                 else:
@@ -191,15 +184,7 @@ def run(names):
             except Exception as e:
                 print(f"{name} D{d} {cfg}: {type(e).__name__}: {e}", flush=True)
                 continue
-            times = []
-            for _ in range(15):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                call()
-                e.record()
-                e.synchronize()
-                times.append(s.elapsed_time(e))
-            ms = statistics.median(times[3:])
+            ms = event_ms(call, 12, warmup=3)
             print(f"{name} D{d} {cfg}: forward + backward {ms * 1e3:.1f} us", flush=True)
             key = (name, d, "op")
             if key not in best or ms < best[key][0]:

@@ -222,12 +222,7 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
       operands.push_back(owner);
       constraints += ",b";
     }
-    LLVM::InlineAsmOp::create(
-        b, loc, TypeRange{}, operands, text, constraints,
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
+    inlinePtx(b, loc, Type(), operands, text, constraints);
   }
 
   const AccessWidths &widths;

@@ -115,14 +115,13 @@ static Value fromBits(OpBuilder &b, Location loc, Value v, Type type) {
   return v;
 }
 
-/// Predicated PTX instead of a branch per element: the IR keeps large
-/// blocks, which LLVM's passes handle far faster than thousands of tiny
-/// ones (masked intrinsics are split into such blocks late, quadratically).
-/// Marked as having side effects so LLVM keeps them in order with barriers
-/// and other memory operations.
-static Value inlinePtx(OpBuilder &b, Location loc, Type result,
-                       ValueRange operands, StringRef text,
-                       StringRef constraints) {
+// Masked accesses are predicated PTX instead of a branch per element: the IR
+// keeps large blocks, which LLVM's passes handle far faster than thousands
+// of tiny ones (masked intrinsics are split into such blocks late,
+// quadratically).
+Value mlir::tessel::inlinePtx(OpBuilder &b, Location loc, Type result,
+                              ValueRange operands, StringRef text,
+                              StringRef constraints) {
   auto op = LLVM::InlineAsmOp::create(
       b, loc, result ? TypeRange{result} : TypeRange{}, operands, text,
       constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,

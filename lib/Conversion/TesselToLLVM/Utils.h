@@ -71,6 +71,12 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
 Value emitIfElse(OpBuilder &b, Location loc, Value cond,
                  function_ref<Value(OpBuilder &)> then, Value otherwise);
 
+/// PTX inline assembly (AT&T dialect) with `operands` under `constraints`;
+/// its result of type `result` (null: none). Marked as having side effects,
+/// so LLVM keeps it in order with barriers and other memory operations.
+Value inlinePtx(OpBuilder &b, Location loc, Type result, ValueRange operands,
+                StringRef text, StringRef constraints);
+
 /// A global load that only touches memory where `mask` holds and gives
 /// `other` elsewhere (a predicated PTX ld); a plain load if `mask` is null.
 Value loadMasked(OpBuilder &b, Location loc, Type type, Value ptr, Value mask,
