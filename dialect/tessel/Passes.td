@@ -118,6 +118,18 @@ def TesselPipeline : Pass<"tessel-pipeline", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TesselStageSlices : Pass<"tessel-stage-slices", "ModuleOp"> {
+  let summary = "Write a tile sliced several times to shared memory once";
+  let description = [{
+    Runs after tessel-assign-layouts. A tile with several extract_slice
+    users in its block (the shifted windows of a halo tile, as in
+    Multi-Token Attention's key-query convolution) is written to shared
+    memory once (local_store) and each slice becomes a local_load of it;
+    otherwise every slice would move the whole tile through shared memory
+    on its own.
+  }];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

@@ -428,6 +428,32 @@ def Tessel_MemDescTransOp : Tessel_Op<"memdesc_trans", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tessel_LocalStoreOp : Tessel_Op<"local_store", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Write a tile into shared memory, for every thread of the CTA to read";
+  let description = [{
+    After it, every thread sees the whole tile in `dst` (the op ends with a
+    CTA barrier, and starts with one so that earlier readers of `dst` are
+    done).
+  }];
+  let arguments = (ins Tessel_Tile:$src, Tessel_MemDesc:$dst);
+  let assemblyFormat = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)";
+  let hasVerifier = 1;
+}
+
+def Tessel_LocalLoadOp : Tessel_Op<"local_load", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Read a sub-tile at constant offsets from shared memory";
+  let description = [{
+    Element (i, j) of the result is element (i + offsets[0], j + offsets[1])
+    of `src`: the result's shape and offsets stay inside it.
+  }];
+  let arguments = (ins Tessel_MemDesc:$src, DenseI64ArrayAttr:$offsets);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = "$src $offsets attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tessel_AsyncCopyOp : Tessel_Op<"async_copy", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Start copying the elements a tile of pointers addresses into shared memory";

@@ -63,9 +63,9 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
   let description = [{
     `!tessel.memdesc<64x128xf16, order = [1, 0]>` describes a region of the
     CTA's shared memory holding a 2-D tile, in rows along `order[1]` of
-    16-byte chunks along `order[0]` (the contiguous dimension), the chunks
-    of each row XOR-swizzled by its index so that eight rows read at one
-    chunk fall in different banks. A leading dimension counts buffers
+    16-byte chunks along `order[0]` (the contiguous dimension; a row is
+    padded to whole chunks), the chunks of each row XOR-swizzled by its
+    index so that eight rows read at one chunk fall in different banks. A leading dimension counts buffers
     (`3x64x128xf16`: three tiles, for a pipeline's stages). Unlike a tile,
     a memdesc is a place: async copies write it, dots read it.
   }];

@@ -357,6 +357,31 @@ LogicalResult MemDescTransOp::verify() {
   return success();
 }
 
+LogicalResult LocalStoreOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<MemDescType>(getDst().getType());
+  if (dst.getShape() != src.getShape() ||
+      dst.getElementType() != src.getElementType())
+    return emitOpError() << "destination " << dst << " must hold one " << src;
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  auto result = cast<TileType>(getType());
+  ArrayRef<int64_t> offsets = getOffsets();
+  if (src.getShape().size() != 2 || result.getRank() != 2 ||
+      offsets.size() != 2 || result.getElementType() != src.getElementType())
+    return emitOpError() << "expects a 2-D tile of the elements of one 2-D "
+                            "memdesc and two offsets";
+  for (unsigned d = 0; d < 2; ++d)
+    if (offsets[d] < 0 || offsets[d] + result.getDimSize(d) > src.getShape()[d])
+      return emitOpError() << "reads rows/columns [" << offsets[d] << ", "
+                           << offsets[d] + result.getDimSize(d)
+                           << ") of dimension " << d << " of " << src;
+  return success();
+}
+
 LogicalResult AsyncCopyOp::verify() {
   auto ptr = cast<TileType>(getPtr().getType());
   auto dst = cast<MemDescType>(getDst().getType());

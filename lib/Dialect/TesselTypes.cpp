@@ -131,13 +131,6 @@ LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << elementType;
   if (order.size() != 2 || order[0] > 1 || order[1] != 1 - order[0])
     return emitError() << "memdesc order must be [1, 0] or [0, 1]";
-  // Rows are whole 16-byte chunks.
-  int64_t contiguous = shape.take_back(2)[order[0]];
-  int64_t perChunk = 128 / elementType.getIntOrFloatBitWidth();
-  if (contiguous % perChunk != 0)
-    return emitError() << "memdesc contiguous dimension must hold whole "
-                          "16-byte chunks (a multiple of "
-                       << perChunk << "), got " << contiguous;
   return success();
 }
 

@@ -513,15 +513,20 @@ static TValue genReduce(CallCtx &c, tsl::ReduceKind kind) {
     elt = g.builder.getI32Type();
     v = g.convert(c.l, v, elt);
   }
-  if (!(*args)[1] && t.getRank() > 1) // Reduce everything: flatten first.
-    v = tsl::ReshapeOp::create(g.builder, at,
-                               g.shaped({t.getNumElements()}, elt), v);
-  auto vt = cast<tsl::TileType>(v.getType());
-  SmallVector<int64_t> shape(vt.getShape());
-  shape.erase(shape.begin() + axis);
-  return TValue::ofValue(
-      tsl::ReduceOp::create(g.builder, at, g.shaped(shape, vt.getElementType()),
-                            kind, v, uint32_t(axis)));
+  auto reduce = [&](Value v, int64_t axis) -> Value {
+    auto vt = cast<tsl::TileType>(v.getType());
+    SmallVector<int64_t> shape(vt.getShape());
+    shape.erase(shape.begin() + axis);
+    return tsl::ReduceOp::create(g.builder, at,
+                                 g.shaped(shape, vt.getElementType()), kind, v,
+                                 uint32_t(axis));
+  };
+  // Reduce everything: the last dimension first, down to a scalar (each
+  // step keeps the data where it is, unlike flattening the tile).
+  if (!(*args)[1])
+    for (int64_t d = t.getRank() - 1; d > 0; --d)
+      v = reduce(v, d);
+  return TValue::ofValue(reduce(v, axis));
 }
 
 static TValue genDot(CallCtx &c) {

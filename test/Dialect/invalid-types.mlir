@@ -216,10 +216,6 @@ func.func private @memdesc_rank(!tessel.memdesc<64xf16, order = [1, 0]>)
 // expected-error @+1 {{memdesc order must be [1, 0] or [0, 1]}}
 func.func private @memdesc_order(!tessel.memdesc<64x32xf16, order = [1, 1]>)
 
-// -----
-
-// expected-error @+1 {{memdesc contiguous dimension must hold whole 16-byte chunks (a multiple of 8), got 12}}
-func.func private @memdesc_chunks(!tessel.memdesc<64x12xf16, order = [1, 0]>)
 
 // -----
 

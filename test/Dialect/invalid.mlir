@@ -1404,3 +1404,19 @@ func.func @dot_memdesc_k(%a: !tessel.tile<16x32xf16>, %b: !tessel.memdesc<16x64x
 func.func @stages(%x: i32) attributes {tessel.kernel, tessel.num_stages = 9 : i32} {
   return
 }
+
+// -----
+
+func.func @local_store_shape(%t: !tessel.tile<16x32xf32>, %b: !tessel.memdesc<16x16xf32, order = [1, 0]>) {
+  // expected-error @+1 {{destination '!tessel.memdesc<16x16xf32, order = [1, 0]>' must hold one '!tessel.tile<16x32xf32>'}}
+  tessel.local_store %t, %b : !tessel.tile<16x32xf32>, !tessel.memdesc<16x16xf32, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @local_load_outside(%b: !tessel.memdesc<16x32xf32, order = [1, 0]>) {
+  // expected-error @+1 {{reads rows/columns [24, 40) of dimension 1 of '!tessel.memdesc<16x32xf32, order = [1, 0]>'}}
+  %t = tessel.local_load %b [0, 24] : !tessel.memdesc<16x32xf32, order = [1, 0]> -> !tessel.tile<8x16xf32>
+  return
+}

@@ -255,5 +255,10 @@ func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x
   // CHECK: tessel.dot %{{.*}}, %[[T]], %{{.*}} : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
   %d = tessel.dot %a, %t, %acc : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
   // GENERIC: "tessel.async_wait"() <{pending = 1 : i32}> : () -> ()
+  %h = tessel.local_alloc : !tessel.memdesc<16x64xf32, order = [1, 0]>
+  // CHECK: tessel.local_store %{{.*}}, %{{.*}} : !tessel.tile<16x64xf32>, !tessel.memdesc<16x64xf32, order = [1, 0]>
+  tessel.local_store %d, %h : !tessel.tile<16x64xf32>, !tessel.memdesc<16x64xf32, order = [1, 0]>
+  // CHECK: tessel.local_load %{{.*}} [2, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
+  %w = tessel.local_load %h [2, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
   return %d : !tessel.tile<16x64xf32>
 }

@@ -87,6 +87,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   // a dot operand) run once, before their loop.
   tiles.addPass(createLoopInvariantCodeMotionPass());
   tiles.addPass(createTesselPipeline());
+  tiles.addPass(createTesselStageSlices());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

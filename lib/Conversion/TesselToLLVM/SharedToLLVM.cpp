@@ -24,10 +24,9 @@ using namespace mlir::tessel;
 static constexpr int64_t kRegionAlign = 128;
 
 int64_t mlir::tessel::getMemDescBytes(MemDescType type) {
-  int64_t elements = 1;
-  for (int64_t d : type.getShape())
-    elements *= d;
-  return elements * getSharedBytes(type.getElementType());
+  int64_t buffers = type.getShape().size() == 3 ? type.getShape()[0] : 1;
+  return buffers * getSwizzledRows(type).numElements() *
+         getSharedBytes(type.getElementType());
 }
 
 SwizzledRows mlir::tessel::getSwizzledRows(MemDescType type) {
@@ -228,6 +227,68 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
   const AccessWidths &widths;
 };
 
+/// Each element by its owner, between barriers (earlier readers of the
+/// region are done; every thread then sees the tile).
+struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LocalStoreOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<TileType>(op.getSrc().getType());
+    auto dstType = cast<MemDescType>(op.getDst().getType());
+    SwizzledRows rows = getSwizzledRows(dstType);
+    unsigned contiguous = dstType.getContiguousDim();
+    Value dst = llvm::getSingleElement(adaptor.getDst());
+    emitBarrier(rewriter, loc);
+    ThreadLayout thread(rewriter, loc, getLayout(srcType));
+    for (auto [slot, value] : llvm::enumerate(adaptor.getSrc())) {
+      SmallVector<Value> coords = thread.coords(slot);
+      Value index =
+          rows.index(rewriter, loc, coords[1 - contiguous], coords[contiguous]);
+      Value ptr = LLVM::GEPOp::create(rewriter, loc, dst.getType(),
+                                      value.getType(), dst, ValueRange{index});
+      emitIf(rewriter, loc, thread.isOwner(slot),
+             [&](OpBuilder &b) { storeShared(b, loc, value, ptr); });
+    }
+    emitBarrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LocalLoadLowering : OpConversionPattern<LocalLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LocalLoadOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<MemDescType>(op.getSrc().getType());
+    auto type = cast<TileType>(op.getType());
+    SwizzledRows rows = getSwizzledRows(srcType);
+    unsigned contiguous = srcType.getContiguousDim();
+    Value src = llvm::getSingleElement(adaptor.getSrc());
+    Type elem = getTypeConverter()->convertType(type.getElementType());
+    TileLayout layout = getLayout(type);
+    ThreadLayout thread(rewriter, loc, layout);
+    Slots result;
+    for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {
+      SmallVector<Value> at = thread.coords(slot);
+      for (auto [c, offset] : llvm::zip(at, op.getOffsets()))
+        if (offset)
+          c = arith::AddIOp::create(rewriter, loc, c,
+                                    i32Constant(rewriter, loc, offset));
+      Value index =
+          rows.index(rewriter, loc, at[1 - contiguous], at[contiguous]);
+      Value ptr = LLVM::GEPOp::create(rewriter, loc, src.getType(), elem, src,
+                                      ValueRange{index});
+      result.push_back(loadShared(rewriter, loc, elem, ptr));
+    }
+    rewriter.replaceOpWithMultiple(op, {result});
+    return success();
+  }
+};
+
 struct AsyncCommitLowering : OpConversionPattern<AsyncCommitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -258,6 +319,7 @@ void mlir::tessel::populateSharedPatterns(
     const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets) {
   patterns.add<LocalAllocLowering>(converter, offsets);
   patterns.add<AsyncCopyLowering>(converter, widths);
-  patterns.add<MemDescIndexLowering, MemDescTransLowering, AsyncCommitLowering,
-               AsyncWaitLowering>(converter, patterns.getContext());
+  patterns.add<MemDescIndexLowering, MemDescTransLowering, LocalStoreLowering,
+               LocalLoadLowering, AsyncCommitLowering, AsyncWaitLowering>(
+      converter, patterns.getContext());
 }

@@ -306,9 +306,9 @@ Slots mlir::tessel::remapThroughShared(
 }
 
 SwizzledRows::SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes)
-    : rows(rows), rowElems(rowElems), chunkElems(16 / elemBytes) {
-  assert(rowElems % chunkElems == 0 && "rows are whole 16-byte chunks");
-  int64_t rowChunks = rowElems / chunkElems;
+    : rows(rows), rowElems(llvm::alignTo(rowElems, 16 / elemBytes)),
+      chunkElems(16 / elemBytes) {
+  int64_t rowChunks = this->rowElems / chunkElems;
   // Rows shorter than the 128 bytes of the 32 banks share a phase; the XOR
   // stays inside an aligned group of maxPhase chunks of the row.
   perPhase = std::max<int64_t>(1, 8 / rowChunks);

@@ -123,11 +123,11 @@ Slots remapThroughShared(
     function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
 int64_t getTileBytes(TileType type);
 
-/// A shared-memory array from byte 0 of `rows` rows of `rowElems` elements
-/// of `elemBytes` bytes, in 16-byte chunks (rowElems is a whole number of
-/// them) whose position within the row is XOR-ed with a phase of the row
-/// (Triton's swizzle): the same chunk of eight consecutive rows -- what one
-/// ldmatrix reads -- falls in different banks.
+/// A shared-memory array of `rows` rows of `rowElems` elements of
+/// `elemBytes` bytes (each row padded to whole 16-byte chunks), the chunks'
+/// positions within a row XOR-ed with a phase of the row (Triton's
+/// swizzle): the same chunk of eight consecutive rows -- what one ldmatrix
+/// reads -- falls in different banks.
 class SwizzledRows {
 public:
   SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes = 2);

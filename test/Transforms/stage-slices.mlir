@@ -1,0 +1,44 @@
+// RUN: tessel-opt %s -split-input-file -tessel-stage-slices | FileCheck %s
+// RUN: tessel-opt %s -split-input-file -tessel-stage-slices -convert-tessel-to-llvm | FileCheck %s --check-prefix=LLVM
+
+#h = #tessel.blocked<sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#s = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// Three shifted windows of one halo tile: the tile goes to shared memory
+// once and each window is read from there at its offsets. A tile sliced
+// once keeps its extract_slice.
+
+// CHECK-LABEL: func.func @windows
+// CHECK: %[[H:.*]] = tessel.splat
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<20x40xf32, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[H]], %[[BUF]] : !tessel.tile<20x40xf32, #{{.*}}>, !tessel.memdesc<20x40xf32, order = [1, 0]>
+// CHECK: tessel.local_load %[[BUF]] [0, 0] : !tessel.memdesc<20x40xf32, order = [1, 0]> -> !tessel.tile<16x32xf32, #{{.*}}>
+// CHECK: tessel.local_load %[[BUF]] [2, 3]
+// CHECK: tessel.local_load %[[BUF]] [4, 8]
+// CHECK-NOT: tessel.local_load
+// CHECK: tessel.extract_slice
+// CHECK-NOT: tessel.extract_slice
+
+// Lowered: one barrier before the owners' stores and one after; the loads
+// read shared memory without a barrier of their own.
+// LLVM-LABEL: llvm.func @windows
+// LLVM: nvvm.barrier0
+// LLVM: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// LLVM: nvvm.barrier0
+// LLVM-NOT: nvvm.barrier0
+// LLVM: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+func.func @windows(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %h = tessel.splat %x : f32 -> !tessel.tile<20x40xf32, #h>
+  %a = tessel.extract_slice %h [0, 0] : !tessel.tile<20x40xf32, #h> -> !tessel.tile<16x32xf32, #s>
+  %b = tessel.extract_slice %h [2, 3] : !tessel.tile<20x40xf32, #h> -> !tessel.tile<16x32xf32, #s>
+  %c = tessel.extract_slice %h [4, 8] : !tessel.tile<20x40xf32, #h> -> !tessel.tile<16x32xf32, #s>
+  %ab = tessel.binary add %a, %b : !tessel.tile<16x32xf32, #s>
+  %abc = tessel.binary add %ab, %c : !tessel.tile<16x32xf32, #s>
+  %once = tessel.splat %x : f32 -> !tessel.tile<20x40xf32, #h>
+  %d = tessel.extract_slice %once [1, 1] : !tessel.tile<20x40xf32, #h> -> !tessel.tile<16x32xf32, #s>
+  %all = tessel.binary add %abc, %d : !tessel.tile<16x32xf32, #s>
+  %r = tessel.reduce sum %all {axis = 1 : i32} : !tessel.tile<16x32xf32, #s> -> !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #s>>
+  %t = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #s>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
