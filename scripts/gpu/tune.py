@@ -39,8 +39,9 @@ OP_CONFIGS = {
     ("attention_kl_bwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (32, 64, 8, 3), (64, 32, 8, 3),
                                 (64, 64, 4, 2)],
     ("mta_fwd", 64): [(32, 32, 8, 3), (64, 64, 8, 3), (64, 32, 8, 3), (32, 64, 8, 3),
-                      (64, 64, 4, 2)],
-    ("mta_bwd", 64): [(16, 32, 8, 3), (32, 32, 8, 3), (16, 64, 8, 3), (32, 64, 8, 2)],
+                      (64, 64, 4, 2), (32, 32, 4, 3), (64, 32, 4, 3)],
+    ("mta_bwd", 64): [(16, 32, 8, 3), (32, 32, 8, 3), (16, 64, 8, 3), (32, 64, 8, 2),
+                      (32, 32, 4, 3), (16, 32, 4, 3)],
 }
 # Shapes: (B, H, HKV, Nq, Nk) per kernel.
 SHAPES = {
@@ -70,15 +71,19 @@ def tuned(name, d, cfg):
     ops.GPU_TUNED[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
 
 
-def precompile(out_dir):
+def precompile(out_dir, names):
     from tessel import ops
     from tessel.compiler import jit
     for (name, d), cfgs in CONFIGS.items():
+        if name not in names:
+            continue
         k = kernel(name)
         for cfg in cfgs:
             path = k.precompile(target="sm_90", out_dir=out_dir, **constants(name, d, cfg))
             print(name, d, cfg, "->", os.path.basename(path), flush=True)
     for (name, d), cfgs in OP_CONFIGS.items():
+        if name not in names:
+            continue
         for cfg in cfgs:
             tuned(name, d, cfg)
             for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),)):
@@ -201,7 +206,7 @@ def main():
                                                         {n for n, _ in OP_CONFIGS})))
     a = p.parse_args()
     if a.precompile:
-        precompile(a.precompile)
+        precompile(a.precompile, a.kernels.split(","))
     else:
         run(a.kernels.split(","))
 
