@@ -8,7 +8,10 @@
 // layout; every other class then gets the canonical blocked layout of its
 // shape, or, where it is a reduction result, an expand_dims or broadcast
 // operand or a transpose, the layout that makes that op free of data
-// movement. Where a value is asked for two layouts, a tessel.convert_layout
+// movement. A class that no memory op or dot places and that takes a reduction
+// result back to full shape (`acc += where(..., sum(x, axis=1)[:, None], 0)`)
+// follows the reduced tile's layout instead of converting the row vector at
+// every use. Where a value is asked for two layouts, a tessel.convert_layout
 // provides the second (free where both hold the same elements in the same
 // registers, as the probabilities of attention do between its two dots).
 //
@@ -144,6 +147,17 @@ static void rematerializeFor(OpOperand &use) {
       rematerializeFor(operand);
 }
 
+/// The expand_dims of `op`'s operand when that undoes a reduction along the
+/// same axis (`sum(x, axis=1)[:, None]`): broadcast in the reduced tile's
+/// layout, the row vector moves no data.
+static ExpandDimsOp expandOfReduction(BroadcastOp op) {
+  auto expand = op.getSrc().getDefiningOp<ExpandDimsOp>();
+  if (!expand)
+    return nullptr;
+  auto reduce = expand.getSrc().getDefiningOp<ReduceOp>();
+  return reduce && reduce.getAxis() == expand.getAxis() ? expand : nullptr;
+}
+
 /// Union-find over the tile values of one kernel, plus the relations between
 /// classes that a layout choice must honour.
 class KernelLayouts {
@@ -201,6 +215,8 @@ private:
   SmallVector<BroadcastOp> broadcasts;
   SmallVector<TransOp> transposes;
   SmallVector<DotOp> dots;
+  /// Tiles whose class a memory op places (pointers, masks, values).
+  SmallVector<Value> memoryTiles;
   /// Class representative -> encoding.
   DenseMap<unsigned, Attribute> encoding;
 };
@@ -245,6 +261,8 @@ LogicalResult KernelLayouts::collect(Operation *op) {
       .Case<LoadOp, StoreOp, AtomicAddOp>([&](Operation *op) {
         anchor(op->getOperand(0));
         joinAll(op);
+        if (tileOf(op->getOperand(0)))
+          memoryTiles.push_back(op->getOperand(0));
         return success();
       })
       .Case([&](DotOp dot) {
@@ -320,6 +338,16 @@ bool KernelLayouts::propagate() {
     if (auto src =
             dyn_cast_if_present<BlockedEncodingAttr>(encodingOf(op.getSrc())))
       assign(op.getResult(), permuteLayout(src, op.getOrder()));
+  // Forward, for the classes chooseEncodings leaves to a reduction's layout.
+  for (BroadcastOp op : broadcasts)
+    if (ExpandDimsOp expand = expandOfReduction(op)) {
+      if (auto reduced = dyn_cast_if_present<SliceEncodingAttr>(
+              encodingOf(expand.getSrc()));
+          reduced && reduced.getDim() == expand.getAxis())
+        assign(expand.getResult(), reduced.getParent());
+      if (Attribute src = encodingOf(op.getSrc()))
+        assign(op.getResult(), src);
+    }
   return changed;
 }
 
@@ -335,6 +363,16 @@ void KernelLayouts::chooseEncodings() {
     derived.insert(classOf(op.getSrc()));
   for (TransOp op : transposes)
     derived.insert(classOf(op.getResult()));
+  // Reduction results taken back to full shape into a class that nothing
+  // else places.
+  DenseSet<unsigned> placed;
+  for (Value v : memoryTiles)
+    placed.insert(classOf(v));
+  for (DotOp dot : dots)
+    placed.insert(classOf(dot.getResult()));
+  for (BroadcastOp op : broadcasts)
+    if (expandOfReduction(op) && !placed.contains(classOf(op.getResult())))
+      derived.insert(classOf(op.getResult()));
 
   for (DotOp dot : dots)
     if (usesTensorCores(dot))

@@ -97,6 +97,46 @@ func.func @transpose_a_reduction() attributes {tessel.kernel, tessel.num_warps =
 
 // -----
 
+// Row sums put back into columns of a wider tile (MTA's weight gradient:
+// `acc += where(col == k, sum(x, axis=1)[:, None], 0)`): the accumulator's
+// class, which no memory op or dot places, follows the reduced tile's
+// layout, so no row vector moves between threads. Where a store places the
+// class (@row_sums_stored), it keeps the canonical layout and the row vector
+// is converted.
+
+// CHECK-LABEL: func.func @row_sums_into_columns
+func.func @row_sums_into_columns(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<32x32x!tessel.ptr<f32>>
+  // CHECK: tessel.load {{.*}} : !tessel.tile<32x32x!tessel.ptr<f32>, [[P:#tessel.blocked<[^>]*>]]>
+  %v = tessel.load %xs : !tessel.tile<32x32x!tessel.ptr<f32>>
+  %r = tessel.reduce sum %v {axis = 1 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  // CHECK: tessel.expand_dims {{.*}} -> !tessel.tile<32x1xf32, [[P]]>
+  %e = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<32xf32> -> !tessel.tile<32x1xf32>
+  // CHECK: tessel.broadcast {{.*}} -> !tessel.tile<32x66xf32, [[P]]>
+  %b = tessel.broadcast %e : !tessel.tile<32x1xf32> -> !tessel.tile<32x66xf32>
+  %c0 = arith.constant 0.0 : f32
+  %z = tessel.splat %c0 : f32 -> !tessel.tile<32x66xf32>
+  // CHECK: tessel.binary add {{.*}} : !tessel.tile<32x66xf32, [[P]]>
+  %acc = tessel.binary add %z, %b : !tessel.tile<32x66xf32>
+  // CHECK-NOT: tessel.convert_layout
+  return
+}
+
+// CHECK-LABEL: func.func @row_sums_stored
+func.func @row_sums_stored(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<32x32x!tessel.ptr<f32>>
+  %v = tessel.load %xs : !tessel.tile<32x32x!tessel.ptr<f32>>
+  %r = tessel.reduce sum %v {axis = 1 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  // CHECK: tessel.convert_layout
+  %e = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<32xf32> -> !tessel.tile<32x1xf32>
+  %b = tessel.broadcast %e : !tessel.tile<32x1xf32> -> !tessel.tile<32x66xf32>
+  %os = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<32x66x!tessel.ptr<f32>>
+  tessel.store %os, %b : !tessel.tile<32x66x!tessel.ptr<f32>>
+  return
+}
+
+// -----
+
 // Shapes that are not powers of two (MTA's halo tiles): the layout repeats
 // to cover them. For 69 x 74 with 8 warps, 2 elements per thread along the
 // row (74 = 2 x 37), a warp covers 1 x 64, the CTA 4 x 128, so each thread
