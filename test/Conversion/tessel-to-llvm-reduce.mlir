@@ -60,3 +60,31 @@ func.func @wrapped_max(%x: !tessel.ptr<f32>, %out: !tessel.ptr<f32>) attributes 
   tessel.store %out, %m : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// Column sums of 16 x 15 whose layout covers 16 columns, 2 warps along the
+// reduced rows: the 16th column wraps onto column 0, whose slot its threads
+// must not write as well (a race, which compute-sanitizer's racecheck
+// reports); they read it.
+
+#c = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [2, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @padded_column_sum
+func.func @padded_column_sum(%x: f32, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 2 : i32} {
+  %t = tessel.splat %x : f32 -> !tessel.tile<16x15xf32, #c>
+  // CHECK: nvvm.barrier0
+  // CHECK: %[[IN:.*]] = llvm.icmp "ult" %{{.*}}, %{{.*}} : i32
+  // CHECK: llvm.cond_br %[[IN]], ^[[STORE:.*]], ^[[DONE:.*]]
+  // CHECK: ^[[STORE]]:
+  // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+  // CHECK: ^[[DONE]]:
+  // CHECK-NEXT: nvvm.barrier0
+  // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+  %s = tessel.reduce sum %t {axis = 0 : i32} : !tessel.tile<16x15xf32, #c> -> !tessel.tile<15xf32, #tessel.slice<dim = 0, parent = #c>>
+  %r = tessel.arange 0, 15 : !tessel.tile<15xi32, #tessel.slice<dim = 0, parent = #c>>
+  %os = tessel.splat %out : !tessel.ptr<f32> -> !tessel.tile<15x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #c>>
+  %op = tessel.addptr %os, %r : !tessel.tile<15x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #c>>, !tessel.tile<15xi32, #tessel.slice<dim = 0, parent = #c>>
+  tessel.store %op, %s : !tessel.tile<15x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #c>>
+  return
+}

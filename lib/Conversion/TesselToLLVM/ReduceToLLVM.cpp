@@ -154,7 +154,10 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
   }
 
   /// Every thread writes its warp's partials (threads of a warp hold equal
-  /// ones), then reads and combines all warps' in warp order.
+  /// ones), then reads and combines all warps' in warp order. Where the
+  /// layout is wider than the other dimensions, the positions past their end
+  /// wrap onto real ones: only the real ones write (two writers of one slot
+  /// race), all read.
   Slots combineWarps(OpBuilder &b, Location loc, ReduceOp op,
                      const TileLayout &layout, ThreadLayout &thread,
                      ArrayRef<SmallVector<int64_t>> resultLocals,
@@ -165,22 +168,39 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
         cast<TileType>(op.getSrc().getType()).getShape());
     resultShape.erase(resultShape.begin() + axis);
     Type elem = partial.front().getType();
-    auto rowBase = [&](ArrayRef<int64_t> local) -> Value {
-      SmallVector<Value> coords;
+    // (dimension, local index) of each dimension but the axis.
+    auto forOtherDims = [&](ArrayRef<int64_t> local,
+                            function_ref<void(unsigned, int64_t)> fn) {
       unsigned d = 0;
       for (int64_t j : local) {
         d += d == axis;
-        coords.push_back(thread.coord(d++, j));
+        fn(d++, j);
       }
+    };
+    auto rowBase = [&](ArrayRef<int64_t> local) -> Value {
+      SmallVector<Value> coords;
+      forOtherDims(local, [&](unsigned d, int64_t j) {
+        coords.push_back(thread.coord(d, j));
+      });
       Value row = coords.empty() ? i32Constant(b, loc, 0)
                                  : linearIndex(b, loc, coords, resultShape);
       return arith::MulIOp::create(b, loc, row, i32Constant(b, loc, warps));
+    };
+    auto inside = [&](ArrayRef<int64_t> local) -> Value {
+      Value all;
+      forOtherDims(local, [&](unsigned d, int64_t j) {
+        if (Value in = thread.isInside(d, j))
+          all = all ? arith::AndIOp::create(b, loc, all, in) : in;
+      });
+      return all;
     };
     emitBarrier(b, loc);
     Value warp = thread.warpIndex(axis);
     for (auto [local, value] : llvm::zip(resultLocals, partial)) {
       Value index = arith::AddIOp::create(b, loc, rowBase(local), warp);
-      storeShared(b, loc, value, sharedElementPtr(b, loc, elem, 0, index));
+      emitIf(b, loc, inside(local), [&](OpBuilder &b) {
+        storeShared(b, loc, value, sharedElementPtr(b, loc, elem, 0, index));
+      });
     }
     emitBarrier(b, loc);
     Slots result;
