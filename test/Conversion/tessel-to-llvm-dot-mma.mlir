@@ -95,7 +95,7 @@ func.func @mma_padded(%x: bf16, %out: !tessel.ptr<f32>) attributes {tessel.kerne
   // CHECK-NOT: llvm.select
   // CHECK-COUNT-4: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
   // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32
-  // CHECK: llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i16
+  // CHECK: llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, bf16
   // CHECK-COUNT-4: nvvm.mma.sync
   // CHECK-NOT: nvvm.mma.sync
   %d = tessel.dot %a, %b, %acc : !tessel.tile<48x24xbf16, #opa>, !tessel.tile<24x24xbf16, #bn> -> !tessel.tile<48x24xf32, #mma>

@@ -180,14 +180,17 @@ static BStaging getBStaging(DotOp op, MmaEncodingAttr mma) {
 /// intrinsics take).
 static Value operandRegister(OpBuilder &b, Location loc, Value lo, Value hi,
                              Type elem) {
-  Type i32 = b.getI32Type();
-  Value low = LLVM::ZExtOp::create(b, loc, i32, lo);
-  Value high = LLVM::ShlOp::create(
-      b, loc, LLVM::ZExtOp::create(b, loc, i32, hi), i32Constant(b, loc, 16));
-  Value reg = LLVM::OrOp::create(b, loc, low, high);
-  if (!elem.isF16())
-    return reg;
-  return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, elem), reg);
+  // A two-element vector: NVPTX packs two roundings from f32 into one
+  // cvt.rn.{bf16x2,f16x2}.f32 (attention's P, the backward's dS).
+  Type pairType = VectorType::get({2}, elem);
+  Value pair = LLVM::PoisonOp::create(b, loc, pairType);
+  pair =
+      LLVM::InsertElementOp::create(b, loc, pair, lo, i32Constant(b, loc, 0));
+  pair =
+      LLVM::InsertElementOp::create(b, loc, pair, hi, i32Constant(b, loc, 1));
+  if (elem.isF16())
+    return pair;
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
 /// An ldmatrix result register as an mma.sync operand register.
@@ -258,13 +261,13 @@ static Slots lowerToMma(OpBuilder &b, Location loc, DotOp op,
       b.getContext(), SmallVector<Type>(4, b.getF32Type()));
   NVVM::MMATypes ptxType =
       elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  Value zeroBits = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(0));
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 0.0));
   ThreadLayout aThread(b, loc, aLayout);
-  // The bits of A's element (row r, K index c) of this thread, zero past K.
+  // A's element (row r, K index c) of this thread, zero past K.
   auto aElement = [&](int64_t r, int64_t c) {
-    Value v = bitsOf(b, loc, aSlots[aLayout.getSlot({r, c})]);
+    Value v = aSlots[aLayout.getSlot({r, c})];
     if (Value inside = aThread.isInside(1, c))
-      v = arith::SelectOp::create(b, loc, inside, v, zeroBits);
+      v = arith::SelectOp::create(b, loc, inside, v, zero);
     return v;
   };
   Slots result(acc.begin(), acc.end());

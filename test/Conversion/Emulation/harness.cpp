@@ -153,6 +153,17 @@ void *runThread(void *p) {
 } // namespace
 
 extern "C" {
+// x86 code rounds bf16 vector elements (mma operand pairs) through this
+// runtime routine, which libgcc before GCC 13 lacks: to nearest even, NaNs
+// kept quiet. The bf16 result travels in the low half of xmm0; declared as
+// returning float (bits above it zero) so that the compiler does not lower
+// this very function to a call to itself.
+float __truncsfbf2(float x) {
+  uint32_t bits = x != x ? 0x7fc0u : toBF16(x);
+  float result;
+  memcpy(&result, &bits, 4);
+  return result;
+}
 int emu_tid_x() { return tid; }
 int emu_ctaid_x() { return ctaid[0]; }
 int emu_ctaid_y() { return ctaid[1]; }
