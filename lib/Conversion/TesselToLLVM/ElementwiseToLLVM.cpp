@@ -17,7 +17,9 @@
 // - exp(-inf) = 0, log(0) = -inf and NaN propagates, which the online
 //   softmax relies on; denormal inputs are kept (no .ftz).
 // - sqrt is IEEE (sqrt.rn); rsqrt(x) = 1 / sqrt(x) with both operations
-//   correctly rounded (not rsqrt.approx); + - * / are IEEE round to nearest.
+//   correctly rounded (not rsqrt.approx); + - * / are IEEE round to nearest,
+//   except that the code generator contracts a multiply feeding an add into
+//   one fma.rn (one rounding instead of two; see createNVPTXTargetMachine).
 //
 //===----------------------------------------------------------------------===//
 
