@@ -111,15 +111,6 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc, Value v, Type elem,
   return out;
 }
 
-/// Patterns that read the access width the analysis gave their op.
-template <typename OpTy> struct VectorisedPattern : OpConversionPattern<OpTy> {
-  VectorisedPattern(LLVMTypeConverter &converter, const AccessWidths &widths)
-      : OpConversionPattern<OpTy>(converter, &converter.getContext()),
-        widths(widths) {}
-  int64_t widthOf(Operation *op) const { return widths.lookup(op) ?: 1; }
-  const AccessWidths &widths;
-};
-
 struct LoadLowering : VectorisedPattern<LoadOp> {
   using VectorisedPattern::VectorisedPattern;
   LogicalResult

@@ -154,10 +154,8 @@ struct MemDescTransLowering : OpConversionPattern<MemDescTransOp> {
   }
 };
 
-struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
-  AsyncCopyLowering(LLVMTypeConverter &converter, const AccessWidths &widths)
-      : OpConversionPattern(converter, &converter.getContext()),
-        widths(widths) {}
+struct AsyncCopyLowering : VectorisedPattern<AsyncCopyOp> {
+  using VectorisedPattern::VectorisedPattern;
 
   LogicalResult
   matchAndRewrite(AsyncCopyOp op, OneToNOpAdaptor adaptor,
@@ -174,17 +172,14 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     Value dst = llvm::getSingleElement(adaptor.getDst());
     ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask();
     // Runs along the destination's rows only.
-    int64_t width = widths.lookup(op);
-    if (width < 1 || layout.getDim(contiguous).perThread % width != 0)
+    int64_t width = widthOf(op);
+    if (layout.getDim(contiguous).perThread % width != 0)
       width = 1;
     int64_t bytes = width * elemBytes;
     for (ArrayRef<int64_t> group : accessGroups(ptrType, contiguous, width)) {
       int64_t first = group.front();
-      SmallVector<Value> coords = thread.coords(first);
-      Value index =
-          rows.index(rewriter, loc, coords[1 - contiguous], coords[contiguous]);
-      Value to = LLVM::GEPOp::create(rewriter, loc, dst.getType(), elem, dst,
-                                     ValueRange{index});
+      Value to = rows.elementPtr(rewriter, loc, dst, elem, thread.coords(first),
+                                 contiguous);
       Value owner = thread.isOwner(first);
       Value pred = mask.empty() ? Value() : mask[first];
       if (bytes >= 4)
@@ -223,8 +218,6 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     }
     inlinePtx(b, loc, Type(), operands, text, constraints);
   }
-
-  const AccessWidths &widths;
 };
 
 /// Each element by its owner, between barriers (earlier readers of the
@@ -243,11 +236,8 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
     emitBarrier(rewriter, loc);
     ThreadLayout thread(rewriter, loc, getLayout(srcType));
     for (auto [slot, value] : llvm::enumerate(adaptor.getSrc())) {
-      SmallVector<Value> coords = thread.coords(slot);
-      Value index =
-          rows.index(rewriter, loc, coords[1 - contiguous], coords[contiguous]);
-      Value ptr = LLVM::GEPOp::create(rewriter, loc, dst.getType(),
-                                      value.getType(), dst, ValueRange{index});
+      Value ptr = rows.elementPtr(rewriter, loc, dst, value.getType(),
+                                  thread.coords(slot), contiguous);
       emitIf(rewriter, loc, thread.isOwner(slot),
              [&](OpBuilder &b) { storeShared(b, loc, value, ptr); });
     }
@@ -278,11 +268,9 @@ struct LocalLoadLowering : OpConversionPattern<LocalLoadOp> {
         if (offset)
           c = arith::AddIOp::create(rewriter, loc, c,
                                     i32Constant(rewriter, loc, offset));
-      Value index =
-          rows.index(rewriter, loc, at[1 - contiguous], at[contiguous]);
-      Value ptr = LLVM::GEPOp::create(rewriter, loc, src.getType(), elem, src,
-                                      ValueRange{index});
-      result.push_back(loadShared(rewriter, loc, elem, ptr));
+      result.push_back(loadShared(
+          rewriter, loc, elem,
+          rows.elementPtr(rewriter, loc, src, elem, at, contiguous)));
     }
     rewriter.replaceOpWithMultiple(op, {result});
     return success();

@@ -342,6 +342,14 @@ Value SwizzledRows::index(OpBuilder &b, Location loc, Value row,
   return arith::AddIOp::create(b, loc, chunkIndex(b, loc, row, chunk), within);
 }
 
+Value SwizzledRows::elementPtr(OpBuilder &b, Location loc, Value base,
+                               Type elem, ArrayRef<Value> coords,
+                               unsigned contiguous) const {
+  Value at = index(b, loc, coords[1 - contiguous], coords[contiguous]);
+  return LLVM::GEPOp::create(b, loc, base.getType(), elem, base,
+                             ValueRange{at});
+}
+
 Value mlir::tessel::broadcastFromThreadZero(OpBuilder &b, Location loc,
                                             Value value) {
   Value ptr =

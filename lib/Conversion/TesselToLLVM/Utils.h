@@ -42,6 +42,14 @@ SmallVector<SmallVector<int64_t>> accessGroups(TileType tile, unsigned dim,
 void populateMemoryPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns,
                             const AccessWidths &widths);
+/// Patterns that read the access width the analysis gave their op.
+template <typename OpTy> struct VectorisedPattern : OpConversionPattern<OpTy> {
+  VectorisedPattern(LLVMTypeConverter &converter, const AccessWidths &widths)
+      : OpConversionPattern<OpTy>(converter, &converter.getContext()),
+        widths(widths) {}
+  int64_t widthOf(Operation *op) const { return widths.lookup(op) ?: 1; }
+  const AccessWidths &widths;
+};
 void populateLayoutPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns);
 void populateReducePatterns(LLVMTypeConverter &converter,
@@ -136,6 +144,10 @@ public:
   Value index(OpBuilder &b, Location loc, Value row, Value col) const;
   /// Element index of the first element of chunk `chunk` of `row`.
   Value chunkIndex(OpBuilder &b, Location loc, Value row, Value chunk) const;
+  /// Pointer to the `elem` at tile coordinates `coords` of the region at
+  /// `base` whose rows run along dimension `contiguous`.
+  Value elementPtr(OpBuilder &b, Location loc, Value base, Type elem,
+                   ArrayRef<Value> coords, unsigned contiguous) const;
 
 private:
   int64_t rows, rowElems, chunkElems, perPhase, maxPhase;
