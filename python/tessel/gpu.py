@@ -111,8 +111,7 @@ def device_pointer(kernel, param, value):
         address = _torch_tensor_pointer(param, value)
         if address is not None:
             return address
-    where = f"kernel '{kernel}', argument '{param.name}'"
-    if _is_torch_tensor(value):
+        where = f"kernel '{kernel}', argument '{param.name}'"
         if not value.is_cuda:
             raise TypeError(f"{where}: a CPU tensor; pass a CUDA tensor (or interpret=True with "
                             f"NumPy arrays)")
@@ -121,6 +120,7 @@ def device_pointer(kernel, param, value):
                              f"cuda:{_DEVICE}")
         _check_elem(kernel, param, _TORCH_DTYPES.get(str(value.dtype)), f"torch {value.dtype}")
         return value.data_ptr()
+    where = f"kernel '{kernel}', argument '{param.name}'"
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         typestr = interface["typestr"]
