@@ -130,6 +130,24 @@ def TesselStageSlices : Pass<"tessel-stage-slices", "ModuleOp"> {
   }];
 }
 
+def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
+  let summary = "Run tensor-core dots as Hopper warpgroup MMA (wgmma, sm_90a)";
+  let description = [{
+    Runs after tessel-assign-layouts, tessel-pipeline and
+    tessel-stage-slices, on modules whose `tessel.target` is "sm_90a";
+    elsewhere it does nothing. A tessel.dot whose register layouts fit the
+    warpgroup MMA (an #tessel.mma accumulator with every warp along M, in
+    whole warpgroups; see tessel.warpgroup_dot) becomes a
+    tessel.warpgroup_dot and a tessel.warpgroup_dot_wait with pendings = 0
+    that every use of the product reads. B is read where tessel-pipeline
+    put it when that memdesc's layout is one a matrix descriptor
+    describes; a B held in registers is first written to a shared-memory
+    buffer of its own (local_alloc, local_store), contiguous along the
+    dimension in which its threads hold runs of elements when that layout
+    fits. Other dots keep mma.sync.
+  }];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

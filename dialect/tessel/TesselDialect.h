@@ -31,6 +31,36 @@
 #define GET_ATTRDEF_CLASSES
 #include "tessel/TesselAttrs.h.inc"
 
+namespace mlir::tessel {
+/// Where the elements of a 2-D tile sit in shared memory (the layout of every
+/// !tessel.memdesc). The contiguous dimension is padded to whole 16-byte
+/// chunks and cut into column blocks of at most 8 chunks (128 bytes); a
+/// block holds every row at a pitch of its own width, and within a row the
+/// chunk index is XOR-ed with (row / perPhase) % maxPhase. For blocks of 8,
+/// 4 or 2 chunks this is exactly the 128-, 64- or 32-byte swizzle of
+/// Hopper's tensor cores and bulk copies (so wgmma reads a tile through a
+/// matrix descriptor) and, for every width, eight rows at one chunk --
+/// what one ldmatrix reads -- fall in different banks.
+struct SharedTileLayout {
+  int64_t rows;       ///< non-contiguous extent
+  int64_t chunkElems; ///< elements per 16-byte chunk
+  int64_t blockElems; ///< elements per row of a column block
+  int64_t blockRows;  ///< rows per block (padded to 8 between blocks)
+  int64_t blocks;     ///< column blocks
+  int64_t perPhase, maxPhase;
+  int64_t elemBytes;
+
+  static SharedTileLayout get(int64_t rows, int64_t rowElems,
+                              int64_t elemBytes);
+  int64_t numElements() const { return blocks * blockRows * blockElems; }
+  int64_t getBlockBytes() const { return blockElems * elemBytes; }
+  int64_t getBlockStrideBytes() const { return blockRows * getBlockBytes(); }
+  /// The tensor-core swizzle width in bytes (128, 64 or 32) when a matrix
+  /// descriptor can describe this layout; 0 otherwise.
+  int64_t getNvmmaSwizzleBytes() const;
+};
+} // namespace mlir::tessel
+
 #define GET_TYPEDEF_CLASSES
 #include "tessel/TesselOpsTypes.h.inc"
 
@@ -55,6 +85,20 @@ int64_t getMultipleOf(func::FuncOp kernel, unsigned index);
 /// Whether a kernel argument of `type` may carry `tessel.multiple_of`: i32,
 /// i64 and pointers, which a launch passes as integers and addresses.
 bool acceptsMultipleOf(Type type);
+/// The `tessel.target` of the module around `op` ("sm_80" when none).
+StringRef getTarget(Operation *op);
+/// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the
+/// architecture-specific features do not carry forward to sm_100).
+bool hasWarpGroupMma(Operation *op);
+/// Why a dot of `a` (M x K) and `b` (K x N) into `acc` cannot run as a
+/// tessel.warpgroup_dot; empty when it can. With a null `b`, only the
+/// register operands are checked (B then still has to be placed in a
+/// memdesc of the layout wgmma reads: getWarpGroupDotOperandB).
+std::string whyNotWarpGroupDot(TileType a, MemDescType b, TileType acc);
+/// A memdesc for the B operand (K x N) of a warpgroup dot, contiguous along
+/// `contiguousDim`, in the layout wgmma reads; null if none exists.
+MemDescType getWarpGroupDotOperandB(MLIRContext *ctx, ArrayRef<int64_t> kn,
+                                    Type elem, unsigned contiguousDim);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES

@@ -68,6 +68,12 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getMultipleOfAttrName() {
       return llvm::StringLiteral("tessel.multiple_of");
     }
+    /// String attribute on the module: the GPU it is compiled for ("sm_80",
+    /// "sm_90", "sm_90a"). Passes that pick instructions read it; without
+    /// it they keep to what every supported GPU runs (sm_80).
+    static constexpr llvm::StringLiteral getTargetAttrName() {
+      return llvm::StringLiteral("tessel.target");
+    }
   private:
     void registerTypes();
     void registerAttributes();

@@ -492,6 +492,54 @@ def Tessel_AsyncWaitOp : Tessel_Op<"async_wait", [
 }
 
 //===----------------------------------------------------------------------===//
+// Hopper warpgroup MMA (produced by tessel-warpgroup-mma)
+//===----------------------------------------------------------------------===//
+
+def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
+    AllTypesMatch<["acc", "result"]>, MemoryEffects<[MemRead]>]> {
+  let summary = "Start result = a·b + acc on the warpgroup tensor cores (sm_90a)";
+  let description = [{
+    Each warpgroup (four consecutive warps) issues `wgmma.mma_async` for its
+    64-row slices of the result, one per 16-wide step of K: A from
+    registers, B from shared memory through a matrix descriptor, the f32
+    accumulator in registers. The result's layout is a #tessel.mma whose
+    warps all lie along M (a multiple of four of them, each owning 16 rows
+    of every 16·warps-row band: exactly wgmma's accumulator fragments), A's
+    the matching #tessel.dot_operand, and B a memdesc in a layout a
+    descriptor describes (a swizzle of 128, 64 or 32 bytes;
+    SharedTileLayout). The product runs in the background: `result` may only
+    be read through a tessel.warpgroup_dot_wait that leaves it finished, and
+    `b` must not be written before then.
+  }];
+  let arguments = (ins Tessel_Tile:$a, Tessel_MemDesc:$b, Tessel_Tile:$acc);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until at most `pendings` groups of warpgroup dots are in flight";
+  let description = [{
+    Returns its inputs, the results of earlier tessel.warpgroup_dot ops,
+    once the products of all but the `pendings` most recent groups (a group
+    per warpgroup_dot) are done: reading a dot's result goes through this
+    op, so no use of the accumulator can move above the wait. With
+    `pendings = 0` every product is done and its shared-memory operand may
+    be written again.
+  }];
+  let arguments = (ins Variadic<Tessel_Tile>:$inputs,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$pendings);
+  let results = (outs Variadic<Tessel_Tile>:$results);
+  let assemblyFormat = [{
+    $inputs `pendings` `=` $pendings attr-dict `:` type($inputs)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Inter-program signalling (produced by tessel-lower-stream-k)
 //===----------------------------------------------------------------------===//
 

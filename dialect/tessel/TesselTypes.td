@@ -62,12 +62,16 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
   let summary = "A tile's place in shared memory";
   let description = [{
     `!tessel.memdesc<64x128xf16, order = [1, 0]>` describes a region of the
-    CTA's shared memory holding a 2-D tile, in rows along `order[1]` of
-    16-byte chunks along `order[0]` (the contiguous dimension; a row is
-    padded to whole chunks), the chunks of each row XOR-swizzled by its
-    index so that eight rows read at one chunk fall in different banks. A leading dimension counts buffers
-    (`3x64x128xf16`: three tiles, for a pipeline's stages). Unlike a tile,
-    a memdesc is a place: async copies write it, dots read it.
+    CTA's shared memory holding a 2-D tile whose `order[0]` dimension is
+    contiguous. The tile is stored as column blocks of at most 128 bytes
+    (a 64x128xf16 tile: two blocks of 64 rows x 64 columns), each row of a
+    block made of 16-byte chunks XOR-swizzled by the row index
+    (SharedTileLayout): eight rows read at one chunk fall in different
+    banks, and for blocks of 128, 64 or 32 bytes the arrangement is the
+    swizzle Hopper's warpgroup MMA reads through a matrix descriptor. A
+    leading dimension counts buffers (`3x64x128xf16`: three tiles, for a
+    pipeline's stages). Unlike a tile, a memdesc is a place: async copies
+    write it, dots read it.
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t">:$shape,
@@ -81,6 +85,8 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
     ArrayRef<int64_t> getTileShape() const { return getShape().take_back(2); }
     /// The dimension of the tile whose elements are contiguous.
     unsigned getContiguousDim() const { return getOrder()[0]; }
+    /// Where each buffer's elements sit.
+    SharedTileLayout getSharedLayout() const;
   }];
 }
 

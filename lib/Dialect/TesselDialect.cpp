@@ -138,6 +138,18 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getThenAttrName())
     return verifyThen(op, attr);
+  if (name == getTargetAttrName()) {
+    auto target = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name << "' is only valid on a module";
+    if (!target ||
+        !llvm::is_contained({"sm_80", "sm_90", "sm_90a"}, target.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be \"sm_80\", \"sm_90\" or "
+                                "\"sm_90a\", got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown tessel attribute '" << name << "'";
 }
 
@@ -166,6 +178,20 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
                            << " of type " << type
                            << " (expected i32, i64 or !tessel.ptr)";
   return success();
+}
+
+StringRef mlir::tessel::getTarget(Operation *op) {
+  auto module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto target = module->getAttrOfType<StringAttr>(
+            TesselDialect::getTargetAttrName()))
+      return target.getValue();
+  return "sm_80";
+}
+
+bool mlir::tessel::hasWarpGroupMma(Operation *op) {
+  return getTarget(op) == "sm_90a";
 }
 
 int64_t mlir::tessel::getMultipleOf(func::FuncOp kernel, unsigned index) {

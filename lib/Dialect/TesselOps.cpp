@@ -327,6 +327,99 @@ Speculation::Speculatability DotOp::getSpeculatability() {
 }
 
 //===----------------------------------------------------------------------===//
+// Hopper warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+/// The largest N of one wgmma instruction.
+static constexpr int64_t kMaxWgmmaN = 256;
+
+std::string mlir::tessel::whyNotWarpGroupDot(TileType a, MemDescType b,
+                                             TileType acc) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  Type elem = a.getElementType();
+  if (a.getRank() != 2 || acc.getRank() != 2 || !acc.getElementType().isF32() ||
+      !(elem.isF16() || elem.isBF16())) {
+    os << "expects f16 or bf16 operands and an f32 accumulator, got " << a
+       << " and " << acc;
+    return why;
+  }
+  auto mma = dyn_cast_if_present<MmaEncodingAttr>(acc.getEncoding());
+  if (!mma || mma.getWarpsPerCTA()[1] != 1 ||
+      mma.getWarpsPerCTA()[0] % 4 != 0) {
+    os << "expects the accumulator in a #tessel.mma layout with every warp "
+          "along M, a multiple of 4 of them (whole warpgroups), got "
+       << acc;
+    return why;
+  }
+  auto operand = dyn_cast_if_present<DotOperandEncodingAttr>(a.getEncoding());
+  if (!operand || operand.getOpIdx() != 0 || operand.getParent() != mma) {
+    os << "expects A in the #tessel.dot_operand layout of the accumulator's, "
+          "got "
+       << a;
+    return why;
+  }
+  int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = a.getDimSize(1);
+  int64_t band = 16 * mma.getWarpsPerCTA()[0];
+  if (m % band != 0 || n % 8 != 0 || n > kMaxWgmmaN || k % 16 != 0 ||
+      a.getDimSize(0) != m) {
+    os << "expects M a multiple of " << band
+       << " (16 rows per warp), N a multiple of 8 up to " << kMaxWgmmaN
+       << " and K a multiple of 16, got " << m << "x" << n << "x" << k;
+    return why;
+  }
+  if (!b)
+    return why;
+  ArrayRef<int64_t> kn = b.getShape();
+  if (kn.size() != 2 || kn[0] != k || kn[1] != n ||
+      b.getElementType() != elem) {
+    os << "expects B a " << k << "x" << n << " memdesc of " << elem << ", got "
+       << b;
+    return why;
+  }
+  if (b !=
+      getWarpGroupDotOperandB(b.getContext(), kn, elem, b.getContiguousDim()))
+    os << "expects B in a layout a wgmma matrix descriptor describes (rows "
+          "of 32, 64 or a multiple of 128 bytes along the contiguous "
+          "dimension), got "
+       << b;
+  return why;
+}
+
+MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,
+                                                  ArrayRef<int64_t> kn,
+                                                  Type elem,
+                                                  unsigned contiguousDim) {
+  SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
+  auto type = MemDescType::get(ctx, kn, elem, order);
+  SharedTileLayout layout = type.getSharedLayout();
+  if (layout.getNvmmaSwizzleBytes() == 0)
+    return {};
+  // With N contiguous (MN-major), the descriptor walks N in whole column
+  // blocks.
+  int64_t n = kn[1];
+  if (contiguousDim == 1 && n > layout.blockElems && n % layout.blockElems)
+    return {};
+  return type;
+}
+
+LogicalResult WarpGroupDotOp::verify() {
+  std::string why = whyNotWarpGroupDot(cast<TileType>(getA().getType()),
+                                       cast<MemDescType>(getB().getType()),
+                                       cast<TileType>(getAcc().getType()));
+  if (!why.empty())
+    return emitOpError() << why;
+  return success();
+}
+
+LogicalResult WarpGroupDotWaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, operands.getTypes());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Shared memory and asynchronous copies
 //===----------------------------------------------------------------------===//
 

@@ -117,6 +117,40 @@ TileType TileType::withElementType(Type elementType) const {
 // MemDescType
 //===----------------------------------------------------------------------===//
 
+SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
+                                       int64_t elemBytes) {
+  SharedTileLayout l;
+  l.rows = rows;
+  l.elemBytes = elemBytes;
+  l.chunkElems = 16 / elemBytes;
+  int64_t rowChunks = llvm::divideCeil(rowElems, l.chunkElems);
+  int64_t blockChunks = std::min<int64_t>(rowChunks, 8);
+  l.blockElems = blockChunks * l.chunkElems;
+  l.blocks = llvm::divideCeil(rowChunks, blockChunks);
+  // Each block starts on a whole period of the swizzle (8 rows).
+  l.blockRows = l.blocks > 1 ? llvm::alignTo(rows, 8) : rows;
+  // Rows narrower than the 128 bytes of the 32 banks share a phase; the XOR
+  // stays inside an aligned group of maxPhase chunks of the row.
+  l.perPhase = std::max<int64_t>(1, 8 / blockChunks);
+  l.maxPhase = std::min<int64_t>(8 / l.perPhase, blockChunks & -blockChunks);
+  return l;
+}
+
+int64_t SharedTileLayout::getNvmmaSwizzleBytes() const {
+  int64_t chunks = blockElems / chunkElems;
+  if (elemBytes != 2 || (chunks != 2 && chunks != 4 && chunks != 8))
+    return 0;
+  return chunks * 16;
+}
+
+SharedTileLayout MemDescType::getSharedLayout() const {
+  ArrayRef<int64_t> tile = getTileShape();
+  unsigned contiguous = getContiguousDim();
+  return SharedTileLayout::get(
+      tile[1 - contiguous], tile[contiguous],
+      std::max(1u, getElementType().getIntOrFloatBitWidth() / 8));
+}
+
 LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> shape, Type elementType,
                                   ArrayRef<unsigned> order) {

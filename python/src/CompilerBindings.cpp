@@ -139,9 +139,9 @@ std::string compileBundle(const std::string &source,
                           const std::map<std::string, std::string> &defines,
                           const std::string &target,
                           const std::string &streamK) {
-  if (target != "sm_80" && target != "sm_90")
+  if (target != "sm_80" && target != "sm_90" && target != "sm_90a")
     throw py::value_error("unknown target '" + target +
-                          "' (expected sm_80 or sm_90)");
+                          "' (expected sm_80, sm_90 or sm_90a)");
   mlir::tessel::StreamKStrategy strategy = streamKStrategy(streamK);
   return compileWith(
       source, filename, kernel, defines,

@@ -63,9 +63,12 @@ def has_gpu():
 
 
 def target():
-    """The compilation target for this machine's GPU: sm_90 from compute capability 9.0 on (the
-    driver JIT-compiles that PTX forward to newer GPUs), sm_80 on Ampere."""
+    """The compilation target for this machine's GPU: sm_90a on Hopper (compute capability 9.0:
+    warpgroup MMA), sm_90 on later GPUs (the driver JIT-compiles that PTX forward; sm_90a code
+    runs on 9.0 only), sm_80 on Ampere."""
     major, minor = runtime().compute_capability
+    if (major, minor) == (9, 0):
+        return "sm_90a"
     if (major, minor) >= (9, 0):
         return "sm_90"
     if (major, minor) >= (8, 0):

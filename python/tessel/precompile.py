@@ -1,7 +1,7 @@
 """Precompiles the ready ops' GPU kernels into a bundle directory, for machines whose tessel has
 no compiler (a runtime-only build on a GPU machine without LLVM/MLIR):
 
-    python -m tessel.precompile --out bundles/ [--target sm_90] [--head-dims 64,128]
+    python -m tessel.precompile --out bundles/ [--target sm_90|sm_90a] [--head-dims 64,128]
                                 [--dtypes f16,bf16] [--mta 6x11,3x5] [--jobs N]
     python -m tessel.precompile --out bundles/ --source my.tsl [--kernel NAME] [-D NAME=VALUE ...]
 
@@ -72,7 +72,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tessel.precompile", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the bundle directory to fill")
-    parser.add_argument("--target", default="sm_90", choices=("sm_80", "sm_90"))
+    parser.add_argument("--target", default="sm_90", choices=("sm_80", "sm_90", "sm_90a"))
     parser.add_argument("--head-dims", type=_ints, default=(64, 128))
     parser.add_argument("--dtypes", default="f16,bf16")
     parser.add_argument("--mta", type=_pairs, default=((6, 11),), help="MTA windows CQxCK,...")

@@ -97,7 +97,8 @@ def record(args):
         cmd = [args.tesselc, os.path.join(ROOT, "kernels", case.tsl), "--kernel", case.kernel]
         for d in case.defines:
             cmd += ["-D", d]
-        cmd += ["--emit=bundle", "-o", os.path.join(args.bundles, case.name + ".bundle")]
+        cmd += ["--target", args.target, "--emit=bundle",
+                "-o", os.path.join(args.bundles, case.name + ".bundle")]
         subprocess.run(cmd, check=True)
     return 0
 
@@ -172,6 +173,7 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="compile the cases' bundles (needs tesselc)")
     rec.add_argument("--tesselc", required=True)
+    rec.add_argument("--target", default="sm_90", choices=("sm_80", "sm_90", "sm_90a"))
     rec.add_argument("--bundles", required=True)
     rec.set_defaults(func=record)
     gpu = sub.add_parser("run", help="run the bundles under compute-sanitizer (needs a GPU)")

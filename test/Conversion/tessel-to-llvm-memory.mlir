@@ -50,7 +50,7 @@ func.func @masked(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_wa
 
 #l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
 
-// CHECK: llvm.mlir.global external @tessel_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @tessel_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @atomic_result
 func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
   %r = tessel.arange 0, 16 : !tessel.tile<16xi32, #l>

@@ -5,8 +5,8 @@
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 
 // Two 3-buffer regions follow the scratch of the reductions (16 bytes),
-// 128-byte aligned: at 128 and 128 + 3 * 64 * 32 * 2 = 12416 (both live to
-// the end). A buffer is its region advanced by index * 4096 bytes. Each
+// 1024-byte aligned (a period of the widest swizzle): at 1024 and
+// 1024 + 3 * 64 * 32 * 2 = 13312 (both live to the end). A buffer is its region advanced by index * 4096 bytes. Each
 // thread copies its two runs of 8 halves (16 bytes, L2 only) with
 // cp.async, the source size 0 where the mask is off (zero fill); the
 // commit and the wait are one instruction each, the wait followed by the
@@ -16,9 +16,9 @@
 // CHECK-LABEL: llvm.func @copy_and_dot
 func.func @copy_and_dot(%p: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %n: i32, %i: i32, %x: f16, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
   // CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @tessel_smem : !llvm.ptr<3>
-  // CHECK: %[[R0:.*]] = llvm.getelementptr %[[SMEM]][128] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // CHECK: %[[R0:.*]] = llvm.getelementptr %[[SMEM]][1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
   %buf = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
-  // CHECK: llvm.getelementptr %{{.*}}[12416] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // CHECK: llvm.getelementptr %{{.*}}[13312] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
   %other = tessel.local_alloc : !tessel.memdesc<3x64x32xf16, order = [1, 0]>
   // CHECK: %[[OFF:.*]] = llvm.mul %{{.*}}, %{{.*}} : i32
   // CHECK: %[[DST:.*]] = llvm.getelementptr %[[R0]][%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8

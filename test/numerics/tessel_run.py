@@ -14,7 +14,7 @@ stderr.  Use Debian's /usr/bin/python3 (it has NumPy).
 BACKENDS (environment variable TESSEL_BACKEND):
   * "interpreter" (default): the CPU interpreter, as above.
   * "record": the interpreter, and also compiles a kernel bundle (`tesselc --emit=bundle`, PTX for
-    sm_90) for every distinct (kernel file, kernel, defines) into $TESSEL_BUNDLE_DIR (default
+    $TESSEL_TARGET, default sm_90) for every distinct (kernel file, kernel, defines) into $TESSEL_BUNDLE_DIR (default
     <repo>/.gpu-bundles): `<key>.bundle`, with index.json mapping each key to what it was compiled
     from.  The key hashes the file's basename, the kernel, the sorted defines AND the SHA-256 of the
     file's text (so edited kernels, e.g. the mutants of test_kernels.py, get their own bundles and a
@@ -290,7 +290,7 @@ def record_bundle(tsl, kernel, defines=None, timeout=600, stream_k=None):
         if stream_k is not None:
             cmd.append(f"--stream-k={stream_k}")
         tmp = f"{path}.tmp{os.getpid()}"
-        cmd += ["--emit=bundle", "-o", tmp]
+        cmd += ["--target", os.environ.get("TESSEL_TARGET", "sm_90"), "--emit=bundle", "-o", tmp]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             if os.path.exists(tmp):

@@ -1,7 +1,8 @@
 //===- tesselc.cpp - The Tessel DSL compiler driver -----------------------===//
 //
 //   tesselc FILE.tsl [--kernel NAME] [-D NAME=VALUE ...]
-//           [--emit=ast|tessel|llvm|ptx|bundle] [--target sm_80|sm_90] [-o OUT]
+//           [--emit=ast|tessel|llvm|ptx|bundle] [--target sm_80|sm_90|sm_90a]
+//           [-o OUT]
 //           [--stream-k=persistent|split-k]
 //
 // One flag per stage, as in the Toy tutorial's driver.
@@ -53,9 +54,11 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::PTX, "ptx", "PTX assembly"),
                clEnumValN(Emit::Bundle, "bundle",
                           "a kernel bundle: PTX with its launch metadata")));
-cl::opt<std::string> target("target",
-                            cl::desc("GPU architecture: sm_80 or sm_90"),
-                            cl::init("sm_90"));
+cl::opt<std::string>
+    target("target",
+           cl::desc("GPU architecture: sm_80, sm_90, or sm_90a (Hopper's "
+                    "warpgroup MMA; runs on compute capability 9.0 only)"),
+           cl::init("sm_90"));
 cl::opt<mlir::tessel::StreamKStrategy>
     streamK("stream-k",
             cl::desc("How stream_k is lowered for the GPU (llvm, ptx, "
@@ -91,9 +94,9 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
 
-  if (target != "sm_80" && target != "sm_90") {
+  if (target != "sm_80" && target != "sm_90" && target != "sm_90a") {
     llvm::errs() << "tesselc: error: unknown --target '" << target
-                 << "' (expected sm_80 or sm_90)\n";
+                 << "' (expected sm_80, sm_90 or sm_90a)\n";
     return 1;
   }
   std::string readError;

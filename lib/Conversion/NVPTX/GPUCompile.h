@@ -45,15 +45,18 @@ struct KernelInfo {
 };
 
 /// Runs tessel-expand-online, tessel-lower-stream-k (with `streamK`),
-/// canonicalize, CSE, tessel-assign-layouts and convert-tessel-to-llvm on a
-/// front-end module, recording each kernel's launch metadata on the way.
+/// canonicalize, CSE, tessel-assign-layouts, tessel-pipeline,
+/// tessel-stage-slices, tessel-warpgroup-mma and convert-tessel-to-llvm on a
+/// front-end module (for the module's `tessel.target`), recording each
+/// kernel's launch metadata on the way.
 /// Errors are reported through the context's diagnostics.
 mlir::LogicalResult
 lowerToLLVMDialect(mlir::ModuleOp module, std::vector<KernelInfo> &kernels,
                    mlir::tessel::StreamKStrategy streamK =
                        mlir::tessel::StreamKStrategy::Persistent);
 
-/// The NVPTX target machine for `chip` (sm_80, sm_90) with PTX ISA 8.0.
+/// The NVPTX target machine for `chip` (sm_80, sm_90, sm_90a) with PTX ISA
+/// 8.0.
 std::unique_ptr<llvm::TargetMachine>
 createNVPTXTargetMachine(llvm::StringRef chip, std::string &error);
 
@@ -75,8 +78,9 @@ struct GPUArtifacts {
   std::string ptx;
 };
 
-/// Every stage above in turn, for `target` (sm_80, sm_90), stream_k lowered
-/// with `streamK`. Pass failures are reported through the context's
+/// Every stage above in turn, for `target` (sm_80, sm_90, or sm_90a: Hopper's
+/// warpgroup MMA), recorded on the module as `tessel.target`, stream_k
+/// lowered with `streamK`. Pass failures are reported through the context's
 /// diagnostics; target and PTX emission failures in `error`.
 mlir::LogicalResult
 compileForGPU(mlir::ModuleOp module, llvm::StringRef target, GPUArtifacts &out,

@@ -95,6 +95,9 @@ mlir::LogicalResult
 tessel::compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
                       GPUArtifacts &out, std::string &error, bool printLLVMIR,
                       mlir::tessel::StreamKStrategy streamK) {
+  // The passes pick instructions for the target they find on the module.
+  module->setAttr(mlir::tessel::TesselDialect::getTargetAttrName(),
+                  mlir::StringAttr::get(module.getContext(), target));
   if (mlir::failed(lowerToLLVMDialect(module, out.kernels, streamK)))
     return mlir::failure();
   auto machine = createNVPTXTargetMachine(target, error);

@@ -88,6 +88,8 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createLoopInvariantCodeMotionPass());
   tiles.addPass(createTesselPipeline());
   tiles.addPass(createTesselStageSlices());
+  // Hopper (the module's tessel.target is sm_90a): dots on warpgroup MMA.
+  tiles.addPass(createTesselWarpGroupMma());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

@@ -175,11 +175,8 @@ static BStaging getBStaging(DotOp op, MmaEncodingAttr mma) {
   return s;
 }
 
-/// Two adjacent 16-bit elements, given as their bits, as one mma.sync
-/// operand register: vector<2xf16> for f16, i32 for bf16 (what the
-/// intrinsics take).
-static Value operandRegister(OpBuilder &b, Location loc, Value lo, Value hi,
-                             Type elem) {
+Value mlir::tessel::mmaOperandRegister(OpBuilder &b, Location loc, Value lo,
+                                       Value hi, Type elem) {
   // A two-element vector: NVPTX packs two roundings from f32 into one
   // cvt.rn.{bf16x2,f16x2}.f32 (attention's P, the backward's dS).
   Type pairType = VectorType::get({2}, elem);
@@ -316,8 +313,8 @@ static Slots lowerToMma(OpBuilder &b, Location loc, DotOp op,
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t r = 0; r < 2; ++r) {
           int64_t c = 4 * step + 2 * half;
-          aRegs.push_back(operandRegister(b, loc, aElement(2 * i + r, c),
-                                          aElement(2 * i + r, c + 1), elem));
+          aRegs.push_back(mmaOperandRegister(b, loc, aElement(2 * i + r, c),
+                                             aElement(2 * i + r, c + 1), elem));
         }
       for (int64_t j = 0; j < tilesN; ++j) {
         // c0 c1: (row g, columns 2t, 2t + 1), c2 c3: row g + 8.

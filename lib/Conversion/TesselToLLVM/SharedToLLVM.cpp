@@ -20,8 +20,10 @@
 using namespace mlir;
 using namespace mlir::tessel;
 
-/// Regions start 128-byte aligned (a swizzle period).
-static constexpr int64_t kRegionAlign = 128;
+/// Regions start on a whole period of the widest swizzle (8 rows of 128
+/// bytes): the tensor cores and bulk copies apply the swizzle to address
+/// bits, so a region must start where the pattern does.
+static constexpr int64_t kRegionAlign = 1024;
 
 int64_t mlir::tessel::getMemDescBytes(MemDescType type) {
   int64_t buffers = type.getShape().size() == 3 ? type.getShape()[0] : 1;
@@ -30,10 +32,7 @@ int64_t mlir::tessel::getMemDescBytes(MemDescType type) {
 }
 
 SwizzledRows mlir::tessel::getSwizzledRows(MemDescType type) {
-  ArrayRef<int64_t> tile = type.getTileShape();
-  unsigned contiguous = type.getContiguousDim();
-  return SwizzledRows(tile[1 - contiguous], tile[contiguous],
-                      getSharedBytes(type.getElementType()));
+  return SwizzledRows(type.getSharedLayout());
 }
 
 SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
@@ -241,6 +240,9 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
       emitIf(rewriter, loc, thread.isOwner(slot),
              [&](OpBuilder &b) { storeShared(b, loc, value, ptr); });
     }
+    // The warpgroup MMA reads shared memory through the async proxy.
+    if (hasWarpGroupMma(op))
+      emitAsyncProxyFence(rewriter, loc);
     emitBarrier(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
@@ -294,6 +296,10 @@ struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, op.getPending());
+    // cp.async writes through the generic proxy; the warpgroup MMA reads
+    // through the async one.
+    if (hasWarpGroupMma(op))
+      emitAsyncProxyFence(rewriter, loc);
     emitBarrier(rewriter, loc);
     rewriter.eraseOp(op);
     return success();

@@ -119,6 +119,7 @@ void mlir::tessel::populateTesselToLLVMPatterns(
   populateLayoutPatterns(converter, patterns);
   populateReducePatterns(converter, patterns);
   populateDotPatterns(converter, patterns);
+  populateWarpGroupDotPatterns(converter, patterns);
 }
 
 static bool sameDistribution(Type src, Type dst, ArrayRef<int32_t> perm = {}) {
@@ -224,12 +225,14 @@ static LogicalResult checkLayouts(func::FuncOp kernel) {
   return failure(walk.wasInterrupted());
 }
 
+/// Aligned like a shared-memory region (see layoutSharedMemory), so that
+/// swizzled regions start where the hardware's swizzle pattern does.
 static void declareSharedMemory(ModuleOp module) {
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
   LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/false,
                          LLVM::Linkage::External, kSharedMemorySymbol,
-                         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+                         Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
 }
 
 /// The trailing workspace arguments become offsets into one buffer passed

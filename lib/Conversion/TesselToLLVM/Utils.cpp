@@ -131,6 +131,54 @@ Value mlir::tessel::inlinePtx(OpBuilder &b, Location loc, Type result,
   return result ? op.getResult(0) : Value();
 }
 
+/// The inline-assembly register class of a value of `type`.
+static StringRef registerClass(Type type) {
+  if (type.isF32())
+    return "f";
+  if (type.isF64())
+    return "d";
+  if (type.isInteger(64))
+    return "l";
+  if (type.isInteger(16) || type.isF16() || type.isBF16())
+    return "h";
+  return "r";
+}
+
+SmallVector<Value>
+mlir::tessel::tiedInlinePtx(OpBuilder &b, Location loc, ValueRange tied,
+                            ValueRange inputs, StringRef text,
+                            ArrayRef<StringRef> inputConstraints) {
+  SmallVector<std::string> constraints;
+  for (Value v : tied)
+    constraints.push_back(("=" + registerClass(v.getType())).str());
+  for (unsigned i = 0; i < tied.size(); ++i)
+    constraints.push_back(std::to_string(i));
+  llvm::append_range(constraints, inputConstraints);
+  SmallVector<Value> operands(tied);
+  llvm::append_range(operands, inputs);
+  SmallVector<Type> types(tied.getTypes());
+  Type result;
+  if (types.size() == 1)
+    result = types.front();
+  else if (!types.empty())
+    result = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+  Value out =
+      inlinePtx(b, loc, result, operands, text, llvm::join(constraints, ","));
+  if (types.size() <= 1)
+    return out ? SmallVector<Value>{out} : SmallVector<Value>{};
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < types.size(); ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, out, i));
+  return values;
+}
+
+void mlir::tessel::emitAsyncProxyFence(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 Value mlir::tessel::loadMasked(OpBuilder &b, Location loc, Type type, Value ptr,
                                Value mask, Value other) {
   if (!mask)
@@ -305,36 +353,36 @@ Slots mlir::tessel::remapThroughShared(
   return result;
 }
 
-SwizzledRows::SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes)
-    : rows(rows), rowElems(llvm::alignTo(rowElems, 16 / elemBytes)),
-      chunkElems(16 / elemBytes) {
-  int64_t rowChunks = this->rowElems / chunkElems;
-  // Rows shorter than the 128 bytes of the 32 banks share a phase; the XOR
-  // stays inside an aligned group of maxPhase chunks of the row.
-  perPhase = std::max<int64_t>(1, 8 / rowChunks);
-  maxPhase = std::min<int64_t>(8 / perPhase, rowChunks & -rowChunks);
-}
-
 Value SwizzledRows::chunkIndex(OpBuilder &b, Location loc, Value row,
                                Value chunk) const {
-  if (maxPhase > 1) {
+  const SharedTileLayout &l = layout;
+  Value blockStart;
+  if (l.blocks > 1) { // blocks of 8 chunks: a power of two
+    Value block = arith::ShRUIOp::create(b, loc, chunk, i32Constant(b, loc, 3));
+    chunk = arith::AndIOp::create(b, loc, chunk, i32Constant(b, loc, 7));
+    blockStart = arith::MulIOp::create(
+        b, loc, block, i32Constant(b, loc, l.blockRows * l.blockElems));
+  }
+  if (l.maxPhase > 1) {
     Value phase = row;
-    if (perPhase > 1)
+    if (l.perPhase > 1)
       phase = arith::ShRUIOp::create(
-          b, loc, phase, i32Constant(b, loc, llvm::Log2_64(perPhase)));
-    phase =
-        arith::AndIOp::create(b, loc, phase, i32Constant(b, loc, maxPhase - 1));
+          b, loc, phase, i32Constant(b, loc, llvm::Log2_64(l.perPhase)));
+    phase = arith::AndIOp::create(b, loc, phase,
+                                  i32Constant(b, loc, l.maxPhase - 1));
     chunk = arith::XOrIOp::create(b, loc, chunk, phase);
   }
   Value rowStart =
-      arith::MulIOp::create(b, loc, row, i32Constant(b, loc, rowElems));
+      arith::MulIOp::create(b, loc, row, i32Constant(b, loc, l.blockElems));
   Value offset =
-      arith::MulIOp::create(b, loc, chunk, i32Constant(b, loc, chunkElems));
-  return arith::AddIOp::create(b, loc, rowStart, offset);
+      arith::MulIOp::create(b, loc, chunk, i32Constant(b, loc, l.chunkElems));
+  Value index = arith::AddIOp::create(b, loc, rowStart, offset);
+  return blockStart ? arith::AddIOp::create(b, loc, blockStart, index) : index;
 }
 
 Value SwizzledRows::index(OpBuilder &b, Location loc, Value row,
                           Value col) const {
+  int64_t chunkElems = layout.chunkElems;
   Value shift = i32Constant(b, loc, llvm::Log2_64(chunkElems));
   Value chunk = arith::ShRUIOp::create(b, loc, col, shift);
   Value within =

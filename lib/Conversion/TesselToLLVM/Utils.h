@@ -131,15 +131,17 @@ Slots remapThroughShared(
     function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
 int64_t getTileBytes(TileType type);
 
-/// A shared-memory array of `rows` rows of `rowElems` elements of
-/// `elemBytes` bytes (each row padded to whole 16-byte chunks), the chunks'
-/// positions within a row XOR-ed with a phase of the row (Triton's
-/// swizzle): the same chunk of eight consecutive rows -- what one ldmatrix
-/// reads -- falls in different banks.
+/// The IR that addresses a tile in shared memory laid out as
+/// SharedTileLayout says (the layout of every memdesc, and of the operands
+/// a dot stages itself): `rows` rows of `rowElems` elements of `elemBytes`
+/// bytes, in column blocks of swizzled 16-byte chunks.
 class SwizzledRows {
 public:
-  SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes = 2);
-  int64_t numElements() const { return rows * rowElems; }
+  SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes = 2)
+      : layout(SharedTileLayout::get(rows, rowElems, elemBytes)) {}
+  explicit SwizzledRows(SharedTileLayout layout) : layout(layout) {}
+  const SharedTileLayout &getLayout() const { return layout; }
+  int64_t numElements() const { return layout.numElements(); }
   /// Element index of (row, col).
   Value index(OpBuilder &b, Location loc, Value row, Value col) const;
   /// Element index of the first element of chunk `chunk` of `row`.
@@ -150,7 +152,7 @@ public:
                    ArrayRef<Value> coords, unsigned contiguous) const;
 
 private:
-  int64_t rows, rowElems, chunkElems, perPhase, maxPhase;
+  SharedTileLayout layout;
 };
 
 /// Bytes of a shared-memory region of this type.
@@ -173,6 +175,26 @@ void populateSharedPatterns(LLVMTypeConverter &converter,
 /// Bytes of a dot's shared-memory area: its staged operands and, on tensor
 /// cores, its C fragments.
 int64_t getDotBytes(DotOp op);
+/// Two adjacent 16-bit operand elements as one tensor-core operand register
+/// (vector<2xf16> for f16, i32 for bf16: what the mma.sync intrinsics take).
+Value mmaOperandRegister(OpBuilder &b, Location loc, Value lo, Value hi,
+                         Type elem);
+void populateWarpGroupDotPatterns(LLVMTypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
+/// PTX inline assembly that reads and rewrites `tied` in place (each an
+/// output "=c" tied to an input, c its register class from its type) and
+/// also reads `inputs` under `inputConstraints`: operands $0.. are the tied
+/// values, $N.. the inputs after them (N = 2 * tied.size()). Returns the
+/// rewritten values: uses of them stay after the instruction, and the
+/// values it reads are computed before it.
+SmallVector<Value> tiedInlinePtx(OpBuilder &b, Location loc, ValueRange tied,
+                                 ValueRange inputs, StringRef text,
+                                 ArrayRef<StringRef> inputConstraints);
+/// `fence.proxy.async.shared::cta`: this thread's generic-proxy writes to
+/// shared memory become visible to the async proxy (wgmma, bulk copies)
+/// once a barrier orders them.
+void emitAsyncProxyFence(OpBuilder &b, Location loc);
 
 /// Makes `value`, known only to thread 0, known to the whole CTA.
 Value broadcastFromThreadZero(OpBuilder &b, Location loc, Value value);

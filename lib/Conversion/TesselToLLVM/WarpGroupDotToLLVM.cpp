@@ -1,0 +1,217 @@
+//===- WarpGroupDotToLLVM.cpp - Hopper warpgroup MMA (wgmma) --------------===//
+//
+// tessel.warpgroup_dot: every warpgroup issues, for each of its 64-row
+// slices of the result and each 16-wide step of K, one
+//   wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, {a}, descB, ...
+// with A from registers (the per-warp mma.sync A fragments are wgmma's) and
+// B read by the tensor cores from shared memory through a 64-bit matrix
+// descriptor: start address, the byte offsets between 8-row groups (SBO)
+// and between column blocks (LBO), and the swizzle mode of the memdesc's
+// SharedTileLayout. A `wgmma.fence` that takes every accumulator and A
+// register in and out precedes the group, so nothing that writes them can
+// sink below it; `wgmma.commit_group` closes it. tessel.warpgroup_dot_wait is
+// a `wgmma.wait_group` through which the accumulators pass, so no read of
+// them can rise above it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/TesselToLLVM/Utils.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+/// The matrix descriptor of the B operand (K x N) of a warpgroup dot, and
+/// the byte offset of each step of K from its start.
+struct OperandDescriptor {
+  MemDescType type;
+  SharedTileLayout layout;
+  /// B's contiguous dimension is K (wgmma's default) rather than N (the
+  /// transpose bit).
+  bool kMajor;
+
+  explicit OperandDescriptor(MemDescType type)
+      : type(type), layout(type.getSharedLayout()),
+        kMajor(type.getContiguousDim() == 0) {}
+
+  /// The descriptor's constant fields: swizzle mode (bits 62-63: 1 = 128,
+  /// 2 = 64, 3 = 32 bytes), stride byte offset (bits 32-45) and leading
+  /// byte offset (bits 16-29), both in units of 16 bytes.
+  uint64_t constantBits() const {
+    int64_t swizzle = layout.getNvmmaSwizzleBytes();
+    uint64_t mode = swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
+    // SBO: from one group of 8 rows (of one column block) to the next.
+    uint64_t sbo = 8 * layout.getBlockBytes();
+    // LBO: with N contiguous, from one column block of N to the next; with
+    // K contiguous a step of K never leaves its block and the field is not
+    // read (1 by convention).
+    uint64_t lbo = kMajor ? 16 : layout.getBlockStrideBytes();
+    return mode << 62 | (sbo >> 4) << 32 | (lbo >> 4) << 16;
+  }
+
+  /// Bytes from B's first element to the first of K step `step`.
+  int64_t stepOffset(int64_t step) const {
+    int64_t k0 = 16 * step;
+    if (!kMajor) // 16 rows of every block
+      return k0 * layout.getBlockBytes();
+    return k0 / layout.blockElems * layout.getBlockStrideBytes() +
+           k0 % layout.blockElems * layout.elemBytes;
+  }
+};
+
+/// The PTX type name of a 16-bit operand element.
+static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
+
+/// One wgmma of the 64 x `n` slice whose accumulators are `acc` (n / 2 per
+/// thread), A registers `a` (4) and B descriptor `desc`.
+static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
+                                    ValueRange a, Value desc, Type elem,
+                                    int64_t n, bool transB) {
+  int64_t count = acc.size();
+  SmallVector<std::string> d, regs;
+  for (int64_t i = 0; i < count; ++i)
+    d.push_back("$" + std::to_string(i));
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back("$" + std::to_string(2 * count + i));
+  // The scale-d predicate: accumulate into D.
+  std::string text = llvm::formatv(
+      "{{\n\t.reg .pred p;\n\tsetp.ne.b32 p, ${0}, 0;\n\t"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}, {{{4}}, "
+      "${5}, p, 1, 1, {6};\n\t}",
+      2 * count + 5, n, ptxType(elem), llvm::join(d, ", "),
+      llvm::join(regs, ", "), 2 * count + 4, transB ? 1 : 0);
+  SmallVector<Value> inputs(a);
+  inputs.push_back(desc);
+  inputs.push_back(i32Constant(b, loc, 1));
+  return tiedInlinePtx(b, loc, acc, inputs, text,
+                       {"r", "r", "r", "r", "l", "r"});
+}
+
+struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpGroupDotOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    auto aType = cast<TileType>(op.getA().getType());
+    auto bType = cast<MemDescType>(op.getB().getType());
+    TileLayout accLayout = getLayout(op.getType());
+    TileLayout aLayout = getLayout(aType);
+    Type elem = aType.getElementType();
+    int64_t n = bType.getShape()[1];
+    int64_t steps = aType.getDimSize(1) / 16;
+    // The thread's 16-row blocks: one per 64-row slice of its warpgroup.
+    int64_t slices = accLayout.getDim(0).numLocal() / 2;
+    int64_t blocksN = n / 8;
+
+    // A registers per (slice, step): a0a1 (row g, K 2t), a2a3 (g + 8, 2t),
+    // a4a5 (g, 2t + 8), a6a7 (g + 8, 2t + 8), as 32-bit registers.
+    ValueRange aSlots = adaptor.getA();
+    SmallVector<Value> aRegs;
+    for (int64_t i = 0; i < slices; ++i)
+      for (int64_t s = 0; s < steps; ++s)
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t r = 0; r < 2; ++r) {
+            int64_t c = 4 * s + 2 * half;
+            Value pair = mmaOperandRegister(
+                b, loc, aSlots[aLayout.getSlot({2 * i + r, c})],
+                aSlots[aLayout.getSlot({2 * i + r, c + 1})], elem);
+            if (pair.getType() != b.getI32Type())
+              pair = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+            aRegs.push_back(pair);
+          }
+    // Accumulator slots of each slice in wgmma's order: d[4j + 2r + e] is
+    // row g + 8r, column 8j + 2t + e.
+    SmallVector<int64_t> accSlots;
+    for (int64_t i = 0; i < slices; ++i)
+      for (int64_t j = 0; j < blocksN; ++j)
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t e = 0; e < 2; ++e)
+            accSlots.push_back(accLayout.getSlot({2 * i + r, 2 * j + e}));
+
+    // Every register the group reads passes through the fence.
+    SmallVector<Value> fenced;
+    for (int64_t slot : accSlots)
+      fenced.push_back(adaptor.getAcc()[slot]);
+    llvm::append_range(fenced, aRegs);
+    fenced = tiedInlinePtx(b, loc, fenced, {}, "wgmma.fence.sync.aligned;", {});
+    MutableArrayRef<Value> acc(fenced.data(), accSlots.size());
+    ArrayRef<Value> aFenced = ArrayRef(fenced).drop_front(accSlots.size());
+
+    OperandDescriptor desc(bType);
+    Value address = LLVM::PtrToIntOp::create(
+        b, loc, b.getI64Type(), llvm::getSingleElement(adaptor.getB()));
+    // Start address field (bits 0-13): the 18-bit shared address / 16.
+    Value start = LLVM::LShrOp::create(
+        b, loc,
+        LLVM::AndOp::create(
+            b, loc, address,
+            LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(0x3ffff))),
+        LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(4)));
+    Value base = LLVM::OrOp::create(
+        b, loc, start,
+        LLVM::ConstantOp::create(
+            b, loc, b.getI64IntegerAttr(int64_t(desc.constantBits()))));
+    int64_t perSlice = blocksN * 4;
+    for (int64_t i = 0; i < slices; ++i) {
+      MutableArrayRef<Value> sliceAcc = acc.slice(i * perSlice, perSlice);
+      for (int64_t s = 0; s < steps; ++s) {
+        Value stepDesc = LLVM::AddOp::create(
+            b, loc, base,
+            LLVM::ConstantOp::create(
+                b, loc, b.getI64IntegerAttr(desc.stepOffset(s) >> 4)));
+        SmallVector<Value> out =
+            emitWgmma(b, loc, sliceAcc, aFenced.slice((i * steps + s) * 4, 4),
+                      stepDesc, elem, n, !desc.kMajor);
+        llvm::copy(out, sliceAcc.begin());
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+
+    Slots result(adaptor.getAcc().begin(), adaptor.getAcc().end());
+    for (auto [slot, value] : llvm::zip(accSlots, acc))
+      result[slot] = value;
+    rewriter.replaceOpWithMultiple(op, {result});
+    return success();
+  }
+};
+
+struct WarpGroupDotWaitLowering : OpConversionPattern<WarpGroupDotWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpGroupDotWaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> values;
+    for (ValueRange tile : adaptor.getInputs())
+      llvm::append_range(values, tile);
+    std::string text =
+        llvm::formatv("wgmma.wait_group.sync.aligned {0};", op.getPendings());
+    SmallVector<Value> waited =
+        tiedInlinePtx(rewriter, op.getLoc(), values, {}, text, {});
+    SmallVector<SmallVector<Value>> results;
+    ArrayRef<Value> rest = waited;
+    for (ValueRange tile : adaptor.getInputs()) {
+      results.emplace_back(rest.take_front(tile.size()));
+      rest = rest.drop_front(tile.size());
+    }
+    SmallVector<ValueRange> ranges(results.begin(), results.end());
+    rewriter.replaceOpWithMultiple(op, ranges);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateWarpGroupDotPatterns(LLVMTypeConverter &converter,
+                                                RewritePatternSet &patterns) {
+  patterns.add<WarpGroupDotLowering, WarpGroupDotWaitLowering>(
+      converter, patterns.getContext());
+}
