@@ -2,7 +2,7 @@
 """Tile sizes, warps and pipeline depths of the kernels, measured.
 
 On the machine with the compiler, precompile every configuration into a bundle directory:
-    PYTHONPATH=build/python python3 scripts/gpu/tune.py --precompile .gpu-bundles/tune
+    PYTHONPATH=build/python python3 scripts/gpu/tune.py --precompile .gpu-bundles/tune [--target sm_90a]
 On the GPU machine (runtime-only package, TESSEL_BUNDLE_DIR pointing there), time them:
     python3 scripts/gpu/tune.py [--kernels attention_fwd,lean_attention,attention_bwd,...]
 The prefill and decode kernels are launched directly, each configuration checked against
@@ -20,11 +20,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KERNELS = os.path.join(ROOT, "kernels")
 
 # (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES) per kernel and head dim.
+# On sm_90a the warpgroup MMA takes the dots whose BLOCK_M is a multiple of 16 * NUM_WARPS.
 CONFIGS = {
     ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
-                            (128, 128, 8, 2), (128, 32, 8, 3)],
+                            (128, 128, 8, 2), (128, 32, 8, 3), (128, 128, 4, 2),
+                            (128, 128, 8, 3)],
     ("attention_fwd", 128): [(64, 32, 4, 3), (64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 2),
-                             (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4)],
+                             (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4),
+                             (128, 128, 8, 2), (64, 128, 4, 2)],
     ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
                               (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
 }
@@ -71,7 +74,7 @@ def tuned(name, d, cfg):
     ops.GPU_TUNED[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
 
 
-def precompile(out_dir, names):
+def precompile(out_dir, names, target):
     from tessel import ops
     from tessel.compiler import jit
     for (name, d), cfgs in CONFIGS.items():
@@ -79,7 +82,7 @@ def precompile(out_dir, names):
             continue
         k = kernel(name)
         for cfg in cfgs:
-            path = k.precompile(target="sm_90", out_dir=out_dir, **constants(name, d, cfg))
+            path = k.precompile(target=target, out_dir=out_dir, **constants(name, d, cfg))
             print(name, d, cfg, "->", os.path.basename(path), flush=True)
     for (name, d), cfgs in OP_CONFIGS.items():
         if name not in names:
@@ -89,7 +92,7 @@ def precompile(out_dir, names):
             for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),)):
                 if kname == name and ops.head_dim(c) == d:
                     jit(os.path.join(ops.KERNELS_DIR, tsl), kernel=kname,
-                        stream_k=stream_k).precompile(target="sm_90", out_dir=out_dir, **c)
+                        stream_k=stream_k).precompile(target=target, out_dir=out_dir, **c)
             print(name, d, cfg, flush=True)
 
 
@@ -202,11 +205,13 @@ def run(names):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--precompile", metavar="DIR")
+    p.add_argument("--target", default="sm_90a", choices=("sm_80", "sm_90", "sm_90a"),
+                   help="the bundles' target (sm_90a: an H100/H200; --precompile only)")
     p.add_argument("--kernels", default=",".join(sorted({n for n, _ in CONFIGS} |
                                                         {n for n, _ in OP_CONFIGS})))
     a = p.parse_args()
     if a.precompile:
-        precompile(a.precompile, a.kernels.split(","))
+        precompile(a.precompile, a.kernels.split(","), a.target)
     else:
         run(a.kernels.split(","))
 

@@ -1420,3 +1420,52 @@ func.func @local_load_outside(%b: !tessel.memdesc<16x32xf32, order = [1, 0]>) {
   %t = tessel.local_load %b [0, 24] : !tessel.memdesc<16x32xf32, order = [1, 0]> -> !tessel.tile<8x16xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tessel.target' must be "sm_80", "sm_90" or "sm_90a", got "sm_100a"}}
+module attributes {tessel.target = "sm_100a"} {
+}
+
+// -----
+
+// expected-error @+1 {{'tessel.target' is only valid on a module}}
+func.func @target_on_func() attributes {tessel.target = "sm_90a"} {
+  return
+}
+
+// -----
+
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+func.func @warpgroup_warps_along_n(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma42>) {
+  // expected-error @+1 {{expects the accumulator in a #tessel.mma layout with every warp along M, a multiple of 4 of them (whole warpgroups)}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma42>
+  return
+}
+
+// -----
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_rows(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma8>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma8>) {
+  // expected-error @+1 {{expects M a multiple of 128 (16 rows per warp), N a multiple of 8 up to 256 and K a multiple of 16, got 64x64x64}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma8>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma8>
+  return
+}
+
+// -----
+
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+func.func @warpgroup_b_layout(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma4>>, %b: !tessel.memdesc<64x48xbf16, order = [1, 0]>, %acc: !tessel.tile<64x48xf32, #mma4>) {
+  // expected-error @+1 {{expects B in a layout a wgmma matrix descriptor describes}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma4>>, !tessel.memdesc<64x48xbf16, order = [1, 0]> -> !tessel.tile<64x48xf32, #mma4>
+  return
+}
+
+// -----
+
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+func.func @warpgroup_a_layout(%a: !tessel.tile<64x64xbf16>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma4>) {
+  // expected-error @+1 {{expects A in the #tessel.dot_operand layout of the accumulator's}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma4>
+  return
+}

@@ -262,3 +262,17 @@ func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x
   %w = tessel.local_load %h [2, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
   return %d : !tessel.tile<16x64xf32>
 }
+
+// Hopper warpgroup MMA (tessel-warpgroup-mma's ops) and the module's target.
+// CHECK-LABEL: module attributes {tessel.target = "sm_90a"}
+// CHECK-LABEL: func.func @warpgroup
+module attributes {tessel.target = "sm_90a"} {
+func.func @warpgroup(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, %b: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc: !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>> {
+  // CHECK: %[[P:.*]] = tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  // CHECK: %{{.*}}:2 = tessel.warpgroup_dot_wait %[[P]], %{{.*}} pendings = 1 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  // GENERIC: "tessel.warpgroup_dot_wait"(%{{.*}}, %{{.*}}) <{pendings = 1 : i32}>
+  %r:2 = tessel.warpgroup_dot_wait %p, %acc pendings = 1 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  return %r#0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+}
+}

@@ -1,0 +1,108 @@
+// RUN: tessel-opt %s -split-input-file -convert-tessel-to-llvm | FileCheck %s
+
+// A 64x64 bf16 product on one warpgroup (4 warps along M), K = 32: two
+// wgmma.m64n64k16, A from registers, B (K x N, N contiguous: 64 columns of
+// 128 bytes, the 128-byte swizzle) through a descriptor with the transpose
+// bit. The descriptor: swizzle mode 1 (bits 62-63), SBO 1024 bytes (8 rows
+// of 128 bytes, bits 32-45 = 64), LBO the column-block stride 32 * 128 =
+// 4096 bytes (bits 16-29 = 256); the second step starts 16 rows = 2048
+// bytes (128 units) further. The fence takes every accumulator and A
+// register in and out, the wait every accumulator.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @mn_major
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;", "=f,=f,{{.*}},=r,=r,=r,=r,=r,=r,=r,=r,0,1,2,{{.*}}"
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i64
+// CHECK: %[[MASK:.*]] = llvm.mlir.constant(262143 : i64) : i64
+// CHECK: %[[LOW:.*]] = llvm.and %[[ADDR]], %[[MASK]] : i64
+// CHECK: %[[START:.*]] = llvm.lshr %[[LOW]], %{{.*}} : i64
+// CHECK: %[[BITS:.*]] = llvm.mlir.constant(4611686293322072064 : i64) : i64
+// CHECK: %[[BASE:.*]] = llvm.or %[[START]], %[[BITS]] : i64
+// CHECK: %[[S0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[D0:.*]] = llvm.add %[[BASE]], %[[S0]] : i64
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p;\0A\09setp.ne.b32 p, $69, 0;\0A\09wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A\09}", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,r"
+// CHECK: %[[S1:.*]] = llvm.mlir.constant(128 : i64) : i64
+// CHECK: llvm.add %[[BASE]], %[[S1]] : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
+// CHECK-NOT: wgmma.mma_async
+// CHECK: llvm.return
+func.func @mn_major(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}
+
+// -----
+
+// K contiguous (B = trans of a row-major key tile), K = 128: two column
+// blocks of 64; steps 0-3 advance 32 bytes inside the first block (2 units
+// each), steps 4-7 start in the second, 64 rows * 128 bytes = 8192 bytes
+// (512 units) on. No transpose bit; LBO is not read (1).
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @k_major
+// CHECK: llvm.mlir.constant(4611686293305360384 : i64) : i64
+// CHECK: llvm.mlir.constant(0 : i64) : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0;
+// CHECK: llvm.mlir.constant(2 : i64) : i64
+// CHECK: llvm.mlir.constant(4 : i64) : i64
+// CHECK: llvm.mlir.constant(6 : i64) : i64
+// CHECK: llvm.mlir.constant(512 : i64) : i64
+// CHECK: llvm.mlir.constant(514 : i64) : i64
+// CHECK: llvm.mlir.constant(516 : i64) : i64
+// CHECK: llvm.mlir.constant(518 : i64) : i64
+// CHECK-COUNT-1: nvvm.wgmma.commit.group.sync.aligned
+func.func @k_major(%x: f16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %x : f16 -> !tessel.tile<64x128xf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %k = tessel.local_alloc : !tessel.memdesc<64x128xf16, order = [1, 0]>
+  %b = tessel.memdesc_trans %k : !tessel.memdesc<64x128xf16, order = [1, 0]> -> !tessel.memdesc<128x64xf16, order = [0, 1]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x128xf16, #opa>, !tessel.memdesc<128x64xf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}
+
+// -----
+
+// Two warpgroups (8 warps) over 128 rows: each thread's one 16-row block is
+// in its warpgroup's 64-row slice, one wgmma per step. Four warps over 128
+// rows: two slices per warpgroup, two wgmma per step.
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+#opa8 = #tessel.dot_operand<opIdx = 0, parent = #mma8>
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa4 = #tessel.dot_operand<opIdx = 0, parent = #mma4>
+
+// CHECK-LABEL: llvm.func @two_warpgroups
+// CHECK-COUNT-1: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @two_warpgroups(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<128x16xbf16, #opa8>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<128x64xf32, #mma8>
+  %b = tessel.local_alloc : !tessel.memdesc<16x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<128x16xbf16, #opa8>, !tessel.memdesc<16x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma8>
+  return
+}
+// CHECK-LABEL: llvm.func @two_slices
+// CHECK-COUNT-2: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @two_slices(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<128x16xbf16, #opa4>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<128x64xf32, #mma4>
+  %b = tessel.local_alloc : !tessel.memdesc<16x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<128x16xbf16, #opa4>, !tessel.memdesc<16x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma4>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma4>
+  return
+}

@@ -1,0 +1,81 @@
+// RUN: tessel-opt %s -split-input-file -tessel-warpgroup-mma | FileCheck %s
+
+// On sm_90a a dot whose accumulator has every warp along M, in whole
+// warpgroups, becomes a warpgroup dot and a wait that its uses read: B from
+// the pipeline's buffer as it is (its 64-column rows are the 128-byte
+// swizzle a descriptor describes).
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @from_buffer
+// CHECK-SAME: (%[[A:.*]]: !tessel.tile<128x64xbf16, #{{.*}}>, %[[B:.*]]: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %[[ACC:.*]]: !tessel.tile<128x64xf32, #{{.*}}>
+// CHECK-NEXT: %[[P:.*]] = tessel.warpgroup_dot %[[A]], %[[B]], %[[ACC]] : !tessel.tile<128x64xbf16, #{{.*}}>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #{{.*}}>
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0 : !tessel.tile<128x64xf32, #{{.*}}>
+// CHECK-NEXT: return %[[R]]
+// CHECK-NOT: tessel.dot
+module attributes {tessel.target = "sm_90a"} {
+func.func @from_buffer(%a: !tessel.tile<128x64xbf16, #opa>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma>) -> !tessel.tile<128x64xf32, #mma> {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<128x64xbf16, #opa>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma>
+  return %r : !tessel.tile<128x64xf32, #mma>
+}
+}
+
+// -----
+
+// B in registers goes to a buffer of its own, contiguous along N where its
+// threads hold runs along N.
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]>
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+#opa8 = #tessel.dot_operand<opIdx = 0, parent = #mma8>
+
+// CHECK-LABEL: func.func @from_registers
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x128xf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %{{.*}}, %[[BUF]]
+// CHECK-NEXT: %[[P:.*]] = tessel.warpgroup_dot %{{.*}}, %[[BUF]], %{{.*}}
+// CHECK-NEXT: tessel.warpgroup_dot_wait %[[P]] pendings = 0
+module attributes {tessel.target = "sm_90a"} {
+func.func @from_registers(%a: !tessel.tile<128x64xf16, #opa8>, %b: !tessel.tile<64x128xf16, #b>, %acc: !tessel.tile<128x128xf32, #mma8>) -> !tessel.tile<128x128xf32, #mma8> {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<128x64xf16, #opa8>, !tessel.tile<64x128xf16, #b> -> !tessel.tile<128x128xf32, #mma8>
+  return %r : !tessel.tile<128x128xf32, #mma8>
+}
+}
+
+// -----
+
+// What stays on mma.sync: warps along N (a 64-row tile over 8 warps), a
+// buffer whose rows a descriptor cannot describe (48 columns: 96 bytes), a
+// target without wgmma.
+
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+#opa42 = #tessel.dot_operand<opIdx = 0, parent = #mma42>
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa4 = #tessel.dot_operand<opIdx = 0, parent = #mma4>
+
+// CHECK-LABEL: func.func @stays
+// CHECK-NOT: warpgroup
+// CHECK-COUNT-2: tessel.dot
+// CHECK-NOT: warpgroup
+module attributes {tessel.target = "sm_90a"} {
+func.func @stays(%a: !tessel.tile<64x64xbf16, #opa42>, %b: !tessel.memdesc<64x64xbf16, order = [1, 0]>, %acc: !tessel.tile<64x64xf32, #mma42>,
+                 %a4: !tessel.tile<64x64xbf16, #opa4>, %b48: !tessel.memdesc<64x48xbf16, order = [1, 0]>, %acc48: !tessel.tile<64x48xf32, #mma4>) {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16, #opa42>, !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma42>
+  %s = tessel.dot %a4, %b48, %acc48 : !tessel.tile<64x64xbf16, #opa4>, !tessel.memdesc<64x48xbf16, order = [1, 0]> -> !tessel.tile<64x48xf32, #mma4>
+  return
+}
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @not_hopper
+// CHECK-NOT: warpgroup
+module attributes {tessel.target = "sm_90"} {
+func.func @not_hopper(%a: !tessel.tile<128x64xbf16, #opa>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma>) -> !tessel.tile<128x64xf32, #mma> {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<128x64xbf16, #opa>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma>
+  return %r : !tessel.tile<128x64xf32, #mma>
+}
+}
