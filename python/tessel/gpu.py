@@ -66,7 +66,16 @@ def target():
     """The compilation target for this machine's GPU: sm_90a on Hopper (compute capability 9.0:
     warpgroup MMA), sm_90 on later GPUs (the driver JIT-compiles that PTX forward; sm_90a code
     runs on 9.0 only), sm_80 on Ampere."""
-    major, minor = runtime().compute_capability
+    rt = runtime()
+    if rt not in _targets:   # asked on every op call: the driver once per runtime
+        _targets[rt] = _target_of(*rt.compute_capability)
+    return _targets[rt]
+
+
+_targets = {}
+
+
+def _target_of(major, minor):
     if (major, minor) == (9, 0):
         return "sm_90a"
     if (major, minor) >= (9, 0):

@@ -31,6 +31,7 @@ import sys
 
 import numpy as np
 
+from . import gpu as _gpu
 from .compiler import cdiv, jit
 
 KERNELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
@@ -76,6 +77,11 @@ GPU_TUNED = {
     ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
     ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
     ("mta_bwd", 64): dict(BLOCK_M=32, BLOCK_N=32, NUM_WARPS=8, NUM_STAGES=3),
+}
+# On Hopper (target sm_90a) the dots whose BLOCK_M is a multiple of 16 · NUM_WARPS run on the
+# warpgroup MMA (wgmma); these entries override GPU_TUNED there (scripts/gpu/tune.py, H100).
+GPU_TUNED_SM90A = {
+    ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
@@ -322,10 +328,13 @@ def head_dim(constants):
     return constants["D"] if "D" in constants else max(constants["DT"], constants["DS"])
 
 
-def gpu_tiles(kernel, d):
-    """The GPU's tile constexprs of `kernel` for head dim `d` (see GPU_TUNED)."""
+def gpu_tiles(kernel, d, target=None):
+    """The GPU's tile constexprs of `kernel` for head dim `d` when compiled for `target` (default:
+    this machine's GPU; see GPU_TUNED and GPU_TUNED_SM90A)."""
     tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][kernel]))
     tiles.update(GPU_TUNED.get((kernel, d), {}))
+    if (target or _gpu.target()) == "sm_90a":
+        tiles.update(GPU_TUNED_SM90A.get((kernel, d), {}))
     return tiles
 
 
@@ -636,16 +645,17 @@ def _define_autograd():
 # ---------------------------------------------------------------------------------------------
 # precompiling for machines without the compiler
 
-def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),)):
-    """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on the GPU
-    for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
+def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),),
+                       target="sm_90"):
+    """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
+    `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
     with every query tile of LEAN_BLOCK_M)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
         if blocks is not None:
-            constants.update(gpu_tiles(blocks, head_dim(constants)))
+            constants.update(gpu_tiles(blocks, head_dim(constants), target))
         configs.append((tsl, kernel, constants, stream_k))
 
     for dtype in dtypes:

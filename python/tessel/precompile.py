@@ -49,7 +49,7 @@ def _constant(text):
 def precompile_ops(out_dir, target="sm_90", head_dims=(64, 128), dtypes=("f16", "bf16"),
                    mta_windows=((6, 11),), jobs=None, log=None):
     """Compiles every ops.gpu_configurations(...) kernel into `out_dir`; returns the paths."""
-    configs = ops.gpu_configurations(head_dims, dtypes, mta_windows)
+    configs = ops.gpu_configurations(head_dims, dtypes, mta_windows, target)
     kernels = {}
     for tsl, name, _, stream_k in configs:
         kernels.setdefault((tsl, name, stream_k), jit(os.path.join(ops.KERNELS_DIR, tsl),

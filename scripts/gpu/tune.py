@@ -89,7 +89,8 @@ def precompile(out_dir, names, target):
             continue
         for cfg in cfgs:
             tuned(name, d, cfg)
-            for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),)):
+            for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),),
+                                                                  target):
                 if kname == name and ops.head_dim(c) == d:
                     jit(os.path.join(ops.KERNELS_DIR, tsl), kernel=kname,
                         stream_k=stream_k).precompile(target=target, out_dir=out_dir, **c)

@@ -87,7 +87,8 @@ def runtime_only(monkeypatch, tmp_path, fake_gpu):
 def _precompile(source, bundles, **constants):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_tessel, "has_compiler", True)
-        return tessel.precompile(source, constants, target="sm_90", out_dir=str(bundles))
+        # The fake GPU is a compute capability 9.0 one: Hopper, sm_90a.
+        return tessel.precompile(source, constants, target="sm_90a", out_dir=str(bundles))
 
 
 def test_precompile_writes_a_plain_bundle_once(tmp_path):
@@ -129,7 +130,7 @@ def test_runtime_only_finds_precompiled_bundles(runtime_only):
     kernel = tessel.compile(ADD, {"BLOCK": 32})       # interpret=None: the GPU, no compiler here
     assert isinstance(kernel, tessel.GPUKernel) and kernel.cache_hit
     with pytest.raises(tessel.BundleNotFoundError,
-                       match=r"kernel 'add' of <string> \(constants: BLOCK=64; target sm_90\): "
+                       match=r"kernel 'add' of <string> \(constants: BLOCK=64; target sm_90a\): "
                              r"no precompiled bundle in .*bundles, and this tessel has no "
                              r"compiler; precompile it"):
         tessel.compile(ADD, {"BLOCK": 64})
