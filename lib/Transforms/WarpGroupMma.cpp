@@ -31,14 +31,18 @@ static unsigned runDimension(TileType b) {
 }
 
 /// B of `dot` in shared memory in a layout wgmma reads, adding the buffer
-/// and the store for a B in registers; null if there is none.
-static Value operandBInSharedMemory(DotOp dot) {
+/// and the store for a B in registers (once per B, where B is defined: a
+/// loop-invariant B is stored before the loop); null if there is none.
+static Value operandBInSharedMemory(DotOp dot,
+                                    DenseMap<Value, Value> &buffers) {
   Value b = dot.getB();
   if (auto desc = dyn_cast<MemDescType>(b.getType())) {
     auto a = cast<TileType>(dot.getA().getType());
     auto acc = cast<TileType>(dot.getAcc().getType());
     return whyNotWarpGroupDot(a, desc, acc).empty() ? b : Value();
   }
+  if (Value buffer = buffers.lookup(b))
+    return buffer;
   auto tile = cast<TileType>(b.getType());
   unsigned preferred = runDimension(tile);
   MemDescType type;
@@ -49,9 +53,13 @@ static Value operandBInSharedMemory(DotOp dot) {
   if (!type)
     return {};
   OpBuilder builder(dot);
+  if (Operation *def = b.getDefiningOp())
+    builder.setInsertionPointAfter(def);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(b).getOwner());
   Value buffer = LocalAllocOp::create(builder, dot.getLoc(), type);
   LocalStoreOp::create(builder, dot.getLoc(), b, buffer);
-  return buffer;
+  return buffers[b] = buffer;
 }
 
 struct WarpGroupMmaPass
@@ -62,12 +70,13 @@ struct WarpGroupMmaPass
       return;
     SmallVector<DotOp> dots;
     module.walk([&](DotOp dot) { dots.push_back(dot); });
+    DenseMap<Value, Value> buffers;
     for (DotOp dot : dots) {
       auto a = cast<TileType>(dot.getA().getType());
       auto acc = cast<TileType>(dot.getAcc().getType());
       if (!whyNotWarpGroupDot(a, MemDescType(), acc).empty())
         continue;
-      Value b = operandBInSharedMemory(dot);
+      Value b = operandBInSharedMemory(dot, buffers);
       if (!b)
         continue;
       OpBuilder builder(dot);

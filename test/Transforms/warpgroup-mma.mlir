@@ -44,6 +44,37 @@ func.func @from_registers(%a: !tessel.tile<128x64xf16, #opa8>, %b: !tessel.tile<
 
 // -----
 
+// A B in registers that a loop's dots read is stored once, where it is
+// defined, and every dot reads that buffer.
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @invariant
+// CHECK: %[[B:.*]] = tessel.splat
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x64xbf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[B]], %[[BUF]]
+// CHECK: scf.for
+// CHECK-NOT: tessel.local_store
+// CHECK: tessel.warpgroup_dot %{{.*}}, %[[BUF]]
+// CHECK: tessel.warpgroup_dot %{{.*}}, %[[BUF]]
+module attributes {tessel.target = "sm_90a"} {
+func.func @invariant(%x: bf16, %n: i32, %a: !tessel.tile<64x64xbf16, #opa>, %acc0: !tessel.tile<64x64xf32, #mma>) -> !tessel.tile<64x64xf32, #mma> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bt = tessel.splat %x : bf16 -> !tessel.tile<64x64xbf16, #b>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %d = tessel.dot %a, %bt, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.tile<64x64xbf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %e = tessel.dot %a, %bt, %d : !tessel.tile<64x64xbf16, #opa>, !tessel.tile<64x64xbf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %e : !tessel.tile<64x64xf32, #mma>
+  }
+  return %r : !tessel.tile<64x64xf32, #mma>
+}
+}
+
+// -----
+
 // What stays on mma.sync: warps along N (a 64-row tile over 8 warps), a
 // buffer whose rows a descriptor cannot describe (48 columns: 96 bytes), a
 // target without wgmma.

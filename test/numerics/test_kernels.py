@@ -135,6 +135,11 @@ ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, sco
     # (scaled scores ~1e3), with scale 1e-3 it is spread out but every score passes through 1e4.
     "large-causal":       (1, 4, 2, 45, 45, 64, True, 16, 16, "bnhd", 35.0, None),
     "large-smallscale":   (1, 2, 1, 33, 47, 64, False, 16, 16, "bhnd", 35.0, 1e-3),
+    # Tiles of whole warpgroups (64 and 128 rows over 4 warps): on sm_90a the dots run on wgmma,
+    # B read through descriptors (K-major keys and MN-major values over two 128-byte column blocks
+    # at D = 128), two 64-row slices per warpgroup at BLOCK_M = 128.
+    "wgmma-causal-d128":  (1, 2, 1, 150, 150, 128, True, 64, 64, "bhnd", 1.0, None),
+    "wgmma-ragged-bm128": (2, 4, 2, 77, 203, 64, False, 128, 128, "bnhd", 1.0, None),
 }
 
 
@@ -293,6 +298,7 @@ MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None
     "cq6-ck11-n-lt-cq":      (1, 2, 1, 4, 32, 6, 11, 16, 16, 1.0, None, ((4, 1, 16), (4, 3, 16))),
     "cq3-ck5-large":      (1, 2, 1, 37, 64, 3, 5, 16, 16, 35.0, None, ((37, 3, 16),)),
     "cq6-ck11-large-smallscale": (1, 2, 1, 29, 64, 6, 11, 16, 16, 35.0, 1e-3, ((29, 2, 16),)),
+    "wgmma-cq3-ck5":      (1, 2, 1, 150, 64, 3, 5, 128, 64, 1.0, None, ((150, 3, 64),)),
 }
 
 
@@ -350,6 +356,8 @@ KL_CASES = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, BM, BN, teacher input sc
     "dt128-ds64-mean":    (1, 4, 4, 2, 50, 80, 128, 64, False, 16, 32, 1.0, "mean"),
     "causal-batchmean":   (2, 2, 1, 1, 33, 33, 64, 64, True, 16, 16, 1.0, "batchmean"),
     "large-teacher":      (1, 2, 1, 2, 29, 41, 64, 32, False, 16, 16, 35.0, "sum"),
+    # 128 rows over the kernels' 8 warps: warpgroup MMA on sm_90a.
+    "wgmma-causal-d128":  (1, 2, 1, 1, 140, 140, 128, 64, True, 128, 64, 1.0, "sum"),
 }
 
 

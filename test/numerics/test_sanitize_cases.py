@@ -24,14 +24,14 @@ def interpret(case):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
-def test_every_kernel_has_one_case():
+def test_every_kernel_has_a_case():
     kernels = set()
     for path in glob.glob(os.path.join(tr.KERNELS_DIR, "*.tsl")):
         text = open(path).read()
         kernels |= {(os.path.basename(path), k)
                     for k in re.findall(r"^@kernel\b.*\ndef (\w+)", text, re.M)}
     cases = [(c.tsl, c.kernel) for c in CASES]
-    assert sorted(cases) == sorted(kernels)
+    assert sorted(set(cases)) == sorted(kernels)   # at least one case each, nothing else
     assert len({c.name for c in CASES}) == len(CASES)
 
 
