@@ -148,6 +148,19 @@ def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
   }];
 }
 
+def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp"> {
+  let summary = "Wait for each warpgroup dot where its product is first needed";
+  let description = [{
+    Runs after tessel-warpgroup-mma. Each tessel.warpgroup_dot_wait of one
+    dot moves down its block to just before the first op that reads the
+    product, has regions, writes shared memory (the dot still reads its B
+    there) or ends the block, so that the dot overlaps the dots issued and
+    the work done after it. Its `pendings` counts the warpgroup dots issued
+    between the two (groups complete in issue order); a wait that reaches
+    the wait of a later dot joins it.
+  }];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

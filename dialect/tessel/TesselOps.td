@@ -118,6 +118,7 @@ def Tessel_BinaryOp : Tessel_Op<"binary", [Pure, SameOperandsAndResultType]> {
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = "$kind $lhs `,` $rhs attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tessel_UnaryOp : Tessel_Op<"unary", [Pure, SameOperandsAndResultType]> {

@@ -9,7 +9,9 @@
 #include "tessel/TesselDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -196,6 +198,43 @@ static LogicalResult checkArithmeticElement(Operation *op, Type type) {
            << "expects integer or float elements, got pointers in " << type
            << " (use tessel.addptr for pointer arithmetic)";
   return success();
+}
+
+namespace {
+
+/// x + dot(a, b, 0) -> dot(a, b, x): the product accumulates into x (one
+/// tile add fewer, and a warpgroup dot then runs on until x is needed, not
+/// until the add). `acc += dot(a, b)` in the DSL is this.
+struct AccumulateIntoDot : OpRewritePattern<BinaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BinaryOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != BinaryKind::add)
+      return failure();
+    for (auto [product, other] : {std::pair(op.getLhs(), op.getRhs()),
+                                  std::pair(op.getRhs(), op.getLhs())}) {
+      auto dot = product.getDefiningOp<DotOp>();
+      if (!dot || !dot->hasOneUse() || !isZeroSplat(dot.getAcc()))
+        continue;
+      rewriter.replaceOpWithNewOp<DotOp>(op, op.getType(), dot.getA(),
+                                         dot.getB(), other);
+      rewriter.eraseOp(dot);
+      return success();
+    }
+    return failure();
+  }
+
+  static bool isZeroSplat(Value v) {
+    auto splat = v.getDefiningOp<SplatOp>();
+    return splat && matchPattern(splat.getSrc(), m_AnyZeroFloat());
+  }
+};
+
+} // namespace
+
+void BinaryOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<AccumulateIntoDot>(context);
 }
 
 LogicalResult BinaryOp::verify() {

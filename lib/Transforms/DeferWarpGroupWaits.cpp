@@ -1,0 +1,115 @@
+//===- DeferWarpGroupWaits.cpp - Let warpgroup dots run on ---------------===//
+//
+// tessel-warpgroup-mma waits for each warpgroup dot right after issuing it.
+// Here each such wait moves down its block to where the product is first
+// needed, so that the tensor cores work on while the threads issue the next
+// dots and compute:
+//   %p = warpgroup_dot ...          %p = warpgroup_dot ...
+//   %r = wait %p pendings = 0       %q = warpgroup_dot ...      (independent)
+//   %q = warpgroup_dot ...    ==>   %r = wait %p pendings = 1
+//   %s = wait %q pendings = 0       ... use %r ...
+//   ... use %r ...                  %s = wait %q pendings = 0
+// Groups complete in the order they were issued, so a wait for %p may leave
+// the groups issued after it pending; a wait that meets a later dot's wait
+// joins it. A wait stops before a use of its product, an op with regions,
+// the block's end and any op that writes shared memory (the dot's operand B
+// must stay as it was until the dot is done).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/Passes.h"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELDEFERWARPGROUPWAITS
+#include "tessel/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+static bool writesSharedMemory(Operation *op) {
+  return isa<LocalStoreOp, AsyncCopyOp, AsyncWaitOp, LocalAllocOp>(op);
+}
+
+/// The warpgroup dots whose products `wait` waits for, and the youngest of
+/// them; null when one of them is not a dot of the wait's block.
+static WarpGroupDotOp youngestDot(WarpGroupDotWaitOp wait) {
+  WarpGroupDotOp youngest;
+  for (Value input : wait.getInputs()) {
+    auto dot = input.getDefiningOp<WarpGroupDotOp>();
+    if (!dot || dot->getBlock() != wait->getBlock())
+      return {};
+    if (!youngest || youngest->isBeforeInBlock(dot))
+      youngest = dot;
+  }
+  return youngest;
+}
+
+/// Moves `wait` down its block; returns the wait that now stands for it (a
+/// later one it joined, or itself).
+static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
+  WarpGroupDotOp youngest = youngestDot(wait);
+  if (!youngest)
+    return wait;
+  int64_t issued = wait.getPendings();
+  Operation *stop = wait->getNextNode();
+  for (; !stop->hasTrait<OpTrait::IsTerminator>(); stop = stop->getNextNode()) {
+    if (stop->getNumRegions() || writesSharedMemory(stop) ||
+        llvm::any_of(stop->getOperands(),
+                     [&](Value v) { return v.getDefiningOp() == wait; }))
+      break;
+    if (auto later = dyn_cast<WarpGroupDotWaitOp>(stop)) {
+      // Waiting for younger groups waits for these too.
+      WarpGroupDotOp next = youngestDot(later);
+      if (!next || llvm::any_of(later.getInputs(), [&](Value v) {
+            return !youngest->isBeforeInBlock(v.getDefiningOp());
+          }))
+        break;
+      OpBuilder b(later);
+      SmallVector<Value> inputs(later.getInputs());
+      llvm::append_range(inputs, wait.getInputs());
+      auto joined = WarpGroupDotWaitOp::create(b, later.getLoc(), inputs,
+                                               later.getPendings());
+      unsigned n = later.getNumResults();
+      later.replaceAllUsesWith(joined.getResults().take_front(n));
+      wait.replaceAllUsesWith(joined.getResults().drop_front(n));
+      later.erase();
+      wait.erase();
+      return joined;
+    }
+    if (isa<WarpGroupDotOp>(stop))
+      ++issued;
+  }
+  if (stop != wait->getNextNode()) {
+    wait->moveBefore(stop);
+    wait.setPendings(issued);
+  }
+  return wait;
+}
+
+struct DeferWarpGroupWaitsPass
+    : tessel::impl::TesselDeferWarpGroupWaitsBase<DeferWarpGroupWaitsPass> {
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks) {
+      // In program order; a wait that joins a later one hands it on.
+      for (Operation *op = &block->front(); op;) {
+        auto wait = dyn_cast<WarpGroupDotWaitOp>(op);
+        if (!wait) {
+          op = op->getNextNode();
+          continue;
+        }
+        Operation *next = wait->getNextNode();
+        WarpGroupDotWaitOp now = defer(wait);
+        // A joined wait is processed again (it may move on); a moved or
+        // unmoved one is done.
+        op = now != wait ? now.getOperation() : next;
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,82 @@
+// RUN: tessel-opt %s -split-input-file -tessel-defer-warpgroup-waits | FileCheck %s
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
+!c = !tessel.tile<64x64xf32, #mma>
+
+// The first product is needed only after the second dot is issued: its wait
+// moves past that dot and leaves it pending (one group).
+// CHECK-LABEL: func.func @overlap
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 1
+// CHECK-NEXT: tessel.binary add %[[R]], %[[R]]
+// CHECK-NEXT: %[[S:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+func.func @overlap(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %q = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %x = tessel.binary add %r, %r : !c
+  %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
+  return %x, %s : !c, !c
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
+!c = !tessel.tile<64x64xf32, #mma>
+
+// A wait that reaches the wait of a younger dot joins it.
+// CHECK-LABEL: func.func @join
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[W:.*]]:2 = tessel.warpgroup_dot_wait %[[Q]], %[[P]] pendings = 0
+// CHECK-NEXT: return %[[W]]#1, %[[W]]#0
+func.func @join(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %q = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
+  return %r, %s : !c, !c
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
+!c = !tessel.tile<64x64xf32, #mma>
+
+// Where they stop: a use (the next dot accumulates into the product), a
+// write of shared memory (B must stay until the dot is done), an op with
+// regions.
+// CHECK-LABEL: func.func @stops
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot %{{.*}}, %{{.*}}, %[[R]]
+// CHECK-NEXT: %[[S:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+// CHECK-NEXT: tessel.local_alloc
+// CHECK-NEXT: tessel.local_store
+// CHECK: %[[T:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.warpgroup_dot_wait %[[T]] pendings = 0
+// CHECK-NEXT: scf.if
+func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1) -> (!c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %q = tessel.warpgroup_dot %a, %b, %r : !a, !b -> !c
+  %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
+  %buf = tessel.local_alloc : !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  tessel.local_store %t, %buf : !tessel.tile<64x64xbf16>, !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  %u = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %v = tessel.warpgroup_dot_wait %u pendings = 0 : !c
+  scf.if %flag {
+    scf.yield
+  }
+  return %s, %v : !c, !c
+}
