@@ -1,6 +1,7 @@
 """Multi-Token Attention: B1 H16 D64, cq 6, ck 11, N in {1k, 2k, 4k}, forward and forward +
 backward; against the PyTorch reference of the MTA paper's code (materialised scores, causal
-zeroing, F.conv2d with padding, -inf mask, softmax, @V) run in the benchmark's dtype."""
+zeroing, F.conv2d with padding, -inf mask, softmax, @V) run in the benchmark's dtype; both take
+the paper's conv2d weight (H, 1, cq, ck) as it is."""
 
 NAME = "mta"
 TITLE = "Multi-Token Attention: B1 H16 D64, cq6 ck11"
@@ -40,19 +41,18 @@ def work(cfg):
                  cfg["mode"] == "fwd+bwd")
 
 
-def torch_mta(q, k, v, w, scale):
+def torch_mta(q, k, v, wt, scale):
     """MTA as the paper's code computes it, in q's dtype (scores, convolution, probabilities)
-    with the softmax in float32. w (H, cq, ck) in our convention: the paper's conv2d kernel is
-    Wt[h, 0, a', b] = w[h, cq-1-a', b] (kernels/mta.tsl)."""
+    with the softmax in float32. wt: the conv2d kernel (H, 1, cq, ck)."""
     import torch
     import torch.nn.functional as F
     H, N = q.shape[1], q.shape[2]
-    cq, ck = w.shape[1], w.shape[2]
+    cq, ck = wt.shape[2], wt.shape[3]
     pad = (ck - 1) // 2
     future = torch.ones(N, N, dtype=torch.bool, device=q.device).triu(1)
     s0 = ((q @ k.transpose(-1, -2)) * scale).masked_fill(future, 0.0)
     padded = F.pad(s0, (pad, ck - 1 - pad, cq - 1, 0))
-    c = F.conv2d(padded, w.flip(1).unsqueeze(1).to(q.dtype), groups=H)
+    c = F.conv2d(padded, wt.to(q.dtype), groups=H)
     p = torch.softmax(c.masked_fill(future, -torch.inf).float(), dim=-1).to(q.dtype)
     return p @ v
 
@@ -67,8 +67,8 @@ def run(ctx, cfg):
     backward = cfg["mode"] == "fwd+bwd"
     shape = (cfg["B"], cfg["H"], cfg["N"], cfg["D"])
     q, k, v = (gpu.randn(gen, shape, ctx.dtype, requires_grad=backward) for _ in range(3))
-    w = torch.zeros(cfg["H"], cfg["cq"], cfg["ck"], device="cuda")
-    w[:, 0, (cfg["ck"] - 1) // 2] = 1.0
+    w = torch.zeros(cfg["H"], 1, cfg["cq"], cfg["ck"], device="cuda")
+    w[:, 0, cfg["cq"] - 1, (cfg["ck"] - 1) // 2] = 1.0
     w = (w + WEIGHT_NOISE * gpu.randn(gen, w.shape, torch.float32)).requires_grad_(backward)
     scale = cfg["D"] ** -0.5
     leaves = (q, k, v, w)

@@ -2,7 +2,8 @@
 
     o = tessel.attention(q, k, v, causal=True)          # flash attention (prefill)
     o = tessel.lean_attention(q, k, v)                  # decode: the newest query rows, stream-K
-    o = tessel.mta_attention(q, k, v, w)                # Multi-Token Attention, w: (H, cq, ck)
+    o = tessel.mta_attention(q, k, v, w)                # Multi-Token Attention, w: (H, 1, cq, ck)
+    o = tessel.mta_decode(q[:, :, -cq:], k, v, w)       # its decode step (the newest position)
     kl = tessel.attention_kl(q_t, k_t, q_s, k_s)        # StreamKL: KL(teacher ‖ student) per row
 
 Two kinds of input, one set of kernels:
@@ -25,7 +26,8 @@ keeps it for later processes; a runtime-only package finds it precompiled, see
 `python -m tessel.precompile`, which compiles every configuration `gpu_configurations` lists).
 
 One module per op family: common (back ends, tiles, argument checks), flash (attention), lean
-(lean_attention), mta (mta_attention), kl (attention_kl), configurations (gpu_configurations).
+(lean_attention), mta (mta_attention, mta_decode), kl (attention_kl), configurations
+(gpu_configurations).
 """
 
 from .common import (BLOCKS, GPU_TUNED, GPU_TUNED_SM90A, HEAD_DIMS, KERNELS_DIR, PREPROCESS_ROWS,
@@ -35,11 +37,11 @@ from .flash import attention
 from .kl import REDUCTIONS, attention_kl
 from .lean import (LEAN_BLOCK_M, LEAN_MAX_ROWS, LEAN_STRATEGIES, lean_attention, lean_block_m,
                    lean_tiles)
-from .mta import mta_attention
+from .mta import WEIGHT_LAYOUTS, mta_attention, mta_decode
 
 __all__ = [
     "attention", "attention_kl", "BLOCKS", "gpu_configurations", "gpu_tiles", "GPU_TUNED",
     "GPU_TUNED_SM90A", "HEAD_DIMS", "head_dim", "KERNELS_DIR", "lean_attention", "LEAN_BLOCK_M",
     "lean_block_m", "LEAN_MAX_ROWS", "LEAN_STRATEGIES", "lean_tiles", "mta_attention",
-    "PREPROCESS_ROWS", "REDUCTIONS",
+    "mta_decode", "PREPROCESS_ROWS", "REDUCTIONS", "WEIGHT_LAYOUTS",
 ]

@@ -138,6 +138,9 @@ class Backend:
     def f32(self):
         return torch_module().float32 if self.gpu else np.float32
 
+    def cast(self, x, dtype):
+        return x.to(dtype) if self.gpu else x.astype(dtype)
+
 
 # ---------------------------------------------------------------------------------------------
 # argument checks
