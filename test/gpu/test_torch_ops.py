@@ -13,6 +13,7 @@ ragged sizes (never multiples of the tiles), GQA and causal masks.
 
 import math
 import os
+import sys
 
 import pytest
 import torch
@@ -304,6 +305,23 @@ def test_mta_decode(case, dtype):
         o = tessel.mta_decode(q[:, :, N - qn:], k, v, wt)
         assert o.dtype == dtype and o.shape == want.shape
         _out(f"O decode (QN={qn})", o, want, dtype)
+
+
+def test_bench_mta_references():
+    """The PyTorch peers of bench/workloads/mta.py, run in float64, against ref_mta: the forward,
+    and the decode step from the cq newest queries as the forward's last row."""
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    sys.path.insert(0, root)
+    from bench.workloads import mta as bench_mta
+    q, k, v, wt, _ = _mta_inputs("cq6-ck11-d128", torch.float32, requires_grad=False)
+    q, k, v = q.double(), k.double(), v.double()
+    N, D, cq = q.shape[2], q.shape[3], wt.shape[2]
+    want = ref_mta(q, k, v, wt, 1 / math.sqrt(D))
+    _check("bench torch_mta", bench_mta.torch_mta(q, k, v, wt.double(), 1 / math.sqrt(D)), want,
+           1e-6, 1e-6)
+    _check("bench torch_mta_decode",
+           bench_mta.torch_mta_decode(q[:, :, N - cq:], k, v, wt.double(), 1 / math.sqrt(D)),
+           want[:, :, -1:], 1e-6, 1e-6)
 
 
 KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal
