@@ -28,10 +28,12 @@ CONVENTIONS = """\
   call beyond what was allocated before it (outputs and gradients included).
 - MTA FLOPs: forward (4·B·H·N²·D + 2·B·H·N²·cq·ck) / 2 (causal half; the convolution counted
   over the causal half too); forward + backward 3.5× the attention part + 3× the convolution part.
+  MTA decode (the newest position's row, from the cq newest queries): 2·B·H·N·(D·(cq + 1) + cq·ck)
+  (their scores, one row of convolution, P·V); the notes give the K/V read rate in GB/s.
 - Correctness, before timing, on the same inputs: error = max |out - ref| / max |ref| against a
   float32 reference (prefill: 128 query rows, the last 64 included; decode: every row; StreamKL:
-  per-row KL and the student's gradients, chunked float32; MTA: the PyTorch reference run in
-  float32). An implementation passes when its error is at most max(tol, 2 × the best peer's
+  per-row KL and the student's gradients, chunked float32; MTA and its decode: the PyTorch
+  reference run in float32). An implementation passes when its error is at most max(tol, 2 × the best peer's
   error), tol = 2e-2 for bf16 and 1e-2 for f16 (2.5× for gradients). A failed check marks the
   implementation FAIL; its time is still shown, flagged.
 """

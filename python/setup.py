@@ -66,5 +66,5 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(version=version(), packages=["tessel"], distclass=BinaryDistribution,
+setup(version=version(), packages=["tessel", "tessel.ops"], distclass=BinaryDistribution,
       cmdclass={"build_py": BuildWithCMake})

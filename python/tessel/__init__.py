@@ -19,7 +19,8 @@ from .errors import (BundleNotFoundError, CompileError, DeviceError, Diagnostic,
                      TesselError)
 from .gpu import has_gpu
 from .language import bf16, constexpr, f16, f32, i1, i32, i64, ptr
-from .ops import KERNELS_DIR, attention, attention_kl, lean_attention, mta_attention
+from .ops import (KERNELS_DIR, attention, attention_kl, lean_attention, mta_attention,
+                  mta_decode)
 
 __version__ = _tessel.version
 
@@ -27,5 +28,5 @@ __all__ = [
     "attention", "attention_kl", "bf16", "BundleNotFoundError", "cdiv", "compile", "CompileError",
     "constexpr", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "f16", "f32", "GPUKernel",
     "has_gpu", "i1", "i32", "i64", "jit", "JITKernel", "Kernel", "KERNELS_DIR", "LaunchError",
-    "lean_attention", "mta_attention", "Param", "precompile", "ptr", "TesselError",
+    "lean_attention", "mta_attention", "mta_decode", "Param", "precompile", "ptr", "TesselError",
 ]

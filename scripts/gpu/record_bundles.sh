@@ -37,7 +37,7 @@ rm -f "$dir/.index.lock"
 
 build=${TESSEL_BUILD_DIR:-$root/build}
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \
-  --head-dims 64,128 --dtypes f16,bf16 --mta 6x11
+  --head-dims 64,128 --dtypes f16,bf16 --mta 6x11,3x4
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \
   --source test/gpu/add.tsl -D BLOCK=256 >/dev/null
 

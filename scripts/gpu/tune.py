@@ -116,7 +116,7 @@ def op_call(name, d):
                              requires_grad=True)
     if name.startswith("mta"):
         q, k, v = mk(), mk(), mk()
-        w = torch.randn(shape[1], 6, 11, device="cuda", generator=g) * 0.1
+        w = torch.randn(shape[1], 1, 6, 11, device="cuda", generator=g) * 0.1  # conv2d kernel
         run = lambda: tessel.mta_attention(q, k, v, w)
     elif name.startswith("attention_kl"):
         qt, kt = mk().detach(), mk().detach()

@@ -13,6 +13,7 @@ ragged sizes (never multiples of the tiles), GQA and causal masks.
 
 import math
 import os
+import sys
 
 import pytest
 import torch
@@ -82,17 +83,18 @@ def ref_attention(q, k, v, causal, scale):
     return p @ v
 
 
-def ref_mta(q, k, v, w, scale):
-    """S0 = QKᵀ·scale with future positions 0; C[i, j] = Σ_{a,b} W[a, b] S0[i - a, j + b - pad]
-    (zero outside); future positions -inf; softmax; ·V."""
+def ref_mta(q, k, v, wt, scale):
+    """The MTA reference code: S0 = QKᵀ·scale with future positions 0, F.pad by cq - 1 rows on
+    top and (ck - 1) // 2 / ck // 2 columns left / right, F.conv2d with the kernel Wt
+    (H, 1, cq, ck) per head (groups=H), future positions -inf, softmax, ·V."""
     H, N = q.shape[1], q.shape[2]
-    cq, ck = w.shape[1:]
+    cq, ck = wt.shape[2:]
     pad = (ck - 1) // 2
     q, k, v = q.double(), _expand(k.double(), H), _expand(v.double(), H)
     visible = torch.tril(torch.ones(N, N, dtype=torch.bool, device=q.device))
     s0 = (q @ k.transpose(-1, -2) * scale) * visible
     x = F.pad(s0, (pad, ck - 1 - pad, cq - 1, 0))
-    c = F.conv2d(x, w.double().flip(1).unsqueeze(1), groups=H)   # Wt[h, 0, a', b] = W[h, cq-1-a', b]
+    c = F.conv2d(x, wt.double(), groups=H)
     p, _ = _softmax_rows(c, visible)
     return p @ v
 
@@ -238,29 +240,88 @@ def test_ops_in_a_cuda_graph():
             _out(f"{name} (replay {step})", outs[name], refs[name](), dtype)
 
 
-MTA = {  # B, H, HKV, N, D, cq, ck
+MTA = {  # B, H, HKV, N, D, cq, ck (windows precompiled by scripts/gpu/record_bundles.sh)
     "cq6-ck11-gqa2": (1, 4, 2, 90, 64, 6, 11),
     "cq6-ck11-d128": (2, 2, 2, 45, 128, 6, 11),
+    "cq3-ck4-gqa2": (1, 4, 2, 77, 64, 3, 4),
 }
+
+
+def _mta_inputs(case, dtype, requires_grad):
+    """q, k, v and the conv2d kernel Wt (H, 1, cq, ck) float32 near the identity (C ~ S0)."""
+    B, H, HKV, N, D, cq, ck = MTA[case]
+    g = _gen("mta", case, str(dtype))
+    q = _randn(g, (B, H, N, D), dtype, requires_grad=requires_grad)
+    k = _randn(g, (B, HKV, N, D), dtype, requires_grad=requires_grad)
+    v = _randn(g, (B, HKV, N, D), dtype, requires_grad=requires_grad)
+    wt = torch.randn((H, 1, cq, ck), generator=g, device=DEV) * 0.3
+    wt[:, 0, cq - 1, (ck - 1) // 2] += 1.0          # the current row, the centred key
+    return q, k, v, wt.requires_grad_(requires_grad), g
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 @pytest.mark.parametrize("case", list(MTA))
 def test_mta_attention_and_grads(case, dtype):
-    B, H, HKV, N, D, cq, ck = MTA[case]
-    g = _gen("mta", case, str(dtype))
-    q = _randn(g, (B, H, N, D), dtype, requires_grad=True)
-    k = _randn(g, (B, HKV, N, D), dtype, requires_grad=True)
-    v = _randn(g, (B, HKV, N, D), dtype, requires_grad=True)
-    w = (torch.randn((H, cq, ck), generator=g, device=DEV) * 0.3)
-    w[:, 0, (ck - 1) // 2] += 1.0
-    w.requires_grad_(True)
-    do = _randn(g, (B, H, N, D), dtype)
+    """The reference's conv2d kernel as the weight (the default layout): O and every gradient,
+    dW in the conv2d layout, against autograd through F.conv2d."""
+    q, k, v, wt, g = _mta_inputs(case, dtype, requires_grad=True)
+    D = q.shape[3]
+    do = _randn(g, q.shape, dtype)
     print(f"\n  mta_attention {case} {dtype}")
-    o = tessel.mta_attention(q, k, v, w)
-    want = ref_mta(q, k, v, w, 1 / math.sqrt(D))
+    o = tessel.mta_attention(q, k, v, wt)
+    want = ref_mta(q, k, v, wt, 1 / math.sqrt(D))
     _out("O", o, want, dtype)
-    _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": w}, dtype)
+    _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": wt}, dtype)
+
+
+@pytest.mark.parametrize("case", ["cq6-ck11-gqa2", "cq3-ck4-gqa2"])
+def test_mta_tessel_layout(case):
+    """layout='tessel': the (H, cq, ck) weight with the query axis flipped gives the same O, and
+    its gradient in that layout."""
+    dtype = torch.bfloat16
+    q, k, v, wt, g = _mta_inputs(case, dtype, requires_grad=True)
+    w = wt.detach()[:, 0].flip(1).contiguous().requires_grad_(True)
+    do = _randn(g, q.shape, dtype)
+    o = tessel.mta_attention(q, k, v, wt)
+    o_flipped = tessel.mta_attention(q, k, v, w, layout="tessel")
+    assert torch.equal(o, o_flipped)
+    (o.float() * do.float()).sum().backward()
+    (o_flipped.float() * do.float()).sum().backward()
+    assert w.grad.shape == w.shape and wt.grad.shape == wt.shape
+    # dW is accumulated with float32 atomics: equal up to the order of the additions
+    _check("dW tessel vs conv2d layout", w.grad, wt.grad[:, 0].flip(1), 1e-5, 1e-4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(MTA))
+def test_mta_decode(case, dtype):
+    """The decode step (split + combine) against row N - 1 of the reference, from a rolling cache
+    of the cq newest queries and from all N."""
+    q, k, v, wt, _ = _mta_inputs(case, dtype, requires_grad=False)
+    N, D, cq = q.shape[2], q.shape[3], wt.shape[2]
+    want = ref_mta(q, k, v, wt, 1 / math.sqrt(D))[:, :, -1:]
+    print(f"\n  mta_decode {case} {dtype}")
+    for qn in (cq, N):
+        o = tessel.mta_decode(q[:, :, N - qn:], k, v, wt)
+        assert o.dtype == dtype and o.shape == want.shape
+        _out(f"O decode (QN={qn})", o, want, dtype)
+
+
+def test_bench_mta_references():
+    """The PyTorch peers of bench/workloads/mta.py, run in float64, against ref_mta: the forward,
+    and the decode step from the cq newest queries as the forward's last row."""
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    sys.path.insert(0, root)
+    from bench.workloads import mta as bench_mta
+    q, k, v, wt, _ = _mta_inputs("cq6-ck11-d128", torch.float32, requires_grad=False)
+    q, k, v = q.double(), k.double(), v.double()
+    N, D, cq = q.shape[2], q.shape[3], wt.shape[2]
+    want = ref_mta(q, k, v, wt, 1 / math.sqrt(D))
+    _check("bench torch_mta", bench_mta.torch_mta(q, k, v, wt.double(), 1 / math.sqrt(D)), want,
+           1e-6, 1e-6)
+    _check("bench torch_mta_decode",
+           bench_mta.torch_mta_decode(q[:, :, N - cq:], k, v, wt.double(), 1 / math.sqrt(D)),
+           want[:, :, -1:], 1e-6, 1e-6)
 
 
 KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal

@@ -97,6 +97,30 @@ def test_formulas():
     attention, conv = 4 * 16 * n2 * 64 / 2, 2 * 16 * n2 * 6 * 11 / 2
     assert mta.flops(1, 16, 4096, 64, 6, 11, False) == attention + conv
     assert mta.flops(1, 16, 4096, 64, 6, 11, True) == 3.5 * attention + 3 * conv
+    # decode: the 6 newest queries' scores, one row of convolution, P·V
+    assert mta.decode_flops(1, 16, 4096, 64, 6, 11) == 2 * 16 * 4096 * (6 * 64 + 6 * 11 + 64)
+    assert mta.work(mta.config(4096, "decode")) == mta.decode_flops(1, 16, 4096, 64, 6, 11)
+    assert mta.kv_bytes(mta.config(4096, "decode")) == 2 * 16 * 4096 * 64 * 2
+
+
+def test_mta_rows_include_decode():
+    """Forward and forward + backward up to 4k, the decode step (one row) from 4k to 64k; the
+    quick run has one of each mode."""
+    cfgs = mta.configs()
+    assert {(c["N"], c["mode"]) for c in cfgs} == \
+        {(n, m) for n in (1024, 2048, 4096) for m in ("fwd", "fwd+bwd")} | \
+        {(n, "decode") for n in (4096, 16384, 65536)}
+    assert [c["mode"] for c in mta.configs(True)] == ["fwd", "fwd+bwd", "decode"]
+    assert mta.config(65536, "decode")["id"] == "N65536-decode"
+    # a decode step costs less than the forward of its context, so it runs before it
+    assert mta.work(mta.config(4096, "decode")) < mta.work(mta.config(1024, "fwd"))
+
+
+def test_mta_decode_note():
+    cfg = mta.config(4096, "decode")                 # K/V: 16.8 MB
+    results = {"tessel": {"status": "ok", "ms": 0.01}, "torch": {"status": "error"}}
+    assert mta.decode_note(cfg, results, 2) == "K/V read: tessel 1678 GB/s"
+    assert mta.decode_note(cfg, {"torch": {"status": "OOM"}}, 2) == ""
 
 
 def test_rate_and_speedup():
@@ -407,6 +431,10 @@ def test_run_end_to_end(tmp_path, fake_worker, capsys):
     md = open(f"{stem}.md").read()
     assert md == report.markdown(doc, WORKLOADS)
     assert "| 1024 | 128 | False | 1 ms" in md and "2.00×" in md
+    # MTA's rows, decode included: 1 ms for 2·16·4096·(7·64 + 66) FLOPs = 0.0674 TFLOP/s
+    mta_rows = [r["id"] for r in doc["workloads"]["mta"]["rows"]]
+    assert mta_rows == ["N1024-fwd", "N1024-fwdbwd", "N4096-decode"]
+    assert "| 4096 | decode | 1 ms · 0.1 TFLOP/s (0%) | 2 ms · 0.0 TFLOP/s (0%) | 2.00× |" in md
     assert doc["plots"] or doc["plot_note"] == "matplotlib is not installed: no plots"
     for png in doc["plots"]:
         assert (tmp_path / png).stat().st_size > 0

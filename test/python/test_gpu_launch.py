@@ -239,6 +239,7 @@ def test_gpu_configurations_compile(tmp_path):
     kernels = {name for _, name, _, _ in configs}
     assert kernels == {"attention_fwd", "attention_bwd", "attention_bwd_preprocess",
                        "lean_attention", "mta_fwd", "mta_bwd", "mta_bwd_preprocess",
-                       "attention_kl_fwd", "attention_kl_bwd"}
+                       "mta_decode_split", "mta_decode_combine", "attention_kl_fwd",
+                       "attention_kl_bwd"}
     paths = precompile_ops(str(tmp_path), "sm_90", (64,), ("bf16",), ((3, 5),), jobs=2)
     assert len(set(paths)) == len(configs) == len(os.listdir(tmp_path))

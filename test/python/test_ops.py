@@ -92,23 +92,127 @@ def test_lean_attention(case, dtype):
         _check_out(tessel.lean_attention(q, k, v, causal=causal, strategy=strategy), want, dtype)
 
 
-MTA = {  # B, H, HKV, N, D, cq, ck
-    "cq3-ck5-gqa2": (1, 4, 2, 29, 32, 3, 5),
-    "cq2-ck4-batch2": (2, 2, 1, 19, 16, 2, 4),
+# ---------------------------------------------------------------------------------------------
+# Multi-Token Attention against the reference code's definition (padding + conv2d), float64
+
+def mta_conv2d_reference(q, k, v, wt, scale, do=None):
+    """MTA as the MTA reference code computes it, in float64: S0 = Q Kᵀ · scale with future
+    positions set to 0, padded with cq - 1 zero rows on top and (ck - 1) // 2 zero columns on the
+    left, ck // 2 on the right; conv2d per head with Wt (H, 1, cq, ck) (groups=H: a
+    cross-correlation, C[i, j] = Σ_{a,b} Wt[h, 0, a, b] · X[i + a, j + b]); -inf on future
+    positions; softmax; · V.  Returns O, and with `do` also (O, dWt) for the loss Σ O ∘ dO."""
+    B, H, N, D = q.shape
+    k, v = (np.repeat(x, H // x.shape[1], axis=1) for x in (k, v))
+    cq, ck = wt.shape[2:]
+    future = np.triu(np.ones((N, N), bool), 1)
+    s0 = np.where(future, 0.0, np.einsum("bhid,bhjd->bhij", q, k) * scale)
+    x = np.zeros((B, H, N + cq - 1, N + ck - 1))
+    x[:, :, cq - 1:, (ck - 1) // 2:(ck - 1) // 2 + N] = s0
+    c = np.zeros((B, H, N, N))
+    for a in range(cq):
+        for b in range(ck):
+            c += wt[None, :, 0, a, b, None, None] * x[:, :, a:a + N, b:b + N]
+    c = np.where(future, -np.inf, c)
+    p = np.exp(c - c.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    o = p @ v
+    if do is None:
+        return o
+    dp = do @ v.transpose(0, 1, 3, 2)
+    dc = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    dwt = np.zeros(wt.shape)
+    for a in range(cq):
+        for b in range(ck):
+            dwt[:, 0, a, b] = (dc * x[:, :, a:a + N, b:b + N]).sum(axis=(0, 2, 3))
+    return o, dwt
+
+
+def test_mta_conv2d_reference_weight_grad():
+    """The reference's dWt is the gradient of its own forward (central differences)."""
+    rng = np.random.default_rng(3)
+    q, k, v, do = (rng.standard_normal((1, 2, 6, 4)) for _ in range(4))
+    wt = rng.standard_normal((2, 1, 3, 4)) * 0.5
+    _, dwt = mta_conv2d_reference(q, k, v, wt, 0.5, do)
+    eps, num = 1e-6, np.zeros(wt.shape)
+    for i in np.ndindex(wt.shape):
+        d = np.zeros(wt.shape)
+        d[i] = eps
+        num[i] = ((mta_conv2d_reference(q, k, v, wt + d, 0.5) -
+                   mta_conv2d_reference(q, k, v, wt - d, 0.5)) * do).sum() / (2 * eps)
+    np.testing.assert_allclose(dwt, num, rtol=1e-6, atol=1e-8)
+
+
+MTA = {  # B, H, HKV, N, D, cq, ck: cq 1..4, odd and even ck, ragged N
     "cq1-ck1": (1, 2, 2, 11, 16, 1, 1),
+    "cq2-ck4-batch2": (2, 2, 1, 19, 16, 2, 4),
+    "cq3-ck5-gqa2": (1, 4, 2, 29, 32, 3, 5),
+    "cq4-ck2": (1, 2, 1, 23, 16, 4, 2),
+    "cq4-ck3-n-lt-cq": (1, 2, 2, 3, 16, 4, 3),
 }
+
+
+def _mta_inputs(case, dtype):
+    """q, k, v (and their float64 values as the kernels see them), the conv2d weight Wt
+    (H, 1, cq, ck) float64 near the identity (C ~ S0, as trained MTA), and its float32 values."""
+    B, H, HKV, N, D, cq, ck = MTA[case]
+    arrays, seen = _inputs(case, dtype, (B, H, N, D), (B, HKV, N, D), (B, HKV, N, D))
+    wt = np.random.default_rng(7).standard_normal((H, 1, cq, ck)) * 0.3
+    wt[:, 0, cq - 1, (ck - 1) // 2] += 1.0          # the current row, the centred key
+    return arrays, seen, wt, wt.astype(np.float32).astype(np.float64)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 @pytest.mark.parametrize("case", list(MTA))
 def test_mta_attention(case, dtype):
-    B, H, HKV, N, D, cq, ck = MTA[case]
-    (q, k, v), (q64, k64, v64) = _inputs(case, dtype, (B, H, N, D), (B, HKV, N, D),
-                                         (B, HKV, N, D))
-    w = np.random.default_rng(7).standard_normal((H, cq, ck)) * 0.3  # float64: used in f32
-    o = tessel.mta_attention(q, k, v, w)
-    want, _ = ref.mta_fwd(q64, k64, v64, w.astype(np.float32), np.float32(1 / np.sqrt(D)))
-    _check_out(o, want, dtype)
+    """The default layout takes the reference's conv2d kernel; layout='tessel' its query-flipped
+    (H, cq, ck) form, with the same result."""
+    (q, k, v), (q64, k64, v64), wt, wt32 = _mta_inputs(case, dtype)
+    D = q.shape[3]
+    o = tessel.mta_attention(q, k, v, wt)
+    _check_out(o, mta_conv2d_reference(q64, k64, v64, wt32, np.float32(1 / np.sqrt(D))), dtype)
+    w = np.ascontiguousarray(wt[:, 0, ::-1, :])      # W[h, a, b] = Wt[h, 0, cq - 1 - a, b]
+    np.testing.assert_array_equal(tessel.mta_attention(q, k, v, w, layout="tessel"), o)
+    np.testing.assert_array_equal(tessel.mta_attention(q, k, v, wt, layout="conv2d"), o)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", ["cq2-ck4-batch2", "cq3-ck5-gqa2", "cq4-ck3-n-lt-cq"])
+def test_mta_weight_grad_layout(case, dtype):
+    """The op's backward (the host code of its autograd Function, run on the interpreter) gives
+    dW in the layout of the weight it was given: (H, 1, cq, ck) against the reference's dWt for
+    a conv2d kernel, the query-flipped (H, cq, ck) for layout='tessel'."""
+    from tessel.ops import common, mta
+    (q, k, v), (q64, k64, v64), wt, wt32 = _mta_inputs(case, dtype)
+    do, do64 = (x[0] for x in _inputs(case + "-do", dtype, q.shape))
+    scale = float(np.float32(1 / np.sqrt(q.shape[3])))
+    be, elem = common.Backend(gpu=False), "f16" if dtype == np.float16 else "bf16"
+    o, lse = mta._mta_forward(be, q, k, v, mta.kernel_weight(be, wt, "conv2d"), scale, elem)
+    dq, dk, dv, dwt = mta._mta_backward(be, q, k, v, wt, "conv2d", o, lse, do, scale, elem)
+    assert dq.dtype == dtype and dwt.dtype == np.float32 and dwt.shape == wt.shape
+    _, want = mta_conv2d_reference(q64, k64, v64, wt32, scale, do64)
+    u = U[dtype]
+    err = np.max(np.abs(dwt - want))
+    assert err <= 2 * u + 4 * u * np.max(np.abs(want)), err
+    w = np.ascontiguousarray(wt[:, 0, ::-1, :])
+    *_, dw = mta._mta_backward(be, q, k, v, w, "tessel", o, lse, do, scale, elem)
+    assert dw.shape == w.shape
+    np.testing.assert_allclose(dw, dwt[:, 0, ::-1, :], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("case", list(MTA))
+def test_mta_decode(case, dtype):
+    """The decode step is row N - 1 of the reference, from a rolling cache of the cq newest
+    queries, from all N, and in between; in both weight layouts."""
+    (q, k, v), (q64, k64, v64), wt, wt32 = _mta_inputs(case, dtype)
+    N, D, cq = q.shape[2], q.shape[3], wt.shape[2]
+    want = mta_conv2d_reference(q64, k64, v64, wt32, np.float32(1 / np.sqrt(D)))[:, :, -1:]
+    for qn in sorted({min(cq, N), min(cq + 2, N), N}):
+        recent = np.ascontiguousarray(q[:, :, N - qn:])
+        o = tessel.mta_decode(recent, k, v, wt)
+        _check_out(o, want, dtype)
+    w = np.ascontiguousarray(wt[:, 0, ::-1, :])
+    np.testing.assert_array_equal(tessel.mta_decode(recent, k, v, w, layout="tessel"), o)
 
 
 KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, scale
@@ -194,18 +298,57 @@ OP_ERRORS = {
     "lean strategy": (lambda: tessel.lean_attention(_a(1, 4, 1, 32), K, K, strategy="split"),
                       ValueError, r"strategy must be one of stream-k, split-k, got 'split'"),
     "mta lengths": (lambda: tessel.mta_attention(Q, _a(1, 2, 9, 32), _a(1, 2, 9, 32),
-                                                 _a(4, 3, 5, dtype=np.float32)),
+                                                 _a(4, 1, 3, 5, dtype=np.float32)),
                     ValueError, r"tessel.mta_attention: query and key lengths \(MTA is causal "
                                 r"self-attention\) must match, got q 8, k 9"),
-    "mta weight heads": (lambda: tessel.mta_attention(Q, K, K, _a(2, 3, 5, dtype=np.float32)),
-                         ValueError, r"weight must have shape \(H=4, cq >= 1, ck >= 1\), got "
-                                     r"\(2, 3, 5\)"),
-    "mta empty window": (lambda: tessel.mta_attention(Q, K, K, _a(4, 0, 5, dtype=np.float32)),
+    "mta weight heads": (lambda: tessel.mta_attention(Q, K, K, _a(2, 1, 3, 5, dtype=np.float32)),
+                         ValueError, r"weight must have shape \(H=4, 1, cq >= 1, ck >= 1\) with "
+                                     r"layout='conv2d', got \(2, 1, 3, 5\)"),
+    "mta weight not conv2d": (lambda: tessel.mta_attention(Q, K, K, _a(4, 2, 3, 5,
+                                                                       dtype=np.float32)),
+                              ValueError, r"weight must have shape \(H=4, 1, cq >= 1, ck >= 1\)"),
+    "mta 3-d weight, default layout": (
+        lambda: tessel.mta_attention(Q, K, K, _a(4, 3, 5, dtype=np.float32)), ValueError,
+        r"weight must have shape \(H=4, 1, cq, ck\) with layout='conv2d' \(the default: the "
+        r"conv2d kernel of the MTA reference\), got \(4, 3, 5\); a weight \(H, cq, ck\) in "
+        r"tessel's layout \(query axis flipped\) needs layout='tessel'"),
+    "mta 4-d weight, tessel layout": (
+        lambda: tessel.mta_attention(Q, K, K, _a(4, 1, 3, 5, dtype=np.float32), layout="tessel"),
+        ValueError, r"weight must have shape \(H=4, cq, ck\) with layout='tessel', got "
+                    r"\(4, 1, 3, 5\); a conv2d kernel \(H, 1, cq, ck\) of the MTA reference "
+                    r"needs layout='conv2d' \(the default\)"),
+    "mta tessel weight heads": (
+        lambda: tessel.mta_attention(Q, K, K, _a(2, 3, 5, dtype=np.float32), layout="tessel"),
+        ValueError, r"weight must have shape \(H=4, cq >= 1, ck >= 1\) with layout='tessel', "
+                    r"got \(2, 3, 5\)"),
+    "mta layout": (lambda: tessel.mta_attention(Q, K, K, _a(4, 1, 3, 5, dtype=np.float32),
+                                                layout="torch"),
+                   ValueError, r"layout must be 'conv2d' \(weight \(H, 1, cq, ck\), the conv2d "
+                               r"kernel of the MTA reference\) or 'tessel' \(weight "
+                               r"\(H, cq, ck\)\), got 'torch'"),
+    "mta empty window": (lambda: tessel.mta_attention(Q, K, K, _a(4, 1, 0, 5, dtype=np.float32)),
                          ValueError, r"weight must have shape"),
-    "mta weight dtype": (lambda: tessel.mta_attention(Q, K, K, np.zeros((4, 3, 5), np.int32)),
+    "mta weight dtype": (lambda: tessel.mta_attention(Q, K, K, np.zeros((4, 1, 3, 5), np.int32)),
                          TypeError, r"weight must be a float array, got int32"),
-    "mta weight list": (lambda: tessel.mta_attention(Q, K, K, [[[1.0]]]), TypeError,
-                        r"weight must be a NumPy array \(H, cq, ck\), got list"),
+    "mta weight list": (lambda: tessel.mta_attention(Q, K, K, [[[[1.0]]]]), TypeError,
+                        r"weight must be a NumPy array \(H, 1, cq, ck\), got list"),
+    "mta decode rows": (lambda: tessel.mta_decode(_a(1, 4, 2, 32), K, K,
+                                                  _a(4, 1, 3, 5, dtype=np.float32)),
+                        ValueError, r"tessel.mta_decode: q must hold the queries of the newest "
+                                    r"min\(cq, N\) = 3 to N = 8 positions \(the query window "
+                                    r"reaches cq = 3 rows into the past\), got 2 rows"),
+    "mta decode too many rows": (lambda: tessel.mta_decode(_a(1, 4, 9, 32), K, K,
+                                                           _a(4, 1, 3, 5, dtype=np.float32)),
+                                 ValueError, r"newest min\(cq, N\) = 3 to N = 8 positions"),
+    "mta decode no keys": (lambda: tessel.mta_decode(_a(1, 4, 0, 32), _a(1, 2, 0, 32),
+                                                     _a(1, 2, 0, 32),
+                                                     _a(4, 1, 3, 5, dtype=np.float32)),
+                           ValueError, r"tessel.mta_decode: decode needs at least one key, "
+                                       r"got N 0"),
+    "mta decode 3-d weight": (lambda: tessel.mta_decode(_a(1, 4, 3, 32), K, K,
+                                                        _a(4, 3, 5, dtype=np.float32)),
+                              ValueError, r"tessel.mta_decode: weight must have shape \(H=4, 1, "
+                                          r"cq, ck\) with layout='conv2d'"),
     "kl query heads": (lambda: tessel.attention_kl(Q, K, _a(1, 2, 8, 32), K), ValueError,
                        r"tessel.attention_kl: query heads must match, got q_t 4, q_s 2"),
     "kl student gqa": (lambda: tessel.attention_kl(Q, K, Q, _a(1, 3, 8, 32)), ValueError,

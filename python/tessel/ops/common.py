@@ -1,0 +1,268 @@
+"""What the ops share: where their kernels run and with which tiles (Backend, BLOCKS, GPU_TUNED),
+the argument checks, and the lazily made torch.autograd.Functions."""
+
+import math
+import os
+import sys
+
+import numpy as np
+
+from .. import gpu as _gpu
+from ..compiler import cdiv, jit
+
+KERNELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
+
+# Head dims the kernels are tested with (constexpr D; each value is one more compilation).
+HEAD_DIMS = (16, 32, 64, 128)
+
+# (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
+# sizes; on the GPU GPU_TUNED refines them. lean_attention's BLOCK_M is None: it is picked per
+# call from the rows of a GQA group (lean_block_m), and on the GPU its tiles from that
+# (lean_tiles).
+BLOCKS = {
+    "interpreter": {"attention_fwd": (32, 32), "attention_bwd": (32, 32),
+                    "lean_attention": (None, 32), "mta_fwd": (16, 16),
+                    "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
+                    "attention_kl_bwd": (32, 32)},
+    "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
+            "mta_fwd": (32, 32), "mta_bwd": (16, 32),
+            "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
+}
+# On the GPU, per (kernel, head dim): tiles, warps and pipeline depths measured fastest on an H100
+# (scripts/gpu/tune.py; they override BLOCKS). lean_attention's depend on its query tile instead
+# (lean_tiles).
+GPU_TUNED = {
+    ("attention_fwd", 16): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 32): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_bwd", 64): dict(BLOCK_M=32, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
+    ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    ("attention_kl_fwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    ("mta_bwd", 64): dict(BLOCK_M=32, BLOCK_N=32, NUM_WARPS=8, NUM_STAGES=3),
+}
+# On Hopper (target sm_90a) the dots whose BLOCK_M is a multiple of 16 · NUM_WARPS run on the
+# warpgroup MMA (wgmma); these entries override GPU_TUNED there (scripts/gpu/tune.py, H100).
+GPU_TUNED_SM90A = {
+    ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
+}
+# Rows per program of the Delta = rowsum(dO ∘ O) kernels.
+PREPROCESS_ROWS = 64
+
+_jit_kernels = {}
+
+
+def torch_module():
+    return sys.modules.get("torch")
+
+
+def is_torch(x):
+    torch = torch_module()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def head_dim(constants):
+    """The head dim GPU_TUNED is keyed by: D, or the larger of StreamKL's two."""
+    return constants["D"] if "D" in constants else max(constants["DT"], constants["DS"])
+
+
+def gpu_tiles(kernel, d, target=None):
+    """The GPU's tile constexprs of `kernel` for head dim `d` when compiled for `target` (default:
+    this machine's GPU; see GPU_TUNED and GPU_TUNED_SM90A)."""
+    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][kernel]))
+    tiles.update(GPU_TUNED.get((kernel, d), {}))
+    if (target or _gpu.target()) == "sm_90a":
+        tiles.update(GPU_TUNED_SM90A.get((kernel, d), {}))
+    return tiles
+
+
+class Backend:
+    """Where an op's kernels run and how its buffers are made: NumPy arrays on the interpreter,
+    or PyTorch CUDA tensors on the GPU."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.name = "gpu" if gpu else "interpreter"
+
+    def kernel(self, tsl, name, stream_k="persistent"):
+        """The JITKernel `name` of kernels/`tsl` on this back end, made once per process."""
+        key = (tsl, name, self.gpu, stream_k)
+        if key not in _jit_kernels:
+            _jit_kernels[key] = jit(os.path.join(KERNELS_DIR, tsl), kernel=name,
+                                    interpret=not self.gpu, stream_k=stream_k)
+        return _jit_kernels[key]
+
+    def blocks(self, kernel):
+        return BLOCKS[self.name][kernel]
+
+    def tiles(self, kernel, d):
+        """The tile constexprs of `kernel` for head dim `d`: BLOCK_M, BLOCK_N and, where tuned,
+        NUM_WARPS and NUM_STAGES."""
+        return gpu_tiles(kernel, d) if self.gpu else dict(zip(("BLOCK_M", "BLOCK_N"),
+                                                              self.blocks(kernel)))
+
+    def input(self, x):
+        """The array as the kernels take it: contiguous along D (and C-contiguous for NumPy).
+        On the GPU also what the kernels' multiple_of hints promise, so that their loads are
+        16-byte vectors: the start 16-byte aligned and the batch, head and row strides
+        multiples of 8 elements; other tensors are copied."""
+        if not self.gpu:
+            return np.ascontiguousarray(x)
+        if x.stride(-1) == 1 and x.data_ptr() % 16 == 0 and \
+                all(s % 8 == 0 for s in x.stride()[:-1]):
+            return x
+        return x.clone(memory_format=torch_module().contiguous_format)
+
+    @staticmethod
+    def strides(x):
+        """Element strides (batch, head, row) of a (B, H, N, D) array with stride 1 along D."""
+        if isinstance(x, np.ndarray):
+            _, h, n, d = x.shape
+            return h * n * d, n * d, d
+        return tuple(x.stride()[:3])
+
+    def empty(self, shape, like, dtype=None):
+        """An output buffer (every element is written by the kernel); dtype None: like's."""
+        if self.gpu:
+            return torch_module().empty(shape, dtype=dtype or like.dtype, device=like.device)
+        return np.zeros(shape, dtype or like.dtype)
+
+    def zeros(self, shape, like, dtype):
+        """A zeroed buffer (atomically accumulated gradients)."""
+        if self.gpu:
+            return torch_module().zeros(shape, dtype=dtype, device=like.device)
+        return np.zeros(shape, dtype)
+
+    def f32(self):
+        return torch_module().float32 if self.gpu else np.float32
+
+    def cast(self, x, dtype):
+        return x.to(dtype) if self.gpu else x.astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks
+
+def bhnd(op, name, x):
+    if not isinstance(x, np.ndarray) and not is_torch(x):
+        raise TypeError(f"tessel.{op}: {name} must be a NumPy array or a torch tensor "
+                        f"(B, H, N, D), got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"tessel.{op}: {name} must have 4 dimensions (B, H, N, D), got shape "
+                         f"{tuple(x.shape)}")
+    return tuple(x.shape)
+
+
+def backend(op, arrays):
+    """The Backend of the inputs ({name: array}), which must all be NumPy arrays or all CUDA
+    tensors on one device."""
+    torch_names = [n for n, a in arrays.items() if is_torch(a)]
+    if not torch_names:
+        return Backend(gpu=False)
+    if len(torch_names) != len(arrays):
+        other = next(n for n in arrays if n not in torch_names)
+        raise TypeError(f"tessel.{op}: {torch_names[0]} is a torch tensor but {other} is not; "
+                        f"pass all inputs as CUDA tensors (or all as NumPy arrays)")
+    devices = {n: arrays[n].device for n in torch_names}
+    for n, device in devices.items():
+        if device.type != "cuda":
+            raise TypeError(f"tessel.{op}: {n} is on {device}; tessel runs torch tensors on a "
+                            f"CUDA device (NumPy arrays run on the CPU interpreter)")
+    if len(set(devices.values())) > 1:
+        listed = ", ".join(f"{n} {d}" for n, d in devices.items())
+        raise ValueError(f"tessel.{op}: the inputs must be on one device, got {listed}")
+    return Backend(gpu=True)
+
+
+def element_type(op, arrays):
+    """'f16' or 'bf16' from the one dtype of `arrays` ({name: array})."""
+    dtypes = {name: a.dtype for name, a in arrays.items()}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name} {dt}" for name, dt in dtypes.items())
+        raise TypeError(f"tessel.{op}: the inputs must share one dtype, got {listed}")
+    dtype = next(iter(dtypes.values()))
+    torch = torch_module()
+    if torch is not None and isinstance(dtype, torch.dtype):
+        names, supported = {torch.float16: "f16", torch.bfloat16: "bf16"}, \
+            "torch tensors: float16 or bfloat16"
+    else:
+        names, supported = {np.dtype(np.float16): "f16", np.dtype(np.float32): "bf16"}, \
+            "float16 runs in f16, float32 in bf16"
+    if dtype not in names:
+        raise TypeError(f"tessel.{op}: unsupported dtype {dtype} ({supported})")
+    return names[dtype]
+
+
+def check_head_dim(op, name, d):
+    if d not in HEAD_DIMS:
+        raise ValueError(f"tessel.{op}: head dim {d} of {name} is not supported "
+                         f"(supported: {', '.join(map(str, HEAD_DIMS))})")
+
+
+def check_gqa(op, q_name, h, kv_name, hkv):
+    if hkv < 1 or h % hkv:
+        raise ValueError(f"tessel.{op}: the {h} heads of {q_name} must be a multiple of the "
+                         f"{hkv} heads of {kv_name} (GQA)")
+
+
+def check_same(op, what, **values):
+    if len(set(values.values())) > 1:
+        listed = ", ".join(f"{name} {v}" for name, v in values.items())
+        raise ValueError(f"tessel.{op}: {what} must match, got {listed}")
+
+
+def scale_value(op, scale, d, name="scale"):
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer,
+                                                                     np.floating)):
+        raise TypeError(f"tessel.{op}: {name} must be a real number, got {type(scale).__name__}")
+    if not math.isfinite(scale):
+        raise ValueError(f"tessel.{op}: {name} must be finite, got {scale}")
+    return float(scale)
+
+
+def attention_args(op, q, k, v):
+    """Checks q (B, H, Nq, D) and k, v (B, HKV, Nk, D); returns (B, H, HKV, Nq, Nk, D)."""
+    B, H, Nq, D = bhnd(op, "q", q)
+    Bk, HKV, Nk, Dk = bhnd(op, "k", k)
+    check_same(op, "the shapes of k and v", k=(Bk, HKV, Nk, Dk), v=bhnd(op, "v", v))
+    check_same(op, "batch sizes", q=B, k=Bk)
+    check_same(op, "head dims", q=D, k=Dk)
+    check_head_dim(op, "q", D)
+    check_gqa(op, "q", H, "k", HKV)
+    return B, H, HKV, Nq, Nk, D
+
+
+def needs_autograd(inputs):
+    """Whether a torch op must record its graph (grad mode on and an input requiring grad)."""
+    torch = torch_module()
+    return torch is not None and torch.is_grad_enabled() and any(
+        is_torch(x) and x.requires_grad for x in inputs)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels shared by the backward passes
+
+def delta(be, tsl, kernel, o, do, dtype):
+    """Delta = rowsum(dO ∘ O) (B, H, N) f32 by the file's preprocess kernel; o contiguous."""
+    B, H, N, D = o.shape
+    out = be.empty((B, H, N), o, be.f32())
+    be.kernel(tsl, kernel)[(cdiv(N, PREPROCESS_ROWS), B * H)](
+        o, do, out, *be.strides(do), H, N, D=D, BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# autograd (PyTorch); the classes are made on first use so that importing tessel needs no torch
+
+_autograd_functions = {}
+
+
+def autograd_function(name, define):
+    """The torch.autograd.Function `name`, made once by define(torch, gpu_backend)."""
+    if name not in _autograd_functions:
+        _autograd_functions[name] = define(torch_module(), Backend(gpu=True))
+    return _autograd_functions[name]

@@ -1,0 +1,46 @@
+"""Every kernel specialisation the ops launch on a GPU, for precompiling on a machine with the
+compiler (python -m tessel.precompile) and launching on one without."""
+
+from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
+from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_tiles
+from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S
+
+
+def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),),
+                       target="sm_90"):
+    """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
+    `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
+    StreamKL with every pair of teacher and student head dims; both lean_attention strategies
+    with every query tile of LEAN_BLOCK_M; MTA's forward, backward and decode)."""
+    configs = []
+
+    def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
+        if blocks is not None:
+            constants.update(gpu_tiles(blocks, head_dim(constants), target))
+        configs.append((tsl, kernel, constants, stream_k))
+
+    for dtype in dtypes:
+        for d in head_dims:
+            for causal in (False, True):
+                add("attention.tsl", "attention_fwd", "attention_fwd", D=d, CAUSAL=causal,
+                    DTYPE=dtype)
+                add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
+                    DTYPE=dtype)
+                for stream_k in LEAN_STRATEGIES.values():
+                    for bm in LEAN_BLOCK_M:
+                        add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
+                            CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
+                for ds in head_dims:
+                    for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
+                        add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,
+                            DTYPE=dtype)
+            for tsl in ("attention.tsl", "mta.tsl"):
+                add(tsl, tsl[:-4] + "_bwd_preprocess", D=d,
+                    BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)
+            for cq, ck in mta_windows:
+                for kernel in ("mta_fwd", "mta_bwd"):
+                    add("mta.tsl", kernel, kernel, D=d, CQ=cq, CK=ck, DTYPE=dtype)
+                add("mta.tsl", "mta_decode_split", D=d, CQ=cq, CK=ck,
+                    BLOCK_N=DECODE_BLOCK_N["gpu"], DTYPE=dtype)
+            add("mta.tsl", "mta_decode_combine", D=d, BLOCK_S=DECODE_BLOCK_S, DTYPE=dtype)
+    return configs

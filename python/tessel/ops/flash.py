@@ -1,0 +1,71 @@
+"""tessel.attention: flash attention (kernels/attention.tsl), forward and backward."""
+
+from ..compiler import cdiv
+from .common import (attention_args, autograd_function, backend, delta, element_type,
+                     needs_autograd, scale_value)
+
+
+def attention(q, k, v, causal=False, scale=None):
+    """softmax(Q Kᵀ · scale) V.  q (B, H, Nq, D); k, v (B, HKV, Nk, D).  causal: row i sees keys
+    j <= i (top-left aligned; needs Nq == Nk).  Returns O (B, H, Nq, D), q's dtype."""
+    op = "attention"
+    *_, Nq, Nk, D = attention_args(op, q, k, v)
+    if causal and Nq != Nk:
+        raise ValueError(f"tessel.{op}: causal attention needs as many queries as keys, "
+                         f"got Nq {Nq} and Nk {Nk}")
+    be = backend(op, {"q": q, "k": k, "v": v})
+    dtype = element_type(op, {"q": q, "k": k, "v": v})
+    scale = scale_value(op, scale, D)
+    if needs_autograd((q, k, v)):
+        return autograd_function("attention", _define_function).apply(q, k, v, bool(causal),
+                                                                      scale, dtype)
+    return _attention_forward(be, q, k, v, bool(causal), scale, dtype)[0]
+
+
+def _attention_forward(be, q, k, v, causal, scale, dtype):
+    """(O, LSE) from checked inputs."""
+    q, k, v = (be.input(x) for x in (q, k, v))
+    B, H, Nq, D = q.shape
+    HKV, Nk = k.shape[1], k.shape[2]
+    tiles = be.tiles("attention_fwd", D)
+    o = be.empty((B, H, Nq, D), q)
+    lse = be.empty((B, H, Nq), q, be.f32())
+    be.kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
+        q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk, scale,
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
+    return o, lse
+
+
+def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
+    """(dQ, dK, dV) in the inputs' dtype (torch tensors: the backward passes are autograd's)."""
+    do = be.input(do)
+    B, H, Nq, D = q.shape
+    HKV, Nk = k.shape[1], k.shape[2]
+    dlt = delta(be, "attention.tsl", "attention_bwd_preprocess", o, do, dtype)
+    tiles = be.tiles("attention_bwd", D)
+    dq = be.zeros((B, H, Nq, D), q, be.f32())
+    dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
+    be.kernel("attention.tsl", "attention_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKV)](
+        q, k, v, do, lse, dlt, dq, dk, dv, *be.strides(q), *be.strides(k), *be.strides(v),
+        *be.strides(do), H, HKV, Nq, Nk, scale,
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
+    return dq.to(q.dtype), dk, dv
+
+
+def _define_function(torch, gpu):
+    class AttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal, scale, dtype):
+            o, lse = _attention_forward(gpu, q, k, v, causal, scale, dtype)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.config = causal, scale, dtype
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            grads = _attention_backward(gpu, *(gpu.input(x) for x in (q, k, v)), o, lse, do,
+                                        *ctx.config)
+            return (*grads, None, None, None)
+
+    return AttentionFunction

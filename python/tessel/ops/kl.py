@@ -1,0 +1,131 @@
+"""tessel.attention_kl: StreamKL (kernels/attention_kl.tsl), KL(teacher ‖ student) per query row,
+forward and the student's gradients."""
+
+import numpy as np
+
+from ..compiler import cdiv
+from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim, check_same,
+                     element_type, needs_autograd, scale_value, torch_module)
+
+REDUCTIONS = ("none", "sum", "mean", "batchmean")
+
+
+def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
+    """KL(P ‖ Q) per query row between the teacher's attention P = softmax(q_t k_tᵀ · scale_t)
+    and the student's Q = softmax(q_s k_sᵀ · scale_s), without materialising either.
+    q_t (B, H, Nq, DT), k_t (B, HKT, Nk, DT), q_s (B, H, Nq, DS), k_s (B, HKS, Nk, DS): teacher
+    and student may differ in head dim and key heads.  scale: None (1/sqrt(DT), 1/sqrt(DS)), one
+    number for both, or (scale_t, scale_s).  causal: row i sees keys j <= i (needs Nq == Nk).
+    reduction: 'none' (the (B, H, Nq) float32 rows), 'sum', 'mean' (over the B·H·Nq rows) or
+    'batchmean' (sum / B): a float32 scalar (a 0-d tensor for torch inputs; NumPy sums the f32
+    rows in float64).  With torch inputs, gradients flow to q_s and k_s; the teacher is a
+    constant (its tensors must not require grad)."""
+    op = "attention_kl"
+    B, H, Nq, DT = bhnd(op, "q_t", q_t)
+    Bkt, HKT, Nk, DTk = bhnd(op, "k_t", k_t)
+    Bs, Hs, Nqs, DS = bhnd(op, "q_s", q_s)
+    Bks, HKS, Nks, DSk = bhnd(op, "k_s", k_s)
+    check_same(op, "batch sizes", q_t=B, k_t=Bkt, q_s=Bs, k_s=Bks)
+    check_same(op, "query heads", q_t=H, q_s=Hs)
+    check_same(op, "query lengths", q_t=Nq, q_s=Nqs)
+    check_same(op, "key lengths", k_t=Nk, k_s=Nks)
+    check_same(op, "teacher head dims", q_t=DT, k_t=DTk)
+    check_same(op, "student head dims", q_s=DS, k_s=DSk)
+    check_head_dim(op, "q_t", DT)
+    check_head_dim(op, "q_s", DS)
+    check_gqa(op, "q_t", H, "k_t", HKT)
+    check_gqa(op, "q_s", H, "k_s", HKS)
+    if causal and Nq != Nk:
+        raise ValueError(f"tessel.{op}: causal needs as many queries as keys, got Nq {Nq} and "
+                         f"Nk {Nk}")
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"tessel.{op}: reduction must be one of {', '.join(REDUCTIONS)}, got "
+                         f"{reduction!r}")
+    if isinstance(scale, (tuple, list)):
+        if len(scale) != 2:
+            raise ValueError(f"tessel.{op}: scale must be a number or (scale_t, scale_s)")
+        scale_t = scale_value(op, scale[0], DT, "scale_t")
+        scale_s = scale_value(op, scale[1], DS, "scale_s")
+    else:
+        scale_t, scale_s = scale_value(op, scale, DT), scale_value(op, scale, DS)
+    inputs = {"q_t": q_t, "k_t": k_t, "q_s": q_s, "k_s": k_s}
+    be = backend(op, inputs)
+    dtype = element_type(op, inputs)
+    if be.gpu and any(x.requires_grad for x in (q_t, k_t)) and torch_module().is_grad_enabled():
+        raise ValueError(f"tessel.{op}: gradients for the teacher are not computed; pass "
+                         f"q_t.detach() and k_t.detach()")
+    if needs_autograd((q_s, k_s)):
+        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, bool(causal),
+                                                             scale_t, scale_s, dtype)
+    else:
+        kl = _attention_kl_forward(be, q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s,
+                                   dtype)[0]
+    return _reduce(kl, reduction, B)
+
+
+def _reduce(kl, reduction, batch):
+    if reduction == "none":
+        return kl
+    if isinstance(kl, np.ndarray):
+        total = kl.sum(dtype=np.float64)
+        if reduction == "mean":
+            total /= kl.size
+        elif reduction == "batchmean":
+            total /= batch
+        return np.float32(total)
+    if reduction == "mean":
+        return kl.mean()
+    return kl.sum() / batch if reduction == "batchmean" else kl.sum()
+
+
+def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
+    """(KL, LSE teacher, LSE student), each (B, H, Nq) float32."""
+    q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
+    B, H, Nq, DT = q_t.shape
+    DS = q_s.shape[3]
+    tiles = be.tiles("attention_kl_fwd", max(DT, DS))
+    kl, lse_t, lse_s = (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
+    be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
+        q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
+        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
+        H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s,
+        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
+    return kl, lse_t, lse_s
+
+
+def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
+                           dtype):
+    """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows."""
+    q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
+    B, H, Nq, DT = q_t.shape
+    HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
+    g = g.to(be.f32()).contiguous()
+    tiles = be.tiles("attention_kl_bwd", max(DT, DS))
+    dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
+    dsk = be.empty(k_s.shape, k_s)
+    be.kernel("attention_kl.tsl", "attention_kl_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKS)](
+        q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
+        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
+        H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s,
+        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
+    return dsq.to(q_s.dtype), dsk
+
+
+def _define_function(torch, gpu):
+    class KLFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
+            kl, lse_t, lse_s = _attention_kl_forward(gpu, q_t, k_t, q_s, k_s, causal, scale_t,
+                                                     scale_s, dtype)
+            ctx.save_for_backward(q_t, k_t, q_s, k_s, lse_t, lse_s)
+            ctx.config = causal, scale_t, scale_s, dtype
+            return kl
+
+        @staticmethod
+        def backward(ctx, g):
+            q_t, k_t, q_s, k_s, lse_t, lse_s = ctx.saved_tensors
+            dsq, dsk = _attention_kl_backward(gpu, q_t, k_t, q_s, k_s, lse_t, lse_s, g,
+                                              *ctx.config)
+            return None, None, dsq, dsk, None, None, None, None
+
+    return KLFunction

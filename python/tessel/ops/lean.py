@@ -1,0 +1,79 @@
+"""tessel.lean_attention: LeanAttention decode (kernels/lean_attention.tsl), stream-K or split-K."""
+
+from ..compiler import cdiv
+from .common import BLOCKS, attention_args, backend, element_type, scale_value
+
+# The decode kernel's query tiles: a unit of lean_attention is one (batch, KV head), and its tile
+# holds the G·Nq query rows of the G = H / HKV query heads that share the KV head, padded to a
+# power of two of at least 16 rows (the M of the tensor-core MMA) and at most LEAN_MAX_ROWS (the
+# largest tile compiled: GQA 8:1 with 16 query rows).  With D = 128 the current GPU lowering (4
+# warps) already spills registers from 32 rows (ptxas, sm_90: ~0.2 KB at 32 rows, ~3.7 KB at 128);
+# one-row decode up to GQA 16:1 stays in the 16-row tile.
+LEAN_BLOCK_M = (16, 32, 64, 128)
+LEAN_MAX_ROWS = LEAN_BLOCK_M[-1]
+# lean_attention's strategies and the lowering of its stream_k each one compiles.
+LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
+# Persistent programs of lean_attention on the interpreter (enough to split units).
+_LEAN_PROGRAMS = 8
+
+
+def lean_tiles(block_m, gpu):
+    """lean_attention's tile constexprs for a query tile of `block_m` rows. On the GPU the key
+    blocks are 128 wide (64 with 128 query rows), with 8 warps from 64 rows and two pipeline
+    stages (measured: decode is bound by memory, and deeper pipelines cost occupancy)."""
+    if not gpu:
+        return dict(BLOCK_M=block_m, BLOCK_N=BLOCKS["interpreter"]["lean_attention"][1])
+    return dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
+                NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
+
+
+def lean_block_m(rows):
+    """lean_attention's BLOCK_M for a GQA group of `rows` = G·Nq query rows: the smallest tile of
+    LEAN_BLOCK_M that holds them (None if none does)."""
+    return next((bm for bm in LEAN_BLOCK_M if rows <= bm), None)
+
+
+def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
+    """Decode attention with a stream-K split of the keys.  q (B, H, Nq, D) holds the Nq newest
+    query rows; k, v (B, HKV, Nk, D).  One work unit per (batch, KV head) holds the G·Nq query
+    rows of the G = H / HKV query heads of its group, so K/V are read once per unit:
+    1 <= G·Nq <= LEAN_MAX_ROWS (128; e.g. Nq <= 16 up to GQA 8:1, Nq <= 128 for MHA).  causal:
+    the queries are the last Nq positions (row i sees keys j <= Nk - Nq + i; needs Nk >= Nq).
+    strategy: how the kernel's stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of
+    all (batch, KV head) units split evenly over a persistent grid) or 'split-k' (FlashDecoding:
+    each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
+    op = "lean_attention"
+    _, H, HKV, Nq, Nk, D = attention_args(op, q, k, v)
+    if Nq < 1:
+        raise ValueError(f"tessel.{op}: decode takes at least one query row, got Nq {Nq}")
+    if lean_block_m(H // HKV * Nq) is None:
+        raise ValueError(f"tessel.{op}: a unit holds the query rows of one GQA group, at most "
+                         f"{LEAN_MAX_ROWS}: got {H // HKV} query heads per KV head x Nq {Nq} = "
+                         f"{H // HKV * Nq} rows (use fewer query rows per call, or "
+                         f"tessel.attention for prefill)")
+    if causal and Nk < Nq:
+        raise ValueError(f"tessel.{op}: causal decode needs at least as many keys as queries, "
+                         f"got Nq {Nq} and Nk {Nk}")
+    if strategy not in LEAN_STRATEGIES:
+        raise ValueError(f"tessel.{op}: strategy must be one of {', '.join(LEAN_STRATEGIES)}, "
+                         f"got {strategy!r}")
+    be = backend(op, {"q": q, "k": k, "v": v})
+    dtype = element_type(op, {"q": q, "k": k, "v": v})
+    return _lean_attention_forward(be, q, k, v, bool(causal), scale_value(op, scale, D), dtype,
+                                   LEAN_STRATEGIES[strategy])[0]
+
+
+def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent"):
+    q, k, v = (be.input(x) for x in (q, k, v))
+    B, H, Nq, D = q.shape
+    HKV, Nk = k.shape[1], k.shape[2]
+    tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
+    bn = tiles["BLOCK_N"]
+    o = be.empty((B, H, Nq, D), q)
+    lse = be.empty((B, H, Nq), q, be.f32())
+    # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations
+    launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
+    be.kernel("lean_attention.tsl", "lean_attention", stream_k)(
+        q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
+        D=D, CAUSAL=causal, DTYPE=dtype, **tiles, **launch)
+    return o, lse

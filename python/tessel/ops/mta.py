@@ -1,0 +1,222 @@
+"""tessel.mta_attention and tessel.mta_decode: Multi-Token Attention (kernels/mta.tsl), forward and
+backward, and the decode step (split-K over the keys, then a combine kernel).
+
+The weight: by default (layout="conv2d") the kernel Wt (H, 1, cq, ck) of the MTA reference code,
+which pads the masked scores S0 by cq - 1 rows on top and (ck - 1) // 2 / ck // 2 columns left /
+right and calls F.conv2d(S0, Wt, groups=H); layout="tessel" takes the kernels' own (H, cq, ck)
+form, W[h, a, b] = Wt[h, 0, cq - 1 - a, b] (the query axis flipped: a counts rows into the past).
+"""
+
+import numpy as np
+
+from ..compiler import cdiv
+from .common import (attention_args, autograd_function, backend, check_same, delta,
+                     element_type, is_torch, needs_autograd, scale_value, torch_module)
+
+WEIGHT_LAYOUTS = {"conv2d": "(H, 1, cq, ck)", "tessel": "(H, cq, ck)"}
+# mta_decode: key blocks per split (BLOCK_N) and the most splits (BLOCK_S, the combine kernel's
+# tile).  The splits fill about DECODE_PROGRAMS_PER_SM programs per SM of the GPU (a fixed count
+# on the interpreter), never more than there are key blocks.
+DECODE_BLOCK_N = {"interpreter": 16, "gpu": 64}
+DECODE_BLOCK_S = 32
+DECODE_PROGRAMS_PER_SM = 2
+_DECODE_INTERPRETER_PROGRAMS = 8
+
+
+def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
+    """Multi-Token Attention (causal self-attention with a key-query convolution of the scores,
+    see kernels/mta.tsl for the convention).  q (B, H, N, D); k, v (B, HKV, N, D); weight real
+    (used in f32): layout="conv2d" (default) the MTA reference's conv2d kernel (H, 1, cq, ck),
+    layout="tessel" the (H, cq, ck) form with the query axis flipped; cq query offsets into the
+    past, ck keys centred.  Returns O; with torch inputs the weight's gradient comes back in the
+    weight's own layout."""
+    op = "mta_attention"
+    B, H, HKV, N, Nk, D = attention_args(op, q, k, v)
+    check_same(op, "query and key lengths (MTA is causal self-attention)", q=N, k=Nk)
+    be = backend(op, {"q": q, "k": k, "v": v})
+    check_weight(op, be, q, weight, H, layout)
+    dtype = element_type(op, {"q": q, "k": k, "v": v})
+    scale = scale_value(op, scale, D)
+    if needs_autograd((q, k, v, weight)):
+        return autograd_function("mta", _define_function).apply(q, k, v, weight, layout, scale,
+                                                               dtype)
+    return _mta_forward(be, q, k, v, kernel_weight(be, weight, layout), scale, dtype)[0]
+
+
+def check_weight(op, be, q, weight, H, layout):
+    """Checks the weight's type, dtype, device and shape for `layout`; returns (cq, ck)."""
+    if layout not in WEIGHT_LAYOUTS:
+        raise ValueError(f"tessel.{op}: layout must be 'conv2d' (weight (H, 1, cq, ck), the "
+                         f"conv2d kernel of the MTA reference) or 'tessel' (weight (H, cq, ck)), "
+                         f"got {layout!r}")
+    form = WEIGHT_LAYOUTS[layout]
+    if be.gpu:
+        if not is_torch(weight):
+            raise TypeError(f"tessel.{op}: weight must be a torch tensor {form} like q, got "
+                            f"{type(weight).__name__}")
+        if weight.device != q.device:
+            raise ValueError(f"tessel.{op}: weight is on {weight.device}, q on {q.device}")
+        floating = weight.dtype.is_floating_point
+    else:
+        if not isinstance(weight, np.ndarray):
+            raise TypeError(f"tessel.{op}: weight must be a NumPy array {form}, got "
+                            f"{type(weight).__name__}")
+        floating = np.issubdtype(weight.dtype, np.floating)
+    if not floating:
+        raise TypeError(f"tessel.{op}: weight must be a float array, got {weight.dtype}")
+    shape = tuple(weight.shape)
+    if layout == "conv2d":
+        if len(shape) == 3:
+            raise ValueError(f"tessel.{op}: weight must have shape (H={H}, 1, cq, ck) with "
+                             f"layout='conv2d' (the default: the conv2d kernel of the MTA "
+                             f"reference), got {shape}; a weight (H, cq, ck) in tessel's layout "
+                             f"(query axis flipped) needs layout='tessel'")
+        ok = len(shape) == 4 and shape[0] == H and shape[1] == 1 and min(shape[2:]) >= 1
+        expected = f"(H={H}, 1, cq >= 1, ck >= 1)"
+    else:
+        if len(shape) == 4:
+            raise ValueError(f"tessel.{op}: weight must have shape (H={H}, cq, ck) with "
+                             f"layout='tessel', got {shape}; a conv2d kernel (H, 1, cq, ck) of "
+                             f"the MTA reference needs layout='conv2d' (the default)")
+        ok = len(shape) == 3 and shape[0] == H and min(shape[1:]) >= 1
+        expected = f"(H={H}, cq >= 1, ck >= 1)"
+    if not ok:
+        raise ValueError(f"tessel.{op}: weight must have shape {expected} with "
+                         f"layout={layout!r}, got {shape}")
+    return shape[-2:]
+
+
+def kernel_weight(be, weight, layout):
+    """The weight as the kernels take it: (H, cq, ck) float32, contiguous."""
+    if layout == "conv2d":
+        weight = weight[:, 0].flip(1) if be.gpu else weight[:, 0, ::-1]
+    if be.gpu:
+        return weight.to(torch_module().float32).contiguous()
+    return np.ascontiguousarray(weight, dtype=np.float32)
+
+
+def user_weight_grad(dw, layout):
+    """The kernels' dW (H, cq, ck) in the layout of the user's weight."""
+    if layout != "conv2d":
+        return dw
+    if isinstance(dw, np.ndarray):
+        return np.ascontiguousarray(dw[:, None, ::-1])
+    return dw.flip(1).unsqueeze(1)
+
+
+def _mta_forward(be, q, k, v, w, scale, dtype):
+    """(O, LSE); w the kernel weight (kernel_weight)."""
+    q, k, v = (be.input(x) for x in (q, k, v))
+    B, H, N, D = q.shape
+    _, cq, ck = w.shape
+    tiles = be.tiles("mta_fwd", D)
+    o = be.empty((B, H, N, D), q)
+    lse = be.empty((B, H, N), q, be.f32())
+    be.kernel("mta.tsl", "mta_fwd")[(cdiv(N, tiles["BLOCK_M"]), B * H)](
+        q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, k.shape[1], N, scale,
+        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
+    return o, lse
+
+
+def _mta_backward(be, q, k, v, weight, layout, o, lse, do, scale, dtype):
+    """(dQ, dK, dV, dW); dW float32 in the weight's layout (accumulated per program, then added
+    atomically)."""
+    do = be.input(do)
+    w = kernel_weight(be, weight, layout)
+    B, H, N, D = q.shape
+    HKV = k.shape[1]
+    _, cq, ck = w.shape
+    dlt = delta(be, "mta.tsl", "mta_bwd_preprocess", o, do, dtype)
+    tiles = be.tiles("mta_bwd", D)
+    dq = be.zeros((B, H, N, D), q, be.f32())
+    dw = be.zeros((H, cq, ck), q, be.f32())
+    dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
+    be.kernel("mta.tsl", "mta_bwd")[(cdiv(N, tiles["BLOCK_N"]), B * HKV)](
+        q, k, v, w, do, lse, dlt, dq, dk, dv, dw, *be.strides(q), *be.strides(k),
+        *be.strides(v), *be.strides(do), H, HKV, N, scale,
+        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
+    return be.cast(dq, q.dtype), dk, dv, user_weight_grad(dw, layout)
+
+
+def _define_function(torch, gpu):
+    class MTAFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, weight, layout, scale, dtype):
+            o, lse = _mta_forward(gpu, q, k, v, kernel_weight(gpu, weight, layout), scale, dtype)
+            ctx.save_for_backward(q, k, v, weight, o, lse)
+            ctx.config = layout, scale, dtype
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, weight, o, lse = ctx.saved_tensors
+            layout, scale, dtype = ctx.config
+            dq, dk, dv, dw = _mta_backward(gpu, *(gpu.input(x) for x in (q, k, v)), weight,
+                                           layout, o, lse, do, scale, dtype)
+            return dq, dk, dv, dw.to(weight.dtype), None, None, None
+
+    return MTAFunction
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+def mta_decode(q, k, v, weight, scale=None, layout="conv2d"):
+    """One decode step of Multi-Token Attention: the output of the newest position N - 1, as row
+    N - 1 of mta_attention over the N positions.  q (B, H, QN, D) holds the queries of the QN
+    newest positions N - QN .. N - 1 (min(cq, N) <= QN <= N: a rolling cache of the cq newest
+    queries, or all of them); k, v (B, HKV, N, D), N >= 1; weight as in mta_attention (layout).
+    The keys are split over programs (mta_decode_split), whose partial results are merged by
+    their LSEs (mta_decode_combine).  Forward only.  Returns O (B, H, 1, D), q's dtype."""
+    op = "mta_decode"
+    B, H, HKV, QN, N, D = attention_args(op, q, k, v)
+    be = backend(op, {"q": q, "k": k, "v": v})
+    cq, _ = check_weight(op, be, q, weight, H, layout)
+    if N < 1:
+        raise ValueError(f"tessel.{op}: decode needs at least one key, got N {N}")
+    if not min(cq, N) <= QN <= N:
+        raise ValueError(f"tessel.{op}: q must hold the queries of the newest min(cq, N) = "
+                         f"{min(cq, N)} to N = {N} positions (the query window reaches cq = "
+                         f"{cq} rows into the past), got {QN} rows")
+    dtype = element_type(op, {"q": q, "k": k, "v": v})
+    scale = scale_value(op, scale, D)
+    return _mta_decode(be, q, k, v, kernel_weight(be, weight, layout), scale, dtype)[0]
+
+
+def decode_splits(be, q, bh, blocks):
+    """How many programs share one (batch, head)'s `blocks` key blocks."""
+    if be.gpu:
+        programs = DECODE_PROGRAMS_PER_SM * _sm_count(q.device)
+    else:
+        programs = _DECODE_INTERPRETER_PROGRAMS
+    return max(1, min(blocks, DECODE_BLOCK_S, cdiv(programs, bh)))
+
+
+_sm_counts = {}
+
+
+def _sm_count(device):
+    if device not in _sm_counts:
+        props = torch_module().cuda.get_device_properties(device)
+        _sm_counts[device] = props.multi_processor_count
+    return _sm_counts[device]
+
+
+def _mta_decode(be, q, k, v, w, scale, dtype):
+    """(O (B, H, 1, D), LSE (B, H, 1) f32); w the kernel weight."""
+    q, k, v = (be.input(x) for x in (q, k, v))
+    B, H, QN, D = q.shape
+    HKV, N = k.shape[1], k.shape[2]
+    _, cq, ck = w.shape
+    bn = DECODE_BLOCK_N[be.name]
+    nsplit = decode_splits(be, q, B * H, cdiv(N, bn))
+    o_part = be.empty((B * H, nsplit, D), q, be.f32())
+    lse_part = be.empty((B * H, nsplit), q, be.f32())
+    be.kernel("mta.tsl", "mta_decode_split")[(nsplit, B * H)](
+        q, k, v, w, o_part, lse_part, *be.strides(q), *be.strides(k), *be.strides(v),
+        H, HKV, N, QN, scale, D=D, CQ=cq, CK=ck, BLOCK_N=bn, DTYPE=dtype)
+    o = be.empty((B, H, 1, D), q)
+    lse = be.empty((B, H, 1), q, be.f32())
+    be.kernel("mta.tsl", "mta_decode_combine")[(B * H,)](
+        o_part, lse_part, o, lse, nsplit, D=D, BLOCK_S=DECODE_BLOCK_S, DTYPE=dtype)
+    return o, lse
