@@ -16,12 +16,21 @@ export TESSEL_BUNDLE_DIR=${TESSEL_BUNDLE_DIR:-$root/.gpu-bundles/ops} TESSEL_CAC
 export PYTHONPATH="$build/python"
 cases=${1:-prefill,prefill-d64,decode-mha,decode-gqa}
 "$py" "$root/scripts/gpu/profile_ops.py" --cases "$cases"
-# One launch per case under Nsight Compute, after two warm-up launches.
+# One launch per case under Nsight Compute, after two warm-up launches: the sections, the tensor
+# pipes' activity (mma.sync counts as hmma, wgmma as gmma where the device names it) and the
+# stall reasons behind the warps' latency. Without those metrics (a metric this ncu does not know)
+# the sections alone.
+metrics='regex:^sm__pipe_tensor_op_[a-z]*mma_cycles_active\.avg\.pct_of_peak_sustained_active$'
+metrics+=',regex:^smsp__average_warp_latency_issue_stalled_(barrier|long_scoreboard|wait|math_pipe_throttle|mio_throttle|short_scoreboard)$'
 for case in ${cases//,/ }; do
-  ncu --target-processes all -k 'regex:^(attention|lean|mta)' --launch-skip 2 --launch-count 1 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > "$out/ncu-$case.txt" 2>&1
+  for extra in "--metrics $metrics" ""; do
+    ncu --target-processes all -k 'regex:^(attention|lean|mta)' --launch-skip 2 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis $extra \
+      "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > "$out/ncu-$case.txt" 2>&1 &&
+      break
+  done
   echo "== ncu: $case"
-  grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued" \
-    "$out/ncu-$case.txt" | head -40
+  grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
+    "$out/ncu-$case.txt" | head -60
 done
