@@ -93,9 +93,12 @@ def precompile(out_dir, names, target):
             continue
         for cfg in cfgs:
             tuned(name, d, cfg)
+            # Every kernel of the op's file at this head dim: the op's call also launches the
+            # others (the forward, the Delta preprocess) with their own tiles.
+            tsl_of_name = name.rsplit("_", 1)[0] + ".tsl"
             for tsl, kname, c, stream_k in ops.gpu_configurations((d,), ("bf16",), ((6, 11),),
                                                                   target):
-                if kname == name and ops.head_dim(c) == d:
+                if tsl == tsl_of_name and ops.head_dim(c) == d:
                     jit(os.path.join(ops.KERNELS_DIR, tsl), kernel=kname,
                         stream_k=stream_k).precompile(target=target, out_dir=out_dir, **c)
             print(name, d, cfg, flush=True)
