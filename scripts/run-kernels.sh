@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
 # The main job: compile every kernel in kernels/ and run it against the
-# float64 references. On a machine without the GPU back end or without a GPU
-# the kernels run on the CPU interpreter.
-#   scripts/run-kernels.sh            (build directory: build/)
+# float64 references; builds what it needs first (scripts/build.sh).
+#   scripts/run-kernels.sh [--cpu|--gpu]     (build directory: build/)
+# With an NVIDIA GPU (the CUDA driver finds a device: scripts/gpu/find_gpu.py)
+# the numerics tests' kernels are compiled to bundles (scripts/gpu/
+# record_bundles.sh, which runs each case on the CPU interpreter once as it
+# records) and run on the GPU against the references; without one they run on
+# the CPU interpreter. --cpu: the interpreter even with a GPU; --gpu: fail
+# without one. Environment: BUILD_DIR, JOBS (scripts/build.sh), TARGET
+# (default: from the GPU), TESSEL_BUNDLE_DIR (default <repo>/.gpu-bundles).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
+python=/usr/bin/python3
+mode=auto
+case "${1:-}" in
+  "") ;;
+  --cpu) mode=cpu ;;
+  --gpu) mode=gpu ;;
+  *) echo "usage: scripts/run-kernels.sh [--cpu|--gpu]" >&2; exit 2 ;;
+esac
 
-"$root/scripts/deps.sh"
-if [ ! -x "$build/bin/tesselc" ] || [ ! -x "$build/bin/tessel-run" ]; then
-  cmake -S "$root" -B "$build" -G Ninja \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
+"$root/scripts/deps.sh" # the Python that asks the driver, among the rest
+gpu=
+if [ "$mode" = cpu ]; then
+  echo "--cpu: running on the CPU interpreter"
+elif gpu=$(timeout 120 "$python" "$root/scripts/gpu/find_gpu.py"); then
+  IFS=$'\t' read -r name cc target <<<"$gpu"
+  target=${TARGET:-$target}
+  echo "running on the GPU: $name (compute capability $cc), kernels compiled for $target"
+else
+  why=${gpu:-the CUDA driver could not be queried}
+  gpu=
+  if [ "$mode" = gpu ]; then
+    echo "error: --gpu: no NVIDIA GPU found ($why)" >&2
+    exit 1
+  fi
+  echo "no NVIDIA GPU found ($why): running on the CPU interpreter"
 fi
-ninja -C "$build" tesselc tessel-opt tessel-run >/dev/null
+
+targets=(tesselc tessel-opt tessel-run)
+[ -z "$gpu" ] || targets+=(TesselPython) # record_bundles.sh and the GPU run
+BUILD_DIR=$build "$root/scripts/build.sh" "${targets[@]}"
 
 echo "== compiling kernels/*.tsl"
 for f in "$root"/kernels/*.tsl; do
@@ -24,6 +53,24 @@ for f in "$root"/kernels/*.tsl; do
     "$(basename "$f")" "$kernels"
 done
 
-echo "== running them on the CPU interpreter against float64 references"
-cd "$root/test/numerics"
-TESSEL_BUILD_DIR=$build /usr/bin/python3 -m pytest -q -s test_kernels.py test_stream_k.py
+if [ -z "$gpu" ]; then
+  echo "== running them on the CPU interpreter against float64 references"
+  cd "$root/test/numerics"
+  TESSEL_BUILD_DIR=$build "$python" -m pytest -q -s -p no:cacheprovider \
+    test_kernels.py test_stream_k.py
+  exit
+fi
+
+bundles=${TESSEL_BUNDLE_DIR:-$root/.gpu-bundles}
+echo "== compiling the numerics tests' kernels to bundles for $target in $bundles"
+# The bundles stay on this machine: no size limit.
+TARGET=$target TESSEL_BUILD_DIR=$build BUNDLE_LIMIT_MB=1000000 PYTHON=$python \
+  "$root/scripts/gpu/record_bundles.sh" "$bundles"
+echo "== running them on the GPU against float64 references"
+# As scripts/gpu/check.sh does, without the interpreter's own plumbing tests.
+cd "$root"
+TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR=$bundles PYTHONPATH=$build/python \
+  "$python" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
+  test/numerics/test_kernels.py
+echo "(the rest of the GPU check, on these bundles: scripts/gpu/check.sh: runtime smoke"
+echo " tests, the Python package with PyTorch, compute-sanitizer)"

@@ -57,6 +57,16 @@ if grep -qE ' (SKIPPED|XFAIL)' "$build/pytest.log"; then
   failed=$((failed + 1))
 fi
 
+# A runtime-only install (no LLVM) and a C++ application built against it
+# through find_package(Tessel); kept in $build-install for inspection.
+echo "== install the runtime and build an application against it"
+if JOBS=$jobs "$root/test/Install/install-consumer.sh" "$build-install" 2>&1 |
+     tee "$build/install.log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 # The same suites with AddressSanitizer + UndefinedBehaviorSanitizer (clang),
 # then the front-end fuzzer for a bounded time over the seed corpus.
 if [ "${TESSEL_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Records, on the development machine (LLVM/MLIR, build/bin/tesselc and
-# tessel-run built), the kernel bundles that scripts/gpu/check.sh runs on a GPU:
+# Records, on the development machine (LLVM/MLIR; tesselc, tessel-run and the
+# Python package are built first by scripts/build.sh), the kernel bundles that
+# scripts/gpu/check.sh runs on a GPU:
 # runs every case of test/numerics/test_kernels.py on the CPU interpreter with
 # TESSEL_BACKEND=record, which also compiles each distinct (kernel file, kernel,
 # defines) with `tesselc --emit=bundle` (PTX for $TARGET) into the bundle
@@ -22,6 +23,10 @@ dir=$(mkdir -p "${1:-$root/.gpu-bundles}" && cd "${1:-$root/.gpu-bundles}" && pw
 python=${PYTHON:-/usr/bin/python3}
 limit_mb=${BUNDLE_LIMIT_MB:-40}
 target=${TARGET:-sm_90a}
+build=${TESSEL_BUILD_DIR:-$root/build}
+
+# tesselc and tessel-run record, the Python package precompiles the ops.
+BUILD_DIR=$build "$root/scripts/build.sh" tesselc tessel-run TesselPython
 
 # A fresh record: no stale bundles of kernels that changed since.
 rm -f "$dir"/*.bundle "$dir"/*.bundle.tmp* "$dir/index.json" "$dir/index.json.tmp"* "$dir/.index.lock"
@@ -29,13 +34,12 @@ rm -rf "$dir/ops" "$dir/sanitize"
 
 cd "$root"
 TESSEL_BACKEND=record TESSEL_BUNDLE_DIR="$dir" TESSEL_TARGET="$target" \
-  TESSEL_BUILD_DIR="${TESSEL_BUILD_DIR:-$root/build}" \
+  TESSEL_BUILD_DIR="$build" \
   "$python" -m pytest -q -p no:cacheprovider test/numerics/test_kernels.py
 rm -f "$dir/.index.lock"
-"$python" scripts/gpu/sanitize.py record --tesselc "${TESSEL_BUILD_DIR:-$root/build}/bin/tesselc" \
+"$python" scripts/gpu/sanitize.py record --tesselc "$build/bin/tesselc" \
   --bundles "$dir/sanitize" --target "$target"
 
-build=${TESSEL_BUILD_DIR:-$root/build}
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \
   --head-dims 64,128 --dtypes f16,bf16 --mta 6x11,3x4
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \

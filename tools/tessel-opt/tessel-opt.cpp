@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/ToolOptions.h"
 #include "tessel/Passes.h"
 #include "tessel/TesselDialect.h"
 
@@ -17,6 +18,9 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // libLLVM's options behind --help-hidden; MlirOptMain registers MLIR's
+  // (passes, pipelines, printing) after this, so --help lists those.
+  tessel::hideUnrelatedOptions({});
   mlir::DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::math::MathDialect,

@@ -14,6 +14,7 @@
 #include "Frontend/Parser.h"
 
 #include "Conversion/NVPTX/GPUCompile.h"
+#include "common/ToolOptions.h"
 #include "tessel/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -31,19 +32,22 @@ namespace cl = llvm::cl;
 namespace {
 enum class Emit { AST, Tessel, LLVM, PTX, Bundle };
 
+cl::OptionCategory tesselcCategory("tesselc options");
+
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .tsl file>"),
-                               cl::Required);
+                               cl::Required, cl::cat(tesselcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                cl::value_desc("file"), cl::init("-"));
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(tesselcCategory));
 cl::opt<std::string>
     kernelName("kernel",
                cl::desc("Compile only this kernel (default: every @kernel)"),
-               cl::value_desc("name"));
+               cl::value_desc("name"), cl::cat(tesselcCategory));
 cl::list<std::string>
     defines("D", cl::Prefix,
             cl::desc("Set a constexpr parameter: -D NAME=VALUE (an integer, "
                      "float, True/False or a type name such as bf16)"),
-            cl::value_desc("NAME=VALUE"));
+            cl::value_desc("NAME=VALUE"), cl::cat(tesselcCategory));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"), cl::init(Emit::Tessel),
     cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree, as text"),
@@ -53,18 +57,19 @@ cl::opt<Emit> emit(
                           "LLVM IR for the NVPTX target, optimised (O3)"),
                clEnumValN(Emit::PTX, "ptx", "PTX assembly"),
                clEnumValN(Emit::Bundle, "bundle",
-                          "a kernel bundle: PTX with its launch metadata")));
+                          "a kernel bundle: PTX with its launch metadata")),
+    cl::cat(tesselcCategory));
 cl::opt<std::string>
     target("target",
            cl::desc("GPU architecture: sm_80, sm_90, or sm_90a (Hopper's "
                     "warpgroup MMA; runs on compute capability 9.0 only)"),
-           cl::init("sm_90"));
+           cl::init("sm_90"), cl::cat(tesselcCategory));
 cl::opt<mlir::tessel::StreamKStrategy>
     streamK("stream-k",
             cl::desc("How stream_k is lowered for the GPU (llvm, ptx, "
                      "bundle)"),
             cl::init(mlir::tessel::StreamKStrategy::Persistent),
-            mlir::tessel::streamKStrategyValues());
+            mlir::tessel::streamKStrategyValues(), cl::cat(tesselcCategory));
 } // namespace
 
 /// The GPU stages: LLVM IR, PTX or a bundle of `module` on `os`.
@@ -89,7 +94,9 @@ static bool emitGPU(mlir::ModuleOp module, llvm::raw_ostream &os) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  // --mlir-print-debuginfo prints each op's .tsl location.
+  // libLLVM's options behind --help-hidden; MLIR's printing options, next,
+  // stay in --help: --mlir-print-debuginfo prints each op's .tsl location.
+  tessel::hideUnrelatedOptions({&tesselcCategory});
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
