@@ -34,9 +34,10 @@
 namespace mlir::tessel {
 /// Where the elements of a 2-D tile sit in shared memory (the layout of every
 /// !tessel.memdesc). The contiguous dimension is padded to whole 16-byte
-/// chunks and cut into column blocks of at most 8 chunks (128 bytes); a
-/// block holds every row at a pitch of its own width, and within a row the
-/// chunk index is XOR-ed with (row / perPhase) % maxPhase. For blocks of 8,
+/// chunks and, for 16-bit elements, cut into column blocks of at most 8
+/// chunks (128 bytes; wider elements keep whole rows); a block holds every
+/// row at a pitch of its own width, and within a row the chunk index is
+/// XOR-ed with (row / perPhase) % maxPhase. For blocks of 8,
 /// 4 or 2 chunks this is exactly the 128-, 64- or 32-byte swizzle of
 /// Hopper's tensor cores and bulk copies (so wgmma reads a tile through a
 /// matrix descriptor) and, for every width, eight rows at one chunk --

@@ -63,9 +63,10 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
   let description = [{
     `!tessel.memdesc<64x128xf16, order = [1, 0]>` describes a region of the
     CTA's shared memory holding a 2-D tile whose `order[0]` dimension is
-    contiguous. The tile is stored as column blocks of at most 128 bytes
-    (a 64x128xf16 tile: two blocks of 64 rows x 64 columns), each row of a
-    block made of 16-byte chunks XOR-swizzled by the row index
+    contiguous. A tile of 16-bit elements is stored as column blocks of at
+    most 128 bytes (a 64x128xf16 tile: two blocks of 64 rows x 64 columns;
+    wider elements keep whole rows), each row of a block made of 16-byte
+    chunks XOR-swizzled by the row index
     (SharedTileLayout): eight rows read at one chunk fall in different
     banks, and for blocks of 128, 64 or 32 bytes the arrangement is the
     swizzle Hopper's warpgroup MMA reads through a matrix descriptor. A

@@ -124,7 +124,12 @@ SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
   l.elemBytes = elemBytes;
   l.chunkElems = 16 / elemBytes;
   int64_t rowChunks = llvm::divideCeil(rowElems, l.chunkElems);
-  int64_t blockChunks = std::min<int64_t>(rowChunks, 8);
+  // Column blocks for the tensor cores' 16-bit operands; wider elements (the
+  // f32 halo tiles of tessel-stage-slices) keep whole rows, which measured
+  // better for their sliding-window reads (MTA's backward spilled with
+  // blocks).
+  int64_t blockChunks =
+      elemBytes == 2 ? std::min<int64_t>(rowChunks, 8) : rowChunks;
   l.blockElems = blockChunks * l.chunkElems;
   l.blocks = llvm::divideCeil(rowChunks, blockChunks);
   // Each block starts on a whole period of the swizzle (8 rows).
