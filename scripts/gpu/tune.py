@@ -71,11 +71,13 @@ def kernel(name):
     return tessel.jit(os.path.join(KERNELS, tsl), kernel=name)
 
 
-def tuned(name, d, cfg):
-    """Puts the configuration in tessel.ops.GPU_TUNED."""
-    from tessel import ops
+def tuned(name, d, cfg, target=None):
+    """Puts the configuration in the table of tessel.ops that `target` (default: this machine's
+    GPU) reads last: GPU_TUNED_SM90A on Hopper, else GPU_TUNED."""
+    from tessel import gpu, ops
     bm, bn, warps, stages = cfg
-    ops.GPU_TUNED[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
+    table = ops.GPU_TUNED_SM90A if (target or gpu.target()) == "sm_90a" else ops.GPU_TUNED
+    table[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
 
 
 def precompile(out_dir, names, target):
@@ -92,7 +94,7 @@ def precompile(out_dir, names, target):
         if name not in names:
             continue
         for cfg in cfgs:
-            tuned(name, d, cfg)
+            tuned(name, d, cfg, target)
             # Every kernel of the op's file at this head dim: the op's call also launches the
             # others (the forward, the Delta preprocess) with their own tiles.
             tsl_of_name = name.rsplit("_", 1)[0] + ".tsl"

@@ -50,7 +50,6 @@ GPU_TUNED_SM90A = {
     ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
     ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
     ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
-    ("mta_bwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
