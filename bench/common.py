@@ -21,7 +21,8 @@ CONVENTIONS = """\
   back-to-back calls; a note flags rows where it is much larger than the event time (host-bound
   calls, or work launched outside the current stream).
 - Speedup = peer time / Tessel time: above 1 Tessel is faster.
-- Attention FLOPs (prefill, forward): 4·B·H·Nq·Nk·D; causal counts half.
+- Attention FLOPs (prefill, forward): 4·B·H·Nq·Nk·D; causal counts half. Forward + backward
+  (prefill-bwd): 3.5× that (FlashAttention's count: the backward is 2.5 forwards).
 - Decode: GB/s of K and V read once: 2·B·HKV·Nk·D·(bytes per element).
 - StreamKL FLOPs: forward 2·B·H·N²·(DT + DS) (teacher and student scores); forward + backward adds
   4·B·H·N²·DS (the student's dQ and dK); causal counts half. Memory: peak allocated during one

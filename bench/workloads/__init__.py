@@ -14,6 +14,6 @@ Everything but run() is pure Python: torch is imported inside run(), so the conf
 and formulas are tested on machines without it.
 """
 
-from . import decode, kl, mta, prefill
+from . import decode, kl, mta, prefill, prefill_bwd
 
-WORKLOADS = {m.NAME: m for m in (prefill, decode, kl, mta)}
+WORKLOADS = {m.NAME: m for m in (prefill, prefill_bwd, decode, kl, mta)}

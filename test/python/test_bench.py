@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 
 from bench import budget, common, report  # noqa: E402
 from bench import run as bench_run  # noqa: E402
-from bench.workloads import WORKLOADS, decode, kl, mta, prefill  # noqa: E402
+from bench.workloads import WORKLOADS, decode, kl, mta, prefill, prefill_bwd  # noqa: E402
 
 H100_MEMORY = 81559 << 20  # what an H100 80GB reports
 
@@ -56,6 +56,19 @@ def test_prefill_covers_the_issue_shapes():
     got = {(c["B"], c["H"], c["N"], c["D"], c["causal"]) for c in prefill.configs()}
     assert got == {(1, 32, n, d, c) for n in (1024, 4096, 8192, 16384) for d in (64, 128)
                    for c in (False, True)}
+
+
+def test_prefill_backward_covers_the_issue_shapes():
+    got = {(c["B"], c["H"], c["N"], c["D"], c["causal"]) for c in prefill_bwd.configs()}
+    assert got == {(1, 32, n, 128, c) for n in (4096, 8192, 16384) for c in (False, True)}
+    assert len({c["id"] for c in prefill_bwd.configs()} |
+               {c["id"] for c in prefill.configs()}) == len(prefill_bwd.configs()) + \
+        len(prefill.configs())                     # ids unique across the two tables
+    # FlashAttention's count: the backward is 2.5 forwards.
+    assert prefill_bwd.flops(1, 32, 4096, 4096, 128, False) == \
+        3.5 * 4 * 32 * 4096 * 4096 * 128
+    assert prefill_bwd.flops(1, 32, 4096, 4096, 128, True) == \
+        3.5 * 2 * 32 * 4096 * 4096 * 128
 
 
 def test_prefill_check_rows():
