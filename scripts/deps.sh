@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ ccache libgtest-dev
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libclang-rt-22-dev libzstd-dev
-  python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest
+  python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
 )
 
 missing=()

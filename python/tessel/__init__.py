@@ -15,8 +15,8 @@ tessel.cache document the details.
 from ._backend import _tessel
 from .compiler import (DEFAULT_PROGRAMS, GPUKernel, JITKernel, Kernel, Param, cdiv, compile, jit,
                        precompile)
-from .errors import (BundleNotFoundError, CompileError, DeviceError, Diagnostic, LaunchError,
-                     TesselError)
+from .errors import (BundleNotFoundError, CommunicationError, CompileError, DeviceError,
+                     Diagnostic, LaunchError, TesselError)
 from .gpu import has_gpu
 from .language import bf16, constexpr, f16, f32, i1, i32, i64, ptr
 from .ops import (KERNELS_DIR, attention, attention_kl, lean_attention, mta_attention,
@@ -25,8 +25,9 @@ from .ops import (KERNELS_DIR, attention, attention_kl, lean_attention, mta_atte
 __version__ = _tessel.version
 
 __all__ = [
-    "attention", "attention_kl", "bf16", "BundleNotFoundError", "cdiv", "compile", "CompileError",
-    "constexpr", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "f16", "f32", "GPUKernel",
-    "has_gpu", "i1", "i32", "i64", "jit", "JITKernel", "Kernel", "KERNELS_DIR", "LaunchError",
-    "lean_attention", "mta_attention", "mta_decode", "Param", "precompile", "ptr", "TesselError",
+    "attention", "attention_kl", "bf16", "BundleNotFoundError", "cdiv", "CommunicationError",
+    "compile", "CompileError", "constexpr", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "f16",
+    "f32", "GPUKernel", "has_gpu", "i1", "i32", "i64", "jit", "JITKernel", "Kernel", "KERNELS_DIR",
+    "LaunchError", "lean_attention", "mta_attention", "mta_decode", "Param", "precompile", "ptr",
+    "TesselError",
 ]

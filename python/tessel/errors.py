@@ -41,6 +41,11 @@ class DeviceError(TesselError, RuntimeError):
     """The CUDA runtime failed: no driver or device, a bundle that does not load, memory."""
 
 
+class CommunicationError(TesselError, RuntimeError):
+    """A collective of tessel.distributed failed: a rank of the process group failed, exited, or
+    did not reach it within the group's timeout.  The message names the op and the rank."""
+
+
 class BundleNotFoundError(TesselError, LookupError):
     """A package without the compiler (a runtime-only build) has no precompiled bundle for the
     kernel specialisation asked for (see tessel.precompile and $TESSEL_BUNDLE_DIR)."""

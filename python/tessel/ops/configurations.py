@@ -3,6 +3,7 @@ compiler (python -m tessel.precompile) and launching on one without."""
 
 from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_tiles
+from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S
 
 
@@ -11,7 +12,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
-    with every query tile of LEAN_BLOCK_M; MTA's forward, backward and decode)."""
+    with every query tile of LEAN_BLOCK_M; MTA's forward, backward and decode; the merges of
+    tessel.distributed)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -43,4 +45,7 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 add("mta.tsl", "mta_decode_split", D=d, CQ=cq, CK=ck,
                     BLOCK_N=DECODE_BLOCK_N["gpu"], DTYPE=dtype)
             add("mta.tsl", "mta_decode_combine", D=d, BLOCK_S=DECODE_BLOCK_S, DTYPE=dtype)
+            add("merge_states.tsl", "softmax_merge_parts", D=d, BLOCK_R=MERGE_BLOCK_R,
+                DTYPE=dtype)
+    add("merge_states.tsl", "kl_merge_parts", BLOCK_R=KL_MERGE_BLOCK_R)
     return configs

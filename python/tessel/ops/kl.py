@@ -20,7 +20,20 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
     'batchmean' (sum / B): a float32 scalar (a 0-d tensor for torch inputs; NumPy sums the f32
     rows in float64).  With torch inputs, gradients flow to q_s and k_s; the teacher is a
     constant (its tensors must not require grad)."""
-    op = "attention_kl"
+    B, be, dtype, scale_t, scale_s = check_kl_args("attention_kl", q_t, k_t, q_s, k_s, causal,
+                                                   scale, reduction)
+    if needs_autograd((q_s, k_s)):
+        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, bool(causal),
+                                                             scale_t, scale_s, dtype)
+    else:
+        kl = _attention_kl_forward(be, q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s,
+                                   dtype)[0]
+    return _reduce(kl, reduction, B)
+
+
+def check_kl_args(op, q_t, k_t, q_s, k_s, causal, scale, reduction):
+    """attention_kl's argument checks, errors naming `op`; returns (B, backend, element type,
+    scale_t, scale_s)."""
     B, H, Nq, DT = bhnd(op, "q_t", q_t)
     Bkt, HKT, Nk, DTk = bhnd(op, "k_t", k_t)
     Bs, Hs, Nqs, DS = bhnd(op, "q_s", q_s)
@@ -54,13 +67,7 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
     if be.gpu and any(x.requires_grad for x in (q_t, k_t)) and torch_module().is_grad_enabled():
         raise ValueError(f"tessel.{op}: gradients for the teacher are not computed; pass "
                          f"q_t.detach() and k_t.detach()")
-    if needs_autograd((q_s, k_s)):
-        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, bool(causal),
-                                                             scale_t, scale_s, dtype)
-    else:
-        kl = _attention_kl_forward(be, q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s,
-                                   dtype)[0]
-    return _reduce(kl, reduction, B)
+    return B, be, dtype, scale_t, scale_s
 
 
 def _reduce(kl, reduction, batch):
@@ -78,13 +85,15 @@ def _reduce(kl, reduction, batch):
     return kl.sum() / batch if reduction == "batchmean" else kl.sum()
 
 
-def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
-    """(KL, LSE teacher, LSE student), each (B, H, Nq) float32."""
+def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype, out=None):
+    """(KL, LSE teacher, LSE student), each (B, H, Nq) float32; written into `out` (three
+    contiguous such buffers) when given."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     DS = q_s.shape[3]
     tiles = be.tiles("attention_kl_fwd", max(DT, DS))
-    kl, lse_t, lse_s = (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
+    kl, lse_t, lse_s = out if out is not None else \
+        (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
     be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
         q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
         *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),

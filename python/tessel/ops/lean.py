@@ -42,7 +42,14 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     strategy: how the kernel's stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of
     all (batch, KV head) units split evenly over a persistent grid) or 'split-k' (FlashDecoding:
     each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
-    op = "lean_attention"
+    be, dtype, scale, stream_k = check_lean_args("lean_attention", q, k, v, causal, scale,
+                                                 strategy)
+    return _lean_attention_forward(be, q, k, v, bool(causal), scale, dtype, stream_k)[0]
+
+
+def check_lean_args(op, q, k, v, causal, scale, strategy):
+    """lean_attention's argument checks, errors naming `op`; returns (backend, element type,
+    scale, stream_k lowering)."""
     _, H, HKV, Nq, Nk, D = attention_args(op, q, k, v)
     if Nq < 1:
         raise ValueError(f"tessel.{op}: decode takes at least one query row, got Nq {Nq}")
@@ -59,8 +66,7 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
                          f"got {strategy!r}")
     be = backend(op, {"q": q, "k": k, "v": v})
     dtype = element_type(op, {"q": q, "k": k, "v": v})
-    return _lean_attention_forward(be, q, k, v, bool(causal), scale_value(op, scale, D), dtype,
-                                   LEAN_STRATEGIES[strategy])[0]
+    return be, dtype, scale_value(op, scale, D), LEAN_STRATEGIES[strategy]
 
 
 def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent"):
