@@ -8,8 +8,8 @@
 
 Kernels run on the GPU when there is one (CUDA tensors of PyTorch or CuPy), else on the CPU
 interpreter (the reference semantics) with NumPy arrays; interpret=True or TESSEL_INTERPRET=1 asks
-for the interpreter. See python/README.md; tessel.compiler, tessel.interpreter, tessel.ops and
-tessel.cache document the details.
+for the interpreter. See python/README.md; tessel.compiler, tessel.interpreter, tessel.ops,
+tessel.distributed (attention across processes) and tessel.cache document the details.
 """
 
 from ._backend import _tessel
@@ -21,6 +21,7 @@ from .gpu import has_gpu
 from .language import bf16, constexpr, f16, f32, i1, i32, i64, ptr
 from .ops import (KERNELS_DIR, attention, attention_kl, lean_attention, mta_attention,
                   mta_decode)
+from . import distributed  # context parallelism; imports torch.distributed only when called
 
 __version__ = _tessel.version
 

@@ -26,8 +26,9 @@ keeps it for later processes; a runtime-only package finds it precompiled, see
 `python -m tessel.precompile`, which compiles every configuration `gpu_configurations` lists).
 
 One module per op family: common (back ends, tiles, argument checks), flash (attention), lean
-(lean_attention), mta (mta_attention, mta_decode), kl (attention_kl), configurations
-(gpu_configurations).
+(lean_attention), mta (mta_attention, mta_decode), kl (attention_kl), merge (merge_attention_states,
+merge_kl_states: partial results over disjoint keys, as tessel.distributed merges them),
+configurations (gpu_configurations).
 """
 
 from .common import (BLOCKS, GPU_TUNED, GPU_TUNED_SM90A, HEAD_DIMS, KERNELS_DIR, PREPROCESS_ROWS,
