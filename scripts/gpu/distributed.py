@@ -190,6 +190,30 @@ def time_kl(rank, world, n, reps):
     return [(f"StreamKL forward B1 H16 D128 f16, N {n} (non-causal)", base, fast, checked)]
 
 
+def hang_check(rank, world, timeout_s):
+    """The last rank hangs instead of calling; the others must end with an error (tessel's
+    CommunicationError, or on NCCL PyTorch's watchdog aborting the process) after the group's
+    timeout, never wait for ever.  Exits with status 3 on the ranks that saw an error."""
+    group = dist.new_group(list(range(world)), timeout=datetime.timedelta(seconds=timeout_s))
+    dist.barrier(group=group)                    # the group's communicator exists on every rank
+    q = randn((1, 32, 1, 128), torch.float16, 1)
+    k, v = randn((1, 32, 4096, 128), torch.float16, 2), randn((1, 32, 4096, 128), torch.float16, 3)
+    if rank == world - 1:
+        print(f"rank {rank}: hangs for {4 * timeout_s} s", flush=True)
+        time.sleep(4 * timeout_s)
+        return 0
+    start = time.perf_counter()
+    try:
+        td.context_parallel_decode(q, k, v, group=group)
+        torch.cuda.synchronize()
+    except Exception as e:   # noqa: BLE001 -- reported, then the exit status says it
+        print(f"rank {rank}: {type(e).__name__} after {time.perf_counter() - start:.1f} s "
+              f"(group timeout {timeout_s} s): {str(e)[:300]}", flush=True)
+        sys.exit(3)
+    print(f"rank {rank}: no error after {time.perf_counter() - start:.1f} s", flush=True)
+    return 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -197,6 +221,9 @@ def main():
     parser.add_argument("--decode-keys", type=int, default=1 << 20)
     parser.add_argument("--kl-n", type=int, default=131072)
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--hang-check", type=int, metavar="TIMEOUT_S",
+                        help="only this: the last rank hangs, the others must fail after the "
+                             "group's timeout of TIMEOUT_S seconds")
     args = parser.parse_args()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     backend = "nccl" if world_size <= _gpus else "gloo"
@@ -206,6 +233,8 @@ def main():
     if rank == 0:
         print(f"{world} rank(s) on {_gpus} GPU(s) ({torch.cuda.get_device_name()}), {backend}; "
               f"torch {torch.__version__}")
+    if args.hang_check:
+        return hang_check(rank, world, args.hang_check)
 
     rows = []
     for name, case in DECODE_CHECKS.items():

@@ -6,6 +6,8 @@
 #     forward N 131072, keys sharded) against one GPU;
 #   one GPU: the same with one process (world size 1), then 2 processes sharing the GPU through
 #     gloo, numerics only;
+#   then a hung rank (the last one sleeps instead of calling): the others must fail after the
+#     process group's timeout, not wait for ever;
 #   and the tensor-parallel example (examples/distributed/tensor_parallel.py) on every GPU.
 #   scripts/gpu/distributed.sh [distributed.py options...]     e.g. --reps 20
 # NPROC=K runs K processes instead of one per GPU (more than the GPUs: gloo, numerics only).
@@ -49,6 +51,27 @@ else
   if [ "$gpus" -eq 1 ]; then
     run 2 --check-only "$@" || rc=1
   fi
+fi
+
+# The last rank hangs: the others must end with an error after the group's timeout (20 s), and
+# torchrun then stops the hung one; 240 s bounds the run if they do not.
+hang_nproc=$gpus
+[ "$gpus" -ge 2 ] || hang_nproc=2
+echo "== a hung rank, $hang_nproc processes: the others must fail after the group's timeout"
+start=$(date +%s)
+(cd "$root" && TESSEL_GPUS=$gpus TESSEL_BUNDLE_DIR="$bundles" TESSEL_CACHE_DIR="$out/cache" \
+   PYTHONPATH="$build/python" timeout 240 "$py" -m torch.distributed.run --standalone \
+   --nproc_per_node="$hang_nproc" scripts/gpu/distributed.py --hang-check 20) >"$out/hang.log" 2>&1
+hang_rc=$?
+elapsed=$(($(date +%s) - start))
+grep -E "^rank [0-9]+:|Watchdog caught|timed out|Timeout" "$out/hang.log" | cut -c1-300 | head -12
+if [ "$hang_rc" -ne 0 ] && [ "$hang_rc" -ne 124 ] && grep -qE \
+     "^rank 0: CommunicationError|Watchdog caught collective operation timeout" "$out/hang.log"; then
+  echo "ok: rank 0 failed on the timeout, the run ended with status $hang_rc after $elapsed s" \
+    "(startup included)"
+else
+  echo "FAIL: status $hang_rc after $elapsed s, no timeout error from rank 0 (see $out/hang.log)"
+  rc=1
 fi
 
 echo "== tensor parallelism: examples/distributed/tensor_parallel.py on $gpus GPU(s)"
