@@ -33,7 +33,7 @@ import torch.distributed as dist  # noqa: E402
 
 import tessel                     # noqa: E402
 
-B, H, HKV, N, D = 1, 8, 4, 256, 64
+B, H, HKV, N, D = 1, 16, 8, 128, 64     # up to 8 ranks
 
 
 def heads(x, rank, world):
