@@ -148,6 +148,29 @@ def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
   }];
 }
 
+def TesselRotateWarpGroupDots : Pass<"tessel-rotate-warpgroup-dots", "ModuleOp"> {
+  let summary = "Issue a loop's accumulating warpgroup dot one iteration late";
+  let description = [{
+    Runs after tessel-warpgroup-mma, before tessel-defer-warpgroup-waits.
+    A tessel.warpgroup_dot marked `tessel.rotate` by tessel-pipeline, whose
+    waited product is only yielded (an accumulator such as attention's
+    O += P·V), is issued in the next iteration instead, right after that
+    iteration's first warpgroup dot (S = Q·Kᵀ of the next block), and once
+    more after the loop for the last iteration:
+      for i: S_i = dot(Q, K_i); O = dot(P_{i-1}, V_{i-1}, O');
+             wait S_i; softmax(S_i) -> P_i, O' = wait(O) · α_i
+      O = dot(P_last, V_last, O') if the loop ran
+    The loop carries A (P; zeros into the first iteration, whose late dot
+    adds nothing), the accumulator input and the index of B's buffer (which
+    tessel-pipeline made one slot deeper, so the next refill does not
+    overwrite it). The tensor cores then compute P·V of one block
+    while the threads run the softmax of the next: FlashAttention-3's
+    intra-warpgroup overlap, for any loop of this shape.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp"> {
   let summary = "Wait for each warpgroup dot where its product is first needed";
   let description = [{

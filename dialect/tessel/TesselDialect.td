@@ -74,6 +74,12 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getTargetAttrName() {
       return llvm::StringLiteral("tessel.target");
     }
+    /// Unit attribute on a dot in a loop: tessel-pipeline gave the buffers
+    /// it reads one slot more, so tessel-rotate-warpgroup-dots may issue it
+    /// an iteration late.
+    static constexpr llvm::StringLiteral getRotateAttrName() {
+      return llvm::StringLiteral("tessel.rotate");
+    }
   private:
     void registerTypes();
     void registerAttributes();

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -148,6 +149,17 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
                              << "' must be \"sm_80\", \"sm_90\" or "
                                 "\"sm_90a\", got "
                              << attr.getValue();
+    return success();
+  }
+  if (name == getRotateAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute, got "
+             << attr.getValue();
+    if (!isa<DotOp, WarpGroupDotOp>(op) ||
+        !isa<LoopLikeOpInterface>(op->getParentOp()))
+      return op->emitError()
+             << "'" << name << "' is only valid on a dot in a loop";
     return success();
   }
   return op->emitError() << "unknown tessel attribute '" << name << "'";

@@ -10,10 +10,12 @@
 //   %s = wait %q pendings = 0       ... use %r ...
 //   ... use %r ...                  %s = wait %q pendings = 0
 // Groups complete in the order they were issued, so a wait for %p may leave
-// the groups issued after it pending; a wait that meets a later dot's wait
-// joins it. A wait stops before a use of its product, an op with regions,
-// the block's end and any op that writes shared memory (the dot's operand B
-// must stay as it was until the dot is done).
+// the groups issued after it pending (also those issued before the wait
+// already: a wait stands for its own products only); a wait that meets the
+// wait of younger dots joins it, one of older dots it passes. A wait stops
+// before a use of its product, an op with regions, the block's end and any
+// op that writes shared memory (the dot's operand B must stay as it was
+// until the dot is done).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +55,10 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
   WarpGroupDotOp youngest = youngestDot(wait);
   if (!youngest)
     return wait;
-  int64_t issued = wait.getPendings();
+  int64_t issued = 0;
+  for (Operation *op = youngest->getNextNode(); op != wait;
+       op = op->getNextNode())
+    issued += isa<WarpGroupDotOp>(op);
   Operation *stop = wait->getNextNode();
   for (; !stop->hasTrait<OpTrait::IsTerminator>(); stop = stop->getNextNode()) {
     if (stop->getNumRegions() || writesSharedMemory(stop) ||
@@ -61,9 +66,14 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
                      [&](Value v) { return v.getDefiningOp() == wait; }))
       break;
     if (auto later = dyn_cast<WarpGroupDotWaitOp>(stop)) {
-      // Waiting for younger groups waits for these too.
       WarpGroupDotOp next = youngestDot(later);
-      if (!next || llvm::any_of(later.getInputs(), [&](Value v) {
+      if (!next)
+        break;
+      // The wait of older dots leaves ours to us.
+      if (next->isBeforeInBlock(youngest))
+        continue;
+      // Waiting for younger groups waits for these too.
+      if (llvm::any_of(later.getInputs(), [&](Value v) {
             return !youngest->isBeforeInBlock(v.getDefiningOp());
           }))
         break;
@@ -82,10 +92,9 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
     if (isa<WarpGroupDotOp>(stop))
       ++issued;
   }
-  if (stop != wait->getNextNode()) {
+  if (stop != wait->getNextNode())
     wait->moveBefore(stop);
-    wait.setPendings(issued);
-  }
+  wait.setPendings(issued);
   return wait;
 }
 

@@ -14,6 +14,13 @@
 // The buffer refilled in iteration i is the one iteration i - 1 read; the
 // barrier of async_wait orders those reads before the refill.
 //
+// On targets with warpgroup MMA a dot whose product only goes round the loop
+// (an accumulator) may run one iteration late (tessel-rotate-warpgroup-dots),
+// still reading its buffer while iteration i + 1 refills: the loads feeding
+// only such dots get S + 1 buffers, refilled in the same order, and their
+// dots are marked `tessel.rotate` (one such dot per loop: each carries its A
+// operand's registers into the next iteration).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessel/Passes.h"
@@ -41,6 +48,9 @@ struct Candidate {
   /// an order that defines before use.
   SetVector<Operation *> slice;
   MemDescType bufferType; // one buffer (2-D)
+  /// Its dots may run an iteration late: one buffer more.
+  bool readLate = false;
+  unsigned slots(unsigned stages) const { return stages + (readLate ? 1 : 0); }
 };
 
 /// The kernel argument a pointer (tile) is an offset of, or null when it
@@ -113,6 +123,34 @@ static bool onlyFeedsDots(LoadOp load) {
   return true;
 }
 
+/// The dots that read `load` as B, directly or through a transpose.
+static SmallVector<DotOp> consumerDots(LoadOp load) {
+  SmallVector<DotOp> dots;
+  for (Operation *user : load->getUsers()) {
+    if (auto dot = dyn_cast<DotOp>(user)) {
+      dots.push_back(dot);
+      continue;
+    }
+    for (Operation *tuser : user->getUsers())
+      dots.push_back(cast<DotOp>(tuser));
+  }
+  return dots;
+}
+
+/// Whether tessel-rotate-warpgroup-dots may issue `dot` an iteration late:
+/// a warpgroup dot of the loop's body whose product only goes round the
+/// loop, with an A computed in the iteration (a dot with ready operands has
+/// nothing to overlap).
+static bool mayRunLate(DotOp dot, scf::ForOp loop) {
+  auto a = cast<TileType>(dot.getA().getType());
+  auto acc = cast<TileType>(dot.getAcc().getType());
+  Operation *aDef = dot.getA().getDefiningOp();
+  return hasWarpGroupMma(loop) && dot->getBlock() == loop.getBody() &&
+         dot->hasOneUse() && isa<scf::YieldOp>(*dot->getUsers().begin()) &&
+         aDef && aDef->getBlock() == loop.getBody() &&
+         whyNotWarpGroupDot(a, MemDescType(), acc).empty();
+}
+
 static bool isZero(Value v) {
   auto splat = v.getDefiningOp<SplatOp>();
   if (!splat)
@@ -145,6 +183,8 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
     return std::nullopt;
   c.bufferType =
       MemDescType::get(load.getContext(), tile.getShape(), elem, order);
+  c.readLate = llvm::all_of(consumerDots(load),
+                            [&](DotOp dot) { return mayRunLate(dot, loop); });
   return c;
 }
 
@@ -167,22 +207,40 @@ private:
       return v;
     return arith::IndexCastOp::create(b, loop.getLoc(), b.getI32Type(), v);
   }
-  /// Issues the copies of the iteration at `iv` into buffer `slot`.
+  /// `index` modulo each candidate's number of buffers.
+  SmallVector<Value> slotsOf(ArrayRef<Candidate> candidates, Value index);
+  /// Issues the copies of the iteration at `iv` into buffers `slots`.
   void copyIteration(MutableArrayRef<Candidate> candidates,
-                     ArrayRef<Value> buffers, Value iv, Value slot);
+                     ArrayRef<Value> buffers, Value iv, ArrayRef<Value> slots);
 
   scf::ForOp loop;
   unsigned stages;
   OpBuilder b;
 };
 
+SmallVector<Value> LoopPipeliner::slotsOf(ArrayRef<Candidate> candidates,
+                                          Value index) {
+  SmallVector<Value> slots;
+  DenseMap<unsigned, Value> bySlots;
+  for (const Candidate &c : candidates) {
+    Value &slot = bySlots[c.slots(stages)];
+    if (!slot)
+      slot = arith::RemSIOp::create(
+          b, loop.getLoc(), index,
+          arith::ConstantOp::create(b, loop.getLoc(),
+                                    b.getI32IntegerAttr(c.slots(stages))));
+    slots.push_back(slot);
+  }
+  return slots;
+}
+
 void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
                                   ArrayRef<Value> buffers, Value iv,
-                                  Value slot) {
+                                  ArrayRef<Value> slots) {
   Location loc = loop.getLoc();
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
                                         loop.getUpperBound());
-  for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
+  for (auto [c, buffer, slot] : llvm::zip(candidates, buffers, slots)) {
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
     for (Operation *op : c.slice)
@@ -205,7 +263,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Value lb = loop.getLowerBound(), step = loop.getStep();
   SmallVector<Value> buffers;
   for (Candidate &c : candidates) {
-    SmallVector<int64_t> shape{int64_t(stages)};
+    SmallVector<int64_t> shape{int64_t(c.slots(stages))};
     llvm::append_range(shape, c.bufferType.getShape());
     auto type = MemDescType::get(loop.getContext(), shape,
                                  c.bufferType.getElementType(),
@@ -216,8 +274,10 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   for (unsigned s = 0; s + 1 < stages; ++s) {
     Value offset = arith::MulIOp::create(b, loc, step, constant(s));
     Value iv = arith::AddIOp::create(b, loc, lb, offset);
-    copyIteration(candidates, buffers, iv,
-                  arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s)));
+    SmallVector<Value> slots(
+        candidates.size(),
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s)));
+    copyIteration(candidates, buffers, iv, slots);
   }
 
   // Each iteration: wait for its own tile, request the one stages - 1 ahead.
@@ -227,22 +287,23 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Value index = arith::DivSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
   Value index32 = i32(index);
-  Value numStages =
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(stages));
-  Value slot = arith::RemSIOp::create(b, loc, index32, numStages);
+  SmallVector<Value> slots = slotsOf(candidates, index32);
   Value ahead = arith::AddIOp::create(
       b, loc, index32,
       arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(stages - 1)));
-  Value refill = arith::RemSIOp::create(b, loc, ahead, numStages);
+  SmallVector<Value> refills = slotsOf(candidates, ahead);
   SmallVector<Value> views;
-  for (auto [c, buffer] : llvm::zip(candidates, buffers))
+  for (auto [c, buffer, slot] : llvm::zip(candidates, buffers, slots))
     views.push_back(MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot));
   Value aheadIv = arith::AddIOp::create(
       b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
-  copyIteration(candidates, buffers, aheadIv, refill);
+  copyIteration(candidates, buffers, aheadIv, refills);
 
   // The dots read the buffers; the loads and their address arithmetic go.
   for (auto [c, view] : llvm::zip(candidates, views)) {
+    if (c.readLate)
+      for (DotOp dot : consumerDots(c.load))
+        dot->setAttr(TesselDialect::getRotateAttrName(), b.getUnitAttr());
     for (OpOperand &use : llvm::make_early_inc_range(c.load->getUses())) {
       if (isa<DotOp>(use.getOwner())) {
         use.set(view);
@@ -304,6 +365,17 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
       for (auto load : loop.getBody()->getOps<LoadOp>())
         if (std::optional<Candidate> c = analyse(load, loop, written))
           candidates.push_back(std::move(*c));
+      // One late dot per loop: each carries its A operand into the next
+      // iteration, and two (the backward's dK and dV) leave ptxas too few
+      // registers to keep the products in flight.
+      SetVector<Operation *> late;
+      for (Candidate &c : candidates)
+        if (c.readLate)
+          for (DotOp dot : consumerDots(c.load))
+            late.insert(dot);
+      if (late.size() > 1)
+        for (Candidate &c : candidates)
+          c.readLate = false;
       if (!candidates.empty())
         LoopPipeliner(loop, stages).run(candidates);
     }

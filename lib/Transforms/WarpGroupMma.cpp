@@ -81,8 +81,11 @@ struct WarpGroupMmaPass
         continue;
       OpBuilder builder(dot);
       Location loc = dot.getLoc();
-      Value product = WarpGroupDotOp::create(builder, loc, acc, dot.getA(), b,
-                                             dot.getAcc());
+      auto product = WarpGroupDotOp::create(builder, loc, acc, dot.getA(), b,
+                                            dot.getAcc(), Value());
+      if (dot->hasAttr(TesselDialect::getRotateAttrName()))
+        product->setAttr(TesselDialect::getRotateAttrName(),
+                         builder.getUnitAttr());
       auto wait =
           WarpGroupDotWaitOp::create(builder, loc, ValueRange{product}, 0);
       dot.getResult().replaceAllUsesWith(wait.getResults().front());

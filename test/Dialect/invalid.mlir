@@ -1436,6 +1436,22 @@ func.func @target_on_func() attributes {tessel.target = "sm_90a"} {
 
 // -----
 
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+func.func @rotate_outside_loop(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma4>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma4>) {
+  // expected-error @+1 {{'tessel.rotate' is only valid on a dot in a loop}}
+  %p = tessel.dot %a, %b, %acc {tessel.rotate} : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma4>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma4>
+  return
+}
+
+// -----
+
+func.func @rotate_not_unit() attributes {tessel.rotate = 1 : i32} {
+  // expected-error @-1 {{'tessel.rotate' must be a unit attribute, got 1 : i32}}
+  return
+}
+
+// -----
+
 #mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
 func.func @warpgroup_warps_along_n(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma42>) {
   // expected-error @+1 {{expects the accumulator in a #tessel.mma layout with every warp along M, a multiple of 4 of them (whole warpgroups)}}

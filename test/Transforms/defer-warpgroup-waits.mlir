@@ -80,3 +80,31 @@ func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1
   }
   return %s, %v : !c, !c
 }
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
+!c = !tessel.tile<64x64xf32, #mma>
+
+// A dot issued between another dot and its wait (a rotated loop's late
+// P·V after S): the wait of S leaves it pending, and the late dot's wait
+// passes the wait of the older S on its way to its own first use.
+// CHECK-LABEL: func.func @younger_between
+// CHECK: %[[S:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[O:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[SW:.*]] = tessel.warpgroup_dot_wait %[[S]] pendings = 1
+// CHECK-NEXT: %[[X:.*]] = tessel.binary add %[[SW]], %[[SW]]
+// CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] pendings = 0
+// CHECK-NEXT: tessel.binary mul %[[OW]], %[[X]]
+func.func @younger_between(%a: !a, %b: !b, %c: !c) -> !c {
+  %s = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %o = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %ow = tessel.warpgroup_dot_wait %o pendings = 0 : !c
+  %sw = tessel.warpgroup_dot_wait %s pendings = 0 : !c
+  %x = tessel.binary add %sw, %sw : !c
+  %y = tessel.binary mul %ow, %x : !c
+  return %y : !c
+}

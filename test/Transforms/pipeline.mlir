@@ -160,3 +160,87 @@ func.func @writes(%k: !tessel.ptr<f16>, %out: !tessel.ptr<f16>, %n: i32, %a: !te
   }
   return
 }
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// On sm_90a, attention's shape: the value tile feeds only a dot whose
+// product goes round the loop and whose A is computed in the iteration, so
+// tessel-rotate-warpgroup-dots may run that dot an iteration late: its
+// buffer gets a slot more (four), its slots and refills count modulo four,
+// and the dot is marked. The key tile's dot is read in the iteration: three.
+
+// CHECK-LABEL: func.func @late_values
+// CHECK-DAG: %[[K:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK-DAG: %[[V:.*]] = tessel.local_alloc : !tessel.memdesc<4x64x64xf16, order = [1, 0]>
+// CHECK: scf.for
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : i32
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i32
+// CHECK-DAG: %[[KS:.*]] = arith.remsi %{{.*}}, %[[C3]]
+// CHECK-DAG: %[[VS:.*]] = arith.remsi %{{.*}}, %[[C4]]
+// CHECK-DAG: tessel.memdesc_index %[[K]][%[[KS]]]
+// CHECK-DAG: %[[VV:.*]] = tessel.memdesc_index %[[V]][%[[VS]]]
+// CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: tessel.dot %{{.*}}, %[[VV]], %{{.*}} {tessel.rotate}
+
+// The same loop for sm_80: three buffers each, nothing marked.
+// CHECK-LABEL: func.func @values_sm80
+// CHECK-COUNT-2: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK-NOT: tessel.rotate
+module attributes {tessel.target = "sm_90a"} {
+func.func @late_values(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>, %off: !tessel.tile<64x64xi32, #b>, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %vs = tessel.splat %v : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64x64xi32, #b>
+    %o = tessel.binary add %off, %is : !tessel.tile<64x64xi32, #b>
+    %kp = tessel.addptr %ks, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %s = tessel.dot %q, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %ph = tessel.cast %s : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf16, #mma>
+    %p = tessel.convert_layout %ph : !tessel.tile<64x64xf16, #mma> -> !tessel.tile<64x64xf16, #opa>
+    %vp = tessel.addptr %vs, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %vt = tessel.load %vp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %p, %vt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %out, %t : !tessel.ptr<f32>
+  return
+}
+}
+module {
+func.func @values_sm80(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>, %off: !tessel.tile<64x64xi32, #b>, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %vs = tessel.splat %v : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64x64xi32, #b>
+    %o = tessel.binary add %off, %is : !tessel.tile<64x64xi32, #b>
+    %kp = tessel.addptr %ks, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %s = tessel.dot %q, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %ph = tessel.cast %s : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf16, #mma>
+    %p = tessel.convert_layout %ph : !tessel.tile<64x64xf16, #mma> -> !tessel.tile<64x64xf16, #opa>
+    %vp = tessel.addptr %vs, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %vt = tessel.load %vp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %p, %vt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %out, %t : !tessel.ptr<f32>
+  return
+}
+}

@@ -90,6 +90,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselStageSlices());
   // Hopper (the module's tessel.target is sm_90a): dots on warpgroup MMA.
   tiles.addPass(createTesselWarpGroupMma());
+  tiles.addPass(createTesselRotateWarpGroupDots());
   tiles.addPass(createTesselDeferWarpGroupWaits());
   if (failed(tiles.run(module)))
     return failure();

@@ -68,28 +68,31 @@ struct OperandDescriptor {
 static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
 
 /// One wgmma of the 64 x `n` slice whose accumulators are `acc` (n / 2 per
-/// thread), A registers `a` (4) and B descriptor `desc`.
+/// thread), A registers `a` (4) and B descriptor `desc`, issued where the
+/// i32 `issue` is not zero (the accumulators stay as they are elsewhere).
 static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
-                                    ValueRange a, Value desc, Type elem,
-                                    int64_t n, bool transB) {
+                                    ValueRange a, Value desc, Value issue,
+                                    Type elem, int64_t n, bool transB) {
   int64_t count = acc.size();
   SmallVector<std::string> d, regs;
   for (int64_t i = 0; i < count; ++i)
     d.push_back("$" + std::to_string(i));
   for (int64_t i = 0; i < 4; ++i)
     regs.push_back("$" + std::to_string(2 * count + i));
-  // The scale-d predicate: accumulate into D.
+  // p: the scale-d predicate (accumulate into D); q: issue at all.
   std::string text = llvm::formatv(
-      "{{\n\t.reg .pred p;\n\tsetp.ne.b32 p, ${0}, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}, {{{4}}, "
-      "${5}, p, 1, 1, {6};\n\t}",
+      "{{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, ${0}, 0;\n\t"
+      "setp.ne.b32 q, ${7}, 0;\n\t"
+      "@q wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}, "
+      "{{{4}}, ${5}, p, 1, 1, {6};\n\t}",
       2 * count + 5, n, ptxType(elem), llvm::join(d, ", "),
-      llvm::join(regs, ", "), 2 * count + 4, transB ? 1 : 0);
+      llvm::join(regs, ", "), 2 * count + 4, transB ? 1 : 0, 2 * count + 6);
   SmallVector<Value> inputs(a);
   inputs.push_back(desc);
   inputs.push_back(i32Constant(b, loc, 1));
+  inputs.push_back(issue);
   return tiedInlinePtx(b, loc, acc, inputs, text,
-                       {"r", "r", "r", "r", "l", "r"});
+                       {"r", "r", "r", "r", "l", "r", "r"});
 }
 
 struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
@@ -159,6 +162,11 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
         b, loc, start,
         LLVM::ConstantOp::create(
             b, loc, b.getI64IntegerAttr(int64_t(desc.constantBits()))));
+    // Unconditional products issue where 1 != 0, the same instruction.
+    Value issue = i32Constant(b, loc, 1);
+    if (op.getIssue())
+      issue = LLVM::ZExtOp::create(b, loc, b.getI32Type(),
+                                   llvm::getSingleElement(adaptor.getIssue()));
     int64_t perSlice = blocksN * 4;
     for (int64_t i = 0; i < slices; ++i) {
       MutableArrayRef<Value> sliceAcc = acc.slice(i * perSlice, perSlice);
@@ -169,7 +177,7 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
                 b, loc, b.getI64IntegerAttr(desc.stepOffset(s) >> 4)));
         SmallVector<Value> out =
             emitWgmma(b, loc, sliceAcc, aFenced.slice((i * steps + s) * 4, 4),
-                      stepDesc, elem, n, !desc.kMajor);
+                      stepDesc, issue, elem, n, !desc.kMajor);
         llvm::copy(out, sliceAcc.begin());
       }
     }
