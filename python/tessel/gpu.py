@@ -112,9 +112,9 @@ def _check_elem(kernel, param, got, how):
 _torch_state = None
 
 
-def _torch_elems():
-    """{torch dtype: element type} of the imported torch, which the extension's fast path is told
-    about (its tensor type, dtypes and current stream) the first time."""
+def _torch_adapter():
+    """({torch dtype: element type}, device -> raw current stream) of the imported torch, which
+    the extension's fast path is told about (with torch.Tensor) the first time."""
     global _torch_state
     torch = _torch()
     if _torch_state is None or _torch_state[0] is not torch:
@@ -123,7 +123,7 @@ def _torch_elems():
         if _tessel.has_runtime:
             _tessel.set_tensor_adapter(torch.Tensor, elems, stream)
         _torch_state = (torch, elems, stream)
-    return _torch_state[1]
+    return _torch_state[1:]
 
 
 def _raw_stream_function(torch):
@@ -138,7 +138,8 @@ def _raw_stream_function(torch):
 def _torch_tensor_pointer(param, value):
     """The address of a CUDA tensor on our device whose dtype is the parameter's, else None (the
     common case of a launch, checked without building any message)."""
-    if _torch_elems().get(value.dtype) == param.elem and value.is_cuda \
+    elems, _ = _torch_adapter()
+    if elems.get(value.dtype) == param.elem and value.is_cuda \
             and value.get_device() == _DEVICE:
         return value.data_ptr()
     return None
@@ -189,8 +190,8 @@ def stream_of(values):
     """The stream to launch on for these arguments (see the module's docstring)."""
     torch = _torch()
     if torch is not None and any(isinstance(v, torch.Tensor) for v in values):
-        _torch_elems()
-        return _torch_state[2](_DEVICE)
+        _, current_stream = _torch_adapter()
+        return current_stream(_DEVICE)
     cupy = sys.modules.get("cupy")
     if cupy is not None and any(isinstance(v, cupy.ndarray) for v in values):
         return cupy.cuda.get_current_stream().ptr

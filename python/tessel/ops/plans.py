@@ -52,13 +52,15 @@ class Plan:
         self.results = results              # buffer indices of the returned tensors
 
     def __call__(self, *inputs):
-        """The op's results for `inputs`, or None if a launch declined them (misaligned); what
+        """The op's results (a list) for `inputs`, or None if a launch declined them (misaligned); what
         launched before that wrote only this call's own outputs, which are dropped."""
-        buffers = [*inputs, *(allocate() for allocate in self.allocations)]
+        buffers = list(inputs)
+        for allocate in self.allocations:
+            buffers.append(allocate())
         for launch, slots in self.launches:
             if not launch(*[buffers[i] for i in slots]):
                 return None
-        return tuple(buffers[i] for i in self.results)
+        return [buffers[i] for i in self.results]
 
 
 class Recorder:
