@@ -12,7 +12,7 @@ left is skipped with a note; since the order is by cost, the ones skipped are th
 import time
 
 # Relative share of the budget per workload (prefill and decode have the most configurations).
-WEIGHTS = {"prefill": 3.0, "decode": 3.0, "kl": 2.0, "mta": 1.5}
+WEIGHTS = {"prefill": 3.0, "decode": 3.0, "kl": 2.0, "mta": 1.5, "launch": 0.5}
 MIN_REPS = 5
 MAX_REPS = 100
 QUICK_MAX_REPS = 20

@@ -31,6 +31,9 @@ CONVENTIONS = """\
   over the causal half too); forward + backward 3.5× the attention part + 3× the convolution part.
   MTA decode (the newest position's row, from the cq newest queries): 2·B·H·N·(D·(cq + 1) + cq·ck)
   (their scores, one row of convolution, P·V); the notes give the K/V read rate in GB/s.
+- Launch: wall-clock time per call of 300 back-to-back eager calls with one synchronize at the
+  end (median of 5 rounds, after 20 warm-up calls); graph replay: GPU time per replay of a CUDA
+  graph holding one call (CUDA events around 300 back-to-back replays).
 - Correctness, before timing, on the same inputs: error = max |out - ref| / max |ref| against a
   float32 reference (prefill: 128 query rows, the last 64 included; decode: every row; StreamKL:
   per-row KL and the student's gradients, chunked float32; MTA and its decode: the PyTorch

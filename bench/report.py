@@ -85,10 +85,12 @@ def impl_cell(res, work, unit, ceiling):
             label = "error" if status == "error" else "n/a"
             return escape(f"{label}: {res.get('note', '')}"[:90])
         return status or "—"
-    r = rate(work, res["ms"], unit)
-    text = f"{fmt_ms(res['ms'])} · {fmt_rate(r)} {unit}"
-    if ceiling:
-        text += f" ({100 * r / ceiling:.0f}%)"
+    text = fmt_ms(res["ms"])
+    if unit:                    # else a workload of times only (launch)
+        r = rate(work, res["ms"], unit)
+        text += f" · {fmt_rate(r)} {unit}"
+        if ceiling:
+            text += f" ({100 * r / ceiling:.0f}%)"
     if res.get("mem_bytes") is not None:
         text += f" · +{fmt_bytes(res['mem_bytes'])}"
     return f"**FAIL** {text}" if status == "FAIL" else text

@@ -4,8 +4,9 @@ GPU: checks each Tessel kernel against its peers on the benchmark's own inputs, 
 and writes <out-dir>/<device>-<date>.md (a table per workload), .json (every number) and
 -<workload>.png plots.
 
-    bench/run.py [--workloads prefill,decode,kl,mta] [--quick] [--budget-s 420]
+    bench/run.py [--workloads prefill,decode,kl,mta,launch] [--quick] [--budget-s 420]
                  [--out-dir bench/results] [--dtype bf16|f16] [--seed 0] [--list]
+    bench/run.py launch                 (workloads may also be named as arguments)
 
 The run keeps to --budget-s of wall-clock time (reports included; at worst a hung kernel costs
 budget.GRACE_S more). The ceilings and each workload run in a process of their own (bench/
@@ -56,7 +57,10 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--list", action="store_true",
                    help="print the configurations and exit (needs no GPU)")
+    p.add_argument("names", nargs="*", metavar="WORKLOAD", help="the same as --workloads")
     args = p.parse_args(argv)
+    if args.names:
+        args.workloads = ",".join(args.names)
     args.workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown or not args.workloads:
@@ -201,7 +205,7 @@ def merge_meta(doc, meta):
 def list_configs(args):
     for name in args.workloads:
         module = WORKLOADS[name]
-        print(f"{name}: {module.TITLE} ({module.UNIT})")
+        print(f"{name}: {module.TITLE}" + (f" ({module.UNIT})" if module.UNIT else ""))
         for cfg in module.configs(args.quick):
             print(f"  {cfg['id']:40s} work {module.work(cfg):.3e}")
 

@@ -2,7 +2,8 @@
 
     NAME, TITLE          key (--workloads) and table title
     UNIT, CEILING        rate unit ("TFLOP/s" or "GB/s") and the ceiling it is read against
-                         ("matmul_tflops" or "copy_gbps", measured in the same run)
+                         ("matmul_tflops" or "copy_gbps", measured in the same run); None for
+                         a workload of times only (launch)
     IMPLS                ((impl, column header), ...): Tessel's first ("tessel..."), then the peers
     RATIOS               ((tessel impl, peer impl, header), ...): speedup columns
     COLUMNS              ((config key, header), ...): the columns that name a configuration
@@ -14,6 +15,6 @@ Everything but run() is pure Python: torch is imported inside run(), so the conf
 and formulas are tested on machines without it.
 """
 
-from . import decode, kl, mta, prefill, prefill_bwd
+from . import decode, kl, launch, mta, prefill, prefill_bwd
 
-WORKLOADS = {m.NAME: m for m in (prefill, prefill_bwd, decode, kl, mta)}
+WORKLOADS = {m.NAME: m for m in (prefill, prefill_bwd, decode, kl, mta, launch)}

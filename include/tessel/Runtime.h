@@ -124,6 +124,7 @@ struct ParamInfo {
 namespace detail {
 struct KernelState;
 struct ModuleState;
+struct PreparedState;
 struct RuntimeImpl;
 } // namespace detail
 
@@ -163,6 +164,36 @@ using Grid = std::array<uint32_t, 3>;
 /// legacy default stream.
 using Stream = void *;
 
+/// One kernel's launch with every argument but the pointers fixed: checked,
+/// planned (grid, workspace) and packed once by Runtime::prepare, so that a
+/// caller repeating a launch (an op called again on inputs of the same
+/// shapes) pays only for patching the pointers, checking their multiple_of
+/// hints and the driver call. Valid as long as the Runtime that made it.
+class PreparedLaunch {
+public:
+  PreparedLaunch(PreparedLaunch &&) noexcept;
+  PreparedLaunch &operator=(PreparedLaunch &&) noexcept;
+  ~PreparedLaunch();
+
+  const Kernel &kernel() const;
+  /// Indices of the kernel's pointer parameters: launch() takes their
+  /// addresses in this order.
+  const std::vector<uint32_t> &pointerParams() const;
+  /// The grid every launch uses (sized by occupancy for persistent kernels).
+  Grid grid() const;
+  /// Whether `pointers` (one per pointerParams()) keep the multiple_of hints
+  /// of their parameters; launch() refuses them otherwise.
+  bool pointersFit(const DevicePtr *pointers) const;
+  /// Enqueues the kernel with `pointers` (one per pointerParams()) and the
+  /// prepared scalars on `stream`.
+  Status launch(const DevicePtr *pointers, Stream stream = nullptr);
+
+private:
+  friend class Runtime;
+  explicit PreparedLaunch(std::unique_ptr<detail::PreparedState> state);
+  std::unique_ptr<detail::PreparedState> state;
+};
+
 struct RuntimeOptions {
   int device = 0;
   /// The driver library to open; tests point it at a stub.
@@ -201,6 +232,15 @@ public:
   Status launch(const Kernel &kernel, const std::vector<Arg> &args,
                 const Grid &grid, Stream stream = nullptr);
 
+  /// Checks and plans a launch of `kernel` with `args` (see launch()) once,
+  /// for repeated launches that differ only in their pointer arguments; the
+  /// pointers given here are placeholders (their hints are checked at each
+  /// launch). `grid` as for launch(kernel, args, grid); none: the kernel's
+  /// own rule.
+  Result<PreparedLaunch> prepare(const Kernel &kernel,
+                                 const std::vector<Arg> &args,
+                                 const std::optional<Grid> &grid = {});
+
   /// The grid launch(kernel, args) would use (for a persistent kernel, the
   /// one sized by occupancy), or why it would not launch; for tools that
   /// report it.
@@ -208,6 +248,8 @@ public:
                           const std::vector<Arg> &args) const;
 
   int multiprocessorCount() const;
+  /// The ordinal of the device this Runtime drives.
+  int device() const;
   /// (major, minor) of the device, e.g. (9, 0) for an H100.
   std::pair<int, int> computeCapability() const;
 

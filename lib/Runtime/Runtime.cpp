@@ -38,6 +38,7 @@ struct RuntimeImpl {
   ~RuntimeImpl();
 
   const CudaDriver &drv;
+  int ordinal = 0;
   CUdevice device = 0;
   CUcontext context = nullptr; // the retained primary context
   int numSMs = 0, maxSharedOptin = 0, ccMajor = 0, ccMinor = 0;
@@ -47,28 +48,48 @@ struct RuntimeImpl {
   std::vector<std::unique_ptr<ModuleState>> bundles;
 
   /// Runs `body` with the primary context current on this thread, restoring
-  /// the caller's context afterwards.
-  Status inContext(const std::function<Status()> &body);
+  /// the caller's context afterwards. A template: launches pass through here,
+  /// and a std::function would allocate for their captures.
+  template <class Body> Status inContext(Body &&body);
   Status queryDevice(int ordinal);
   Result<Module> load(Result<Bundle> bundle, std::string_view name);
   Status checkTarget(const Bundle &bundle, std::string_view name) const;
   Result<CUmodule> loadModule(const Bundle &bundle, std::string_view name);
   Status prepareKernel(CUmodule module, KernelState &k);
   Status prepareWorkspace(KernelState &k, uint64_t bytes, CUstream stream);
-  Status enqueue(KernelState &k, const LaunchPlan &plan,
-                 const std::vector<Arg> &args, CUstream stream);
+  /// `params` holds a pointer to each argument's bytes and, for a kernel
+  /// with a workspace, &k.workspace last (see paramPointers).
+  Status enqueue(KernelState &k, const LaunchPlan &plan, void **params,
+                 CUstream stream);
+};
+
+/// What a PreparedLaunch holds: the argument template is patched in place
+/// (under the runtime's mutex), so `params` is built once.
+struct PreparedState {
+  PreparedState(RuntimeImpl &runtime, Kernel kernel)
+      : runtime(runtime), kernel(kernel) {}
+  RuntimeImpl &runtime;
+  Kernel kernel;
+  KernelState *state = nullptr;
+  LaunchPlan plan;
+  std::vector<Arg> args;
+  std::vector<void *> params;
+  std::vector<uint32_t> pointerParams;
+  /// multiple_of of each pointer parameter (0: none).
+  std::vector<uint64_t> pointerHints;
 };
 
 } // namespace tessel::detail
 
 using detail::KernelState;
+using detail::PreparedState;
 using detail::RuntimeImpl;
 
 static std::string kernelContext(const KernelInfo &k) {
   return "kernel '" + k.name + "': ";
 }
 
-Status RuntimeImpl::inContext(const std::function<Status()> &body) {
+template <class Body> Status RuntimeImpl::inContext(Body &&body) {
   TESSEL_TRY(drv.call(drv.cuCtxPushCurrent, context));
   Status status = body();
   CUcontext popped;
@@ -95,6 +116,7 @@ RuntimeImpl::~RuntimeImpl() {
 }
 
 Status RuntimeImpl::queryDevice(int ordinal) {
+  this->ordinal = ordinal;
   TESSEL_TRY(drv.call(drv.cuDeviceGet, &device, ordinal));
   TESSEL_TRY(drv.call(drv.cuDevicePrimaryCtxRetain, &context, device));
   const std::pair<int *, int> attributes[] = {
@@ -225,20 +247,27 @@ Status RuntimeImpl::prepareWorkspace(KernelState &k, uint64_t bytes,
   return drv.call(drv.cuMemsetD8Async, k.workspace, 0, bytes, stream);
 }
 
-Status RuntimeImpl::enqueue(KernelState &k, const LaunchPlan &plan,
-                            const std::vector<Arg> &args, CUstream stream) {
+/// The kernel parameters cuLaunchKernel reads: each argument's bytes, then
+/// the workspace pointer of a kernel that has one.
+static std::vector<void *> paramPointers(KernelState &k,
+                                         const std::vector<Arg> &args) {
   std::vector<void *> params;
   params.reserve(args.size() + 1);
   for (const Arg &arg : args)
     params.push_back(const_cast<void *>(arg.data())); // the driver only reads
-  if (k.info.launch.workspaceBytes) {
-    TESSEL_TRY(prepareWorkspace(k, plan.workspaceBytes, stream));
+  if (k.info.launch.workspaceBytes)
     params.push_back(&k.workspace);
-  }
+  return params;
+}
+
+Status RuntimeImpl::enqueue(KernelState &k, const LaunchPlan &plan,
+                            void **params, CUstream stream) {
+  if (k.info.launch.workspaceBytes)
+    TESSEL_TRY(prepareWorkspace(k, plan.workspaceBytes, stream));
   auto launch = [&](CUfunction function, const LaunchPlan &p) {
     return drv.call(drv.cuLaunchKernel, function, p.grid[0], p.grid[1],
                     p.grid[2], p.blockThreads, 1u, 1u, p.sharedBytes, stream,
-                    params.data(), nullptr);
+                    params, nullptr);
   };
   TESSEL_TRY(launch(k.function, plan));
   if (!k.followUp)
@@ -327,10 +356,9 @@ Status Runtime::launch(const Kernel &kernel, const std::vector<Arg> &args,
   return launchWith(kernel, args, &grid, stream);
 }
 
-Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
-                           const Grid *grid, Stream stream) {
-  KernelState &k = *kernel.state;
-  if (k.owner != impl.get())
+/// Why `k` cannot be launched by `impl` on its own, if it cannot.
+static Status checkLaunchable(const KernelState &k, const RuntimeImpl *impl) {
+  if (k.owner != impl)
     return Status::error(kernelContext(k.info) +
                          "it was loaded by another Runtime");
   if (k.leader)
@@ -339,19 +367,95 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
                          "kernel '" +
                          k.leader->info.name + "'; launch '" +
                          k.leader->info.name + "'");
+  return Status();
+}
+
+Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
+                           const Grid *grid, Stream stream) {
+  KernelState &k = *kernel.state;
+  TESSEL_TRY(checkLaunchable(k, impl.get()));
   Result<LaunchPlan> plan =
       planLaunch(k.info, args, impl->numSMs, k.blocksPerSM, grid);
   if (!plan.ok())
     return plan.status();
   if (plan->empty())
     return Status();
+  std::vector<void *> params = paramPointers(k, args);
   std::lock_guard<std::mutex> lock(impl->mutex);
   Status s = impl->inContext([&] {
-    return impl->enqueue(k, *plan, args, static_cast<CUstream>(stream));
+    return impl->enqueue(k, *plan, params.data(),
+                         static_cast<CUstream>(stream));
   });
   if (!s.ok())
     s.prepend(kernelContext(k.info));
   return s;
+}
+
+Result<PreparedLaunch> Runtime::prepare(const Kernel &kernel,
+                                        const std::vector<Arg> &args,
+                                        const std::optional<Grid> &grid) {
+  KernelState &k = *kernel.state;
+  TESSEL_TRY(checkLaunchable(k, impl.get()));
+  Result<LaunchPlan> plan = planLaunch(k.info, args, impl->numSMs,
+                                       k.blocksPerSM, grid ? &*grid : nullptr);
+  if (!plan.ok())
+    return plan.status();
+  auto state = std::make_unique<PreparedState>(*impl, kernel);
+  state->state = &k;
+  state->plan = *plan;
+  state->args = args;
+  state->params = paramPointers(k, state->args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo &p = k.info.params[i];
+    if (p.kind != ArgKind::Ptr)
+      continue;
+    state->pointerParams.push_back(uint32_t(i));
+    state->pointerHints.push_back(uint64_t(p.multipleOf));
+  }
+  return PreparedLaunch(std::move(state));
+}
+
+PreparedLaunch::PreparedLaunch(std::unique_ptr<PreparedState> state)
+    : state(std::move(state)) {}
+PreparedLaunch::PreparedLaunch(PreparedLaunch &&) noexcept = default;
+PreparedLaunch &PreparedLaunch::operator=(PreparedLaunch &&) noexcept = default;
+PreparedLaunch::~PreparedLaunch() = default;
+
+const Kernel &PreparedLaunch::kernel() const { return state->kernel; }
+
+const std::vector<uint32_t> &PreparedLaunch::pointerParams() const {
+  return state->pointerParams;
+}
+
+Grid PreparedLaunch::grid() const {
+  const uint32_t *g = state->plan.grid;
+  return {g[0], g[1], g[2]};
+}
+
+bool PreparedLaunch::pointersFit(const DevicePtr *pointers) const {
+  for (size_t i = 0; i < state->pointerHints.size(); ++i)
+    if (uint64_t hint = state->pointerHints[i]; hint && pointers[i] % hint)
+      return false;
+  return true;
+}
+
+Status PreparedLaunch::launch(const DevicePtr *pointers, Stream stream) {
+  PreparedState &s = *state;
+  RuntimeImpl &rt = s.runtime;
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  for (size_t i = 0; i < s.pointerParams.size(); ++i)
+    s.args[s.pointerParams[i]] = Arg::ptr(pointers[i]);
+  if (!pointersFit(pointers))
+    return checkArgs(s.state->info, s.args); // says which hint is broken
+  if (s.plan.empty())
+    return Status();
+  Status status = rt.inContext([&] {
+    return rt.enqueue(*s.state, s.plan, s.params.data(),
+                      static_cast<CUstream>(stream));
+  });
+  if (!status.ok())
+    status.prepend(kernelContext(s.state->info));
+  return status;
 }
 
 Result<Grid> Runtime::launchGrid(const Kernel &kernel,
@@ -365,6 +469,8 @@ Result<Grid> Runtime::launchGrid(const Kernel &kernel,
 }
 
 int Runtime::multiprocessorCount() const { return impl->numSMs; }
+
+int Runtime::device() const { return impl->ordinal; }
 
 std::pair<int, int> Runtime::computeCapability() const {
   return {impl->ccMajor, impl->ccMinor};

@@ -14,6 +14,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#if TESSEL_PY_RUNTIME
+#include "tessel/Runtime.h"
+#endif
 
 namespace tessel {
 class DiagnosticEngine;
@@ -50,6 +55,13 @@ void bindCompiler(pybind11::module_ &m);
 #if TESSEL_PY_RUNTIME
 /// The Runtime, Module and Kernel classes (CUDA Driver API).
 void bindRuntime(pybind11::module_ &m);
+/// The launch fast path: Runtime.try_launch, Runtime.prepare and the
+/// PreparedLaunch class, set_tensor_adapter().
+void bindFastLaunch(pybind11::module_ &m, pybind11::class_<Runtime> &runtime);
+/// Python values -> the kernel's arguments, as Runtime.launch takes them.
+std::vector<Arg> toArgs(const Kernel &kernel, const pybind11::sequence &values);
+/// Raises tessel.<error> with the message of a failed `status`.
+void check(const Status &status, const char *error = "DeviceError");
 #endif
 
 } // namespace tessel::python

@@ -22,12 +22,14 @@
 namespace py = pybind11;
 using namespace tessel;
 
-namespace {
-
-void check(const Status &status, const char *error = "DeviceError") {
+void python::check(const Status &status, const char *error) {
   if (!status.ok())
     python::raise(error, status.message());
 }
+
+namespace {
+
+using python::check;
 
 template <class T> T take(Result<T> result) {
   check(result.status());
@@ -36,8 +38,10 @@ template <class T> T take(Result<T> result) {
 
 Stream toStream(uintptr_t stream) { return reinterpret_cast<Stream>(stream); }
 
-/// Converts Python values to the kernel's parameter kinds.
-std::vector<Arg> toArgs(const Kernel &kernel, const py::sequence &values) {
+} // namespace
+
+std::vector<Arg> python::toArgs(const Kernel &kernel,
+                                const py::sequence &values) {
   const std::vector<ParamInfo> &params = kernel.params();
   if (values.size() != params.size())
     throw py::value_error("kernel '" + kernel.name() + "' takes " +
@@ -77,6 +81,8 @@ std::vector<Arg> toArgs(const Kernel &kernel, const py::sequence &values) {
   }
   return args;
 }
+
+namespace {
 
 // The DLPack ABI (dlpack.h, stable since v0.6): only what a launch reads.
 struct DLDevice {
@@ -153,7 +159,8 @@ void tessel::python::bindRuntime(py::module_ &m) {
         return names;
       });
 
-  py::class_<Runtime>(m, "Runtime")
+  py::class_<Runtime> runtime(m, "Runtime");
+  runtime
       .def(py::init([](int device, const std::string &driver) {
              RuntimeOptions options;
              options.device = device;
@@ -178,7 +185,7 @@ void tessel::python::bindRuntime(py::module_ &m) {
           "launch",
           [](Runtime &rt, const Kernel &kernel, const py::sequence &args,
              uintptr_t stream, std::optional<std::vector<uint32_t>> grid) {
-            std::vector<Arg> converted = toArgs(kernel, args);
+            std::vector<Arg> converted = python::toArgs(kernel, args);
             if (!grid) {
               check(rt.launch(kernel, converted, toStream(stream)),
                     "LaunchError");
@@ -195,6 +202,7 @@ void tessel::python::bindRuntime(py::module_ &m) {
           py::arg("grid") = py::none())
       .def_property_readonly("multiprocessor_count",
                              &Runtime::multiprocessorCount)
+      .def_property_readonly("device", &Runtime::device)
       .def_property_readonly("compute_capability", &Runtime::computeCapability)
       .def(
           "alloc",
@@ -235,4 +243,5 @@ void tessel::python::bindRuntime(py::module_ &m) {
             check(status);
           },
           py::arg("stream") = 0);
+  python::bindFastLaunch(m, runtime);
 }

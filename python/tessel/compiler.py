@@ -388,6 +388,7 @@ class GPUKernel(Kernel):
         self._rt_kernel = rt_kernel
         self.name = name
         self.params = [Param(*p) for p in rt_kernel.params]
+        self._names = [p.name for p in self.params]
         self.constants = info.get("constants", {})
         self.num_warps = rt_kernel.num_warps
         self.persistent = rt_kernel.persistent
@@ -404,6 +405,22 @@ class GPUKernel(Kernel):
             raise TypeError(f"kernel '{self.name}': programs= sets the interpreter's program "
                             f"count; on a GPU a persistent kernel's grid comes from occupancy")
         return None
+
+    # A call with every argument by position goes to the extension's fast path first
+    # (gpu.try_launch); what it declines takes Kernel's path, which checks and explains.
+    def _launch(self, grid, *args, **kwargs):
+        if not kwargs and len(args) == len(self._names):
+            if callable(grid):
+                grid = grid({**dict(zip(self._names, args)), **self.constants})
+            if gpu.try_launch(self._rt_kernel, args, grid):
+                return
+        self._run(grid, args, kwargs)
+
+    def __call__(self, *args, programs=None, **kwargs):
+        if self.persistent and programs is None and not kwargs \
+                and gpu.try_launch(self._rt_kernel, args, None):
+            return
+        super().__call__(*args, programs=programs, **kwargs)
 
     def _execute(self, values, grid):
         gpu.launch(self._rt_kernel, self.name, self.params, values, grid)

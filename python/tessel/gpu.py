@@ -15,9 +15,15 @@ right. Host memory (NumPy arrays, CPU tensors) is refused with a TypeError.
 Launches are asynchronous, on PyTorch's current stream when an argument is a PyTorch tensor (on
 CuPy's when one is a CuPy array; else the legacy default stream), so they order with the framework's
 own work without synchronising.
+
+A launch first tries the extension's fast path (Runtime.try_launch: ints, floats and PyTorch
+tensors converted and checked in C++); whatever it declines, this module converts and checks, and
+its errors name the kernel and the argument. While an op records its launch plan (tessel.ops.plans)
+every launch takes this module's path, which reports it to the recorder.
 """
 
 import sys
+import threading
 
 from . import errors
 from ._backend import _tessel
@@ -101,17 +107,39 @@ def _check_elem(kernel, param, got, how):
                         f"{param.elem}, got {got or 'an unsupported dtype'} ({how})")
 
 
-_torch_elems = None
+# (torch module, {torch dtype: element type}, device -> raw current stream) of the torch last seen,
+# registered with the fast path.
+_torch_state = None
+
+
+def _torch_adapter():
+    """({torch dtype: element type}, device -> raw current stream) of the imported torch, which
+    the extension's fast path is told about (with torch.Tensor) the first time."""
+    global _torch_state
+    torch = _torch()
+    if _torch_state is None or _torch_state[0] is not torch:
+        elems = {getattr(torch, n[len("torch."):]): e for n, e in _TORCH_DTYPES.items()}
+        stream = _raw_stream_function(torch)
+        if _tessel.has_runtime:
+            _tessel.set_tensor_adapter(torch.Tensor, elems, stream)
+        _torch_state = (torch, elems, stream)
+    return _torch_state[1:]
+
+
+def _raw_stream_function(torch):
+    """device -> the raw CUstream of torch's current stream there; torch's private accessor when
+    it has one (what Triton's launcher calls: no Stream object per launch)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
 def _torch_tensor_pointer(param, value):
     """The address of a CUDA tensor on our device whose dtype is the parameter's, else None (the
     common case of a launch, checked without building any message)."""
-    global _torch_elems
-    if _torch_elems is None:
-        torch = _torch()
-        _torch_elems = {getattr(torch, n[len("torch."):]): e for n, e in _TORCH_DTYPES.items()}
-    if _torch_elems.get(value.dtype) == param.elem and value.is_cuda \
+    elems, _ = _torch_adapter()
+    if elems.get(value.dtype) == param.elem and value.is_cuda \
             and value.get_device() == _DEVICE:
         return value.data_ptr()
     return None
@@ -162,7 +190,8 @@ def stream_of(values):
     """The stream to launch on for these arguments (see the module's docstring)."""
     torch = _torch()
     if torch is not None and any(isinstance(v, torch.Tensor) for v in values):
-        return torch.cuda.current_stream(_DEVICE).cuda_stream
+        _, current_stream = _torch_adapter()
+        return current_stream(_DEVICE)
     cupy = sys.modules.get("cupy")
     if cupy is not None and any(isinstance(v, cupy.ndarray) for v in values):
         return cupy.cuda.get_current_stream().ptr
@@ -182,6 +211,27 @@ def _scalar(name, param, value):
     return scalar_argument(f"kernel '{name}', argument '{param.name}'", param.kind, value)
 
 
+# Per thread: the recorder of the op plan being made (tessel.ops.plans), if any.
+_recording = threading.local()
+
+
+def recorder():
+    """The recorder this thread's launches and op buffers are reported to, or None."""
+    return getattr(_recording, "recorder", None)
+
+
+def set_recorder(rec):
+    _recording.recorder = rec
+
+
+def try_launch(rt_kernel, args, grid):
+    """The fast path: True if the extension launched `rt_kernel` with `args` (positional, every
+    parameter) on `grid` (None: a persistent kernel), False if it declined (nothing launched)."""
+    if recorder() is not None:
+        return False
+    return runtime().try_launch(rt_kernel, args, grid)
+
+
 def launch(rt_kernel, name, params, values, grid):
     """Enqueues `rt_kernel` with `values` (in `params` order); grid None for persistent kernels.
     Arguments that break a multiple_of hint raise ValueError before anything is enqueued."""
@@ -191,4 +241,8 @@ def launch(rt_kernel, name, params, values, grid):
         if p.multiple_of is not None:
             check_multiple_of(name, p, arg)
         args.append(arg)
-    runtime().launch(rt_kernel, args, stream_of(values), None if grid is None else list(grid))
+    grid = None if grid is None else list(grid)
+    rec = recorder()
+    if rec is not None:
+        rec.launched(rt_kernel, params, values, args, grid)
+    runtime().launch(rt_kernel, args, stream_of(values), grid)

@@ -10,8 +10,9 @@
 # Nothing is skipped here; the GPU run leaves out only the interpreter's own
 # plumbing tests (check.sh).
 # Then, into BUNDLE_DIR/ops, the Python package's precompiled kernels: every
-# configuration the ready ops launch (python -m tessel.precompile) and the
-# kernels of test/gpu, for the PyTorch tests of check.sh.
+# configuration the ready ops launch (python -m tessel.precompile), the
+# kernels of test/gpu, for the PyTorch tests of check.sh, and the empty kernel
+# of the benchmark's launch workload.
 #   scripts/gpu/record_bundles.sh [BUNDLE_DIR]     (default <repo>/.gpu-bundles)
 # Environment: TARGET (default sm_90a, for an H100/H200: Hopper's warpgroup
 # MMA; sm_90 or sm_80 for other GPUs), TESSEL_BUILD_DIR (default
@@ -44,6 +45,8 @@ PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --tar
   --head-dims 64,128 --dtypes f16,bf16 --mta 6x11,3x4
 PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \
   --source test/gpu/add.tsl -D BLOCK=256 >/dev/null
+PYTHONPATH="$build/python" "$python" -m tessel.precompile --out "$dir/ops" --target "$target" \
+  --source bench/launch_empty.tsl >/dev/null
 
 count=$(find "$dir" -name '*.bundle' | wc -l)
 bytes=$(du -sb "$dir" | cut -f1)

@@ -397,6 +397,33 @@ class DLPackOnly:
         return self._tensor.__dlpack_device__()
 
 
+def test_repeated_calls_replay_the_plan():
+    """A call with inputs of the shapes of an earlier one replays its launch plan
+    (tessel.ops.plans): on new inputs, on another stream, and for an input the plan declines
+    (a start 8 bytes off 16-byte alignment: the op copies it), each against the reference."""
+    from tessel.ops import flash, lean, plans
+    g = _gen("plans")
+    dtype = torch.bfloat16
+    stream = torch.cuda.Stream()
+    cases = ((tessel.attention, flash._PLANS, (2, 2, 64, 64, 64), ()),
+             (tessel.lean_attention, lean._PLANS, (8, 2, 1, 1000, 128), ("stream-k",)))
+    for op, kept, (H, HKV, Nq, Nk, D), extra in cases:
+        for i in range(3):
+            q = _randn(g, (1, H, Nq, D), dtype)
+            k, v = (_randn(g, (1, HKV, Nk, D), dtype) for _ in range(2))
+            if i == 2:
+                buf = torch.empty(q.numel() + 4, dtype=dtype, device=DEV)
+                buf[4:].copy_(q.flatten())
+                q = buf[4:].view(q.shape)
+                assert q.data_ptr() % 16 == 8
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                o = op(q, k, v)
+            stream.synchronize()
+            assert kept.get(plans.key((q, k, v), False, None, type(None), *extra)) is not None
+            _out(f"{op.__name__} call {i}", o, ref_attention(q, k, v, False, D ** -0.5), dtype)
+
+
 def test_compile_and_launch_with_torch_cai_and_dlpack():
     add = tessel.compile(ADD, {"BLOCK": 256})
     assert isinstance(add, tessel.GPUKernel)

@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 
 from bench import budget, common, report  # noqa: E402
 from bench import run as bench_run  # noqa: E402
-from bench.workloads import WORKLOADS, decode, kl, mta, prefill, prefill_bwd  # noqa: E402
+from bench.workloads import WORKLOADS, decode, kl, launch, mta, prefill, prefill_bwd  # noqa: E402
 
 H100_MEMORY = 81559 << 20  # what an H100 80GB reports
 
@@ -127,6 +127,34 @@ def test_mta_rows_include_decode():
     assert mta.config(65536, "decode")["id"] == "N65536-decode"
     # a decode step costs less than the forward of its context, so it runs before it
     assert mta.work(mta.config(4096, "decode")) < mta.work(mta.config(1024, "fwd"))
+
+
+def test_launch_rows_cover_the_issue():
+    """An empty kernel through kernel[grid] and tiny ready ops, each against torch.add, Triton's
+    launch and the bare driver launch, with the CUDA-graph replay of the Tessel call."""
+    assert [c["id"] for c in launch.configs()] == [
+        "empty-kernel", "attention-B1-H1-N64-D64", "decode-B1-H8-N1024-D128"]
+    assert {c["op"] for c in launch.configs() if "op" in c} == {"attention", "lean_attention"}
+    impls = [impl for impl, _ in launch.IMPLS]
+    assert impls == ["tessel", "tessel-graph", "sdpa", "torch-add", "triton", "driver"]
+    assert launch.UNIT is None and launch.CEILING is None
+    assert os.path.isfile(launch.EMPTY_KERNEL)
+    row = {"id": "empty-kernel", "config": launch.configs()[0], "work": 1, "status": "done",
+           "note": "", "results": {"tessel": {"status": "ok", "ms": 0.0123},
+                                   "torch-add": {"status": "ok", "ms": 0.0061},
+                                   "triton": {"status": "unsupported",
+                                              "note": "unsupported: Triton is not installed"}}}
+    table = report.workload_table(launch, {"rows": [row]}, {})
+    line = next(t for t in table.splitlines() if t.startswith("| kernel[(1,)](x)"))
+    assert "| 12.3 µs | — | — | 6.1 µs | n/a: unsupported: Triton is not installed |" in line
+    assert "0.50×" in line                          # torch.add 6.1 µs / Tessel 12.3 µs
+
+
+def test_workloads_named_as_arguments():
+    assert bench_run.parse_args(["launch"]).workloads == ["launch"]
+    assert bench_run.parse_args(["decode", "launch"]).workloads == ["decode", "launch"]
+    with pytest.raises(SystemExit):
+        bench_run.parse_args(["nope"])
 
 
 def test_mta_decode_note():

@@ -49,6 +49,11 @@ class FakeRuntime:
     def launch(self, kernel, args, stream, grid):
         self.launches.append((kernel.name, args, stream, grid))
 
+    def try_launch(self, kernel, args, grid):
+        """The fast path declines everything here: these tests are of the checked path (the fast
+        one is tested against the real runtime in test_fast_launch.py)."""
+        return False
+
 
 class CudaArray:
     """A stand-in for a CuPy array: only __cuda_array_interface__."""

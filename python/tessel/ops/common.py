@@ -129,13 +129,13 @@ class Backend:
     def empty(self, shape, like, dtype=None):
         """An output buffer (every element is written by the kernel); dtype None: like's."""
         if self.gpu:
-            return torch_module().empty(shape, dtype=dtype or like.dtype, device=like.device)
+            return _allocate(torch_module().empty, shape, dtype or like.dtype, like.device)
         return np.zeros(shape, dtype or like.dtype)
 
     def zeros(self, shape, like, dtype):
         """A zeroed buffer (atomically accumulated gradients)."""
         if self.gpu:
-            return torch_module().zeros(shape, dtype=dtype, device=like.device)
+            return _allocate(torch_module().zeros, shape, dtype, like.device)
         return np.zeros(shape, dtype)
 
     def f32(self):
@@ -143,6 +143,15 @@ class Backend:
 
     def cast(self, x, dtype):
         return x.to(dtype) if self.gpu else x.astype(dtype)
+
+
+def _allocate(factory, shape, dtype, device):
+    """factory(shape, dtype=, device=), reported to the recorder of an op's plan (ops.plans)."""
+    tensor = factory(shape, dtype=dtype, device=device)
+    rec = _gpu.recorder()
+    if rec is not None:
+        rec.allocated(tensor, factory, shape, dtype=dtype, device=device)
+    return tensor
 
 
 # ---------------------------------------------------------------------------------------------

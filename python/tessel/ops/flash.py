@@ -1,13 +1,22 @@
 """tessel.attention: flash attention (kernels/attention.tsl), forward and backward."""
 
 from ..compiler import cdiv
+from . import plans
 from .common import (attention_args, autograd_function, backend, delta, element_type,
                      needs_autograd, scale_value)
+
+_PLANS = plans.Plans()
 
 
 def attention(q, k, v, causal=False, scale=None):
     """softmax(Q Kᵀ · scale) V.  q (B, H, Nq, D); k, v (B, HKV, Nk, D).  causal: row i sees keys
     j <= i (top-left aligned; needs Nq == Nk).  Returns O (B, H, Nq, D), q's dtype."""
+    key = plans.key((q, k, v), causal, scale, type(scale))
+    plan = _PLANS.get(key)
+    if plan is not None:
+        out = plan(q, k, v)
+        if out is not None:
+            return out[0]
     op = "attention"
     *_, Nq, Nk, D = attention_args(op, q, k, v)
     if causal and Nq != Nk:
@@ -19,7 +28,9 @@ def attention(q, k, v, causal=False, scale=None):
     if needs_autograd((q, k, v)):
         return autograd_function("attention", _define_function).apply(q, k, v, bool(causal),
                                                                       scale, dtype)
-    return _attention_forward(be, q, k, v, bool(causal), scale, dtype)[0]
+    causal = bool(causal)
+    return _PLANS.run(key, be, (q, k, v), lambda q, k, v: _attention_forward(
+        be, q, k, v, causal, scale, dtype))[0]
 
 
 def _attention_forward(be, q, k, v, causal, scale, dtype):

@@ -4,10 +4,12 @@ forward and the student's gradients."""
 import numpy as np
 
 from ..compiler import cdiv
+from . import plans
 from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim, check_same,
                      element_type, needs_autograd, scale_value, torch_module)
 
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
+_PLANS = plans.Plans()
 
 
 def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
@@ -20,14 +22,21 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
     'batchmean' (sum / B): a float32 scalar (a 0-d tensor for torch inputs; NumPy sums the f32
     rows in float64).  With torch inputs, gradients flow to q_s and k_s; the teacher is a
     constant (its tensors must not require grad)."""
+    key = plans.key((q_t, k_t, q_s, k_s), causal, scale, type(scale), reduction)
+    plan = _PLANS.get(key)
+    if plan is not None:
+        out = plan(q_t, k_t, q_s, k_s)
+        if out is not None:
+            return _reduce(out[0], reduction, q_t.shape[0])
     B, be, dtype, scale_t, scale_s = check_kl_args("attention_kl", q_t, k_t, q_s, k_s, causal,
                                                    scale, reduction)
     if needs_autograd((q_s, k_s)):
         kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, bool(causal),
                                                              scale_t, scale_s, dtype)
     else:
-        kl = _attention_kl_forward(be, q_t, k_t, q_s, k_s, bool(causal), scale_t, scale_s,
-                                   dtype)[0]
+        causal = bool(causal)
+        kl = _PLANS.run(key, be, (q_t, k_t, q_s, k_s), lambda *xs: _attention_kl_forward(
+            be, *xs, causal, scale_t, scale_s, dtype))[0]
     return _reduce(kl, reduction, B)
 
 

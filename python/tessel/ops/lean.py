@@ -1,6 +1,7 @@
 """tessel.lean_attention: LeanAttention decode (kernels/lean_attention.tsl), stream-K or split-K."""
 
 from ..compiler import cdiv
+from . import plans
 from .common import BLOCKS, attention_args, backend, element_type, scale_value
 
 # The decode kernel's query tiles: a unit of lean_attention is one (batch, KV head), and its tile
@@ -15,6 +16,7 @@ LEAN_MAX_ROWS = LEAN_BLOCK_M[-1]
 LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
 # Persistent programs of lean_attention on the interpreter (enough to split units).
 _LEAN_PROGRAMS = 8
+_PLANS = plans.Plans()
 
 
 def lean_tiles(block_m, gpu):
@@ -42,9 +44,17 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     strategy: how the kernel's stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of
     all (batch, KV head) units split evenly over a persistent grid) or 'split-k' (FlashDecoding:
     each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
+    key = plans.key((q, k, v), causal, scale, type(scale), strategy)
+    plan = _PLANS.get(key)
+    if plan is not None:
+        out = plan(q, k, v)
+        if out is not None:
+            return out[0]
     be, dtype, scale, stream_k = check_lean_args("lean_attention", q, k, v, causal, scale,
                                                  strategy)
-    return _lean_attention_forward(be, q, k, v, bool(causal), scale, dtype, stream_k)[0]
+    causal = bool(causal)
+    return _PLANS.run(key, be, (q, k, v), lambda q, k, v: _lean_attention_forward(
+        be, q, k, v, causal, scale, dtype, stream_k))[0]
 
 
 def check_lean_args(op, q, k, v, causal, scale, strategy):

@@ -10,7 +10,8 @@ form, W[h, a, b] = Wt[h, 0, cq - 1 - a, b] (the query axis flipped: a counts row
 import numpy as np
 
 from ..compiler import cdiv
-from .common import (attention_args, autograd_function, backend, check_same, delta,
+from . import plans
+from .common import (Backend, attention_args, autograd_function, backend, check_same, delta,
                      element_type, is_torch, needs_autograd, scale_value, torch_module)
 
 WEIGHT_LAYOUTS = {"conv2d": "(H, 1, cq, ck)", "tessel": "(H, cq, ck)"}
@@ -21,6 +22,15 @@ DECODE_BLOCK_N = {"interpreter": 16, "gpu": 64}
 DECODE_BLOCK_S = 32
 DECODE_PROGRAMS_PER_SM = 2
 _DECODE_INTERPRETER_PROGRAMS = 8
+# The plans take the kernels' weight (kernel_weight), made on each call.
+_PLANS, _DECODE_PLANS = plans.Plans(), plans.Plans()
+_GPU = Backend(gpu=True)
+
+
+def _planned(plan_cache, call_key, q, k, v, weight, layout):
+    """The planned call's outputs, or None (no plan, or its launch declined the inputs)."""
+    plan = plan_cache.get(call_key)
+    return plan and plan(q, k, v, kernel_weight(_GPU, weight, layout))
 
 
 def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
@@ -30,6 +40,10 @@ def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
     layout="tessel" the (H, cq, ck) form with the query axis flipped; cq query offsets into the
     past, ck keys centred.  Returns O; with torch inputs the weight's gradient comes back in the
     weight's own layout."""
+    key = plans.key((q, k, v, weight), scale, type(scale), layout)
+    out = _planned(_PLANS, key, q, k, v, weight, layout)
+    if out is not None:
+        return out[0]
     op = "mta_attention"
     B, H, HKV, N, Nk, D = attention_args(op, q, k, v)
     check_same(op, "query and key lengths (MTA is causal self-attention)", q=N, k=Nk)
@@ -40,7 +54,8 @@ def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
     if needs_autograd((q, k, v, weight)):
         return autograd_function("mta", _define_function).apply(q, k, v, weight, layout, scale,
                                                                dtype)
-    return _mta_forward(be, q, k, v, kernel_weight(be, weight, layout), scale, dtype)[0]
+    return _PLANS.run(key, be, (q, k, v, kernel_weight(be, weight, layout)),
+                      lambda q, k, v, w: _mta_forward(be, q, k, v, w, scale, dtype))[0]
 
 
 def check_weight(op, be, q, weight, H, layout):
@@ -168,6 +183,10 @@ def mta_decode(q, k, v, weight, scale=None, layout="conv2d"):
     queries, or all of them); k, v (B, HKV, N, D), N >= 1; weight as in mta_attention (layout).
     The keys are split over programs (mta_decode_split), whose partial results are merged by
     their LSEs (mta_decode_combine).  Forward only.  Returns O (B, H, 1, D), q's dtype."""
+    key = plans.key((q, k, v, weight), scale, type(scale), layout)
+    out = _planned(_DECODE_PLANS, key, q, k, v, weight, layout)
+    if out is not None:
+        return out[0]
     op = "mta_decode"
     B, H, HKV, QN, N, D = attention_args(op, q, k, v)
     be = backend(op, {"q": q, "k": k, "v": v})
@@ -180,7 +199,8 @@ def mta_decode(q, k, v, weight, scale=None, layout="conv2d"):
                          f"{cq} rows into the past), got {QN} rows")
     dtype = element_type(op, {"q": q, "k": k, "v": v})
     scale = scale_value(op, scale, D)
-    return _mta_decode(be, q, k, v, kernel_weight(be, weight, layout), scale, dtype)[0]
+    return _DECODE_PLANS.run(key, be, (q, k, v, kernel_weight(be, weight, layout)),
+                             lambda q, k, v, w: _mta_decode(be, q, k, v, w, scale, dtype))[0]
 
 
 def decode_splits(be, q, bh, blocks):

@@ -2,6 +2,7 @@
 
 #include "FakeCuda.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -23,10 +24,74 @@ FakeCudaState initialState() {
 }
 
 FakeCudaState state = initialState();
-std::deque<std::string> functionNames; // CUfunction handles point here
+
+/// What CUmodule and CUfunction handles point at.
+struct FakeModule {
+  std::string ptx;
+};
+struct FakeFunction {
+  std::string name;
+  std::vector<size_t> paramSizes;
+};
+std::deque<FakeModule> modules;
+std::deque<FakeFunction> functions;
 
 CUresult injected(const char *call) {
   return state.failCall == call ? state.failResult : 0;
+}
+
+/// Bytes of one PTX parameter declaration: ".param .u64 x",
+/// ".param .u64 .ptr .align 1 x", ".param .align 8 .b8 x[16]".
+size_t paramSize(const std::string &decl) {
+  static const std::pair<const char *, size_t> types[] = {
+      {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}, {".u32", 4},
+      {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u16", 2}, {".s16", 2},
+      {".b16", 2}, {".f16", 2}, {".u8", 1},  {".s8", 1},  {".b8", 1}};
+  size_t size = 0;
+  for (const auto &[type, bytes] : types) {
+    size_t at = decl.find(type);
+    if (at != std::string::npos && (at + std::strlen(type) == decl.size() ||
+                                    decl[at + std::strlen(type)] == ' ')) {
+      size = bytes;
+      break;
+    }
+  }
+  size_t bracket = decl.find('[');
+  if (bracket != std::string::npos)
+    size *= std::strtoul(decl.c_str() + bracket + 1, nullptr, 10);
+  return size;
+}
+
+/// The parameter sizes of `.entry name(...)` in `ptx`.
+std::vector<size_t> entryParamSizes(const std::string &ptx,
+                                    const std::string &name) {
+  std::vector<size_t> sizes;
+  size_t at = ptx.find(".entry " + name + "(");
+  if (at == std::string::npos)
+    return sizes;
+  size_t begin = ptx.find('(', at) + 1, end = ptx.find(')', begin);
+  std::string list = ptx.substr(begin, end - begin);
+  for (size_t pos = 0; pos < list.size();) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos)
+      comma = list.size();
+    std::string decl = list.substr(pos, comma - pos);
+    if (decl.find(".param") != std::string::npos)
+      sizes.push_back(paramSize(decl));
+    pos = comma + 1;
+  }
+  return sizes;
+}
+
+std::string hex(const void *data, size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < size; ++i) {
+    unsigned char byte = static_cast<const unsigned char *>(data)[i];
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text;
 }
 
 } // namespace
@@ -34,6 +99,32 @@ CUresult injected(const char *call) {
 extern "C" {
 
 FakeCudaState *fakeCudaState() { return &state; }
+
+void fakeCudaReset() {
+  state.launches.clear();
+  state.failCall.clear();
+}
+
+void fakeCudaFail(const char *call, int result) {
+  state.failCall = call;
+  state.failResult = result;
+}
+
+int fakeCudaLaunchCount() { return int(state.launches.size()); }
+
+const char *fakeCudaDescribeLaunch(int i) {
+  static std::string text;
+  const FakeLaunch &l = state.launches.at(size_t(i));
+  char head[256];
+  std::snprintf(head, sizeof(head),
+                " grid=%u,%u,%u block=%u,%u,%u shared=%u stream=%p args=",
+                l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                l.block[2], l.sharedBytes, l.stream);
+  text = l.function + head;
+  for (size_t a = 0; a < l.args.size(); ++a)
+    text += (a ? "," : "") + hex(l.args[a].data(), l.args[a].size());
+  return text.c_str();
+}
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
   static const struct {
@@ -126,8 +217,8 @@ CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count,
         std::strcpy(static_cast<char *>(values[i]), "ptxas fatal: fake");
     return 218;
   }
-  static int modules;
-  *module = &modules;
+  modules.push_back({static_cast<const char *>(image)});
+  *module = &modules.back();
   ++state.moduleLoads;
   return 0;
 }
@@ -137,9 +228,10 @@ CUresult cuModuleUnload(void *) {
   return 0;
 }
 
-CUresult cuModuleGetFunction(void **function, void *, const char *name) {
-  functionNames.push_back(name);
-  *function = &functionNames.back();
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
+  functions.push_back({name, entryParamSizes(ptx, name)});
+  *function = &functions.back();
   return 0;
 }
 
@@ -163,11 +255,12 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         void **) {
   if (CUresult failure = injected("cuLaunchKernel"))
     return failure;
-  FakeLaunch launch{*static_cast<std::string *>(function),
-                    {gx, gy, gz},
-                    {bx, by, bz},
-                    sharedBytes,
-                    stream};
+  const FakeFunction &f = *static_cast<FakeFunction *>(function);
+  FakeLaunch launch{f.name,      {gx, gy, gz}, {bx, by, bz},
+                    sharedBytes, stream,       {}};
+  for (size_t i = 0; i < f.paramSizes.size(); ++i)
+    launch.args.emplace_back(static_cast<const char *>(params[i]),
+                             f.paramSizes[i]);
   if (state.kernel)
     state.kernel(launch, params);
   state.launches.push_back(launch);

@@ -21,6 +21,9 @@ struct FakeLaunch {
   unsigned block[3];
   unsigned sharedBytes;
   void *stream;
+  /// The bytes of each kernel parameter, sized as the entry's PTX declares
+  /// them (empty where the PTX has no such entry).
+  std::vector<std::string> args;
 };
 
 struct FakeCudaState {
@@ -49,6 +52,18 @@ struct FakeCudaState {
 
 /// The fake's state; tests reset it by assigning FakeCudaState().
 extern "C" FakeCudaState *fakeCudaState();
+
+// For tests that load the fake through ctypes (the Python package's), which
+// cannot reach FakeCudaState:
+/// Forgets the launches recorded so far and any injected failure.
+extern "C" void fakeCudaReset();
+/// Makes the entry point `call` return `result` (an empty name: none).
+extern "C" void fakeCudaFail(const char *call, int result);
+extern "C" int fakeCudaLaunchCount();
+/// Launch `i` as one line: "FUNCTION grid=X,Y,Z block=X,Y,Z shared=N
+/// stream=0xS args=HEX,HEX,..." (each argument's bytes in hex, in memory
+/// order); valid until the next call.
+extern "C" const char *fakeCudaDescribeLaunch(int i);
 
 /// The path the fake library was loaded from (for RuntimeOptions).
 std::string fakeCudaPath();

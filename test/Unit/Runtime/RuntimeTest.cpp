@@ -419,3 +419,157 @@ TEST_F(FakeDriver, Timing) {
   EXPECT_EQ(fake.liveEvents, 0);
   EXPECT_EQ(fake.contextDepth, 0);
 }
+
+TEST_F(FakeDriver, PreparedLaunchPacksWhatLaunchPacks) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  const int n = 300;
+  std::vector<float> x(n, 1.f), y(n, 2.f), out(n);
+  DevicePtr dx = *rt->alloc(n * 4), dy = *rt->alloc(n * 4),
+            dout = *rt->alloc(n * 4);
+  ASSERT_TRUE(rt->copyToDevice(dx, x.data(), n * 4).ok());
+  ASSERT_TRUE(rt->copyToDevice(dy, y.data(), n * 4).ok());
+  Stream stream = reinterpret_cast<Stream>(0x5150);
+  ASSERT_TRUE(
+      rt->launch(*add,
+                 {Arg::ptr(dx), Arg::ptr(dy), Arg::ptr(dout), Arg::i32(n)},
+                 stream)
+          .ok());
+  Result<PreparedLaunch> prepared =
+      rt->prepare(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(n)});
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  EXPECT_EQ(prepared->kernel().name(), "vector_add");
+  EXPECT_EQ(prepared->pointerParams(), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(prepared->grid(), (Grid{2, 1, 1})); // cdiv(300, 256)
+  fake.kernel = hostVectorAdd;
+  const DevicePtr pointers[] = {dx, dy, dout};
+  Status s = prepared->launch(pointers, stream);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(rt->copyToHost(out.data(), dout, n * 4).ok());
+  EXPECT_EQ(out[0], 3.f);
+  EXPECT_EQ(out[n - 1], 3.f);
+
+  ASSERT_EQ(fake.launches.size(), 2u);
+  const FakeLaunch &slow = fake.launches[0], &fast = fake.launches[1];
+  EXPECT_EQ(fast.function, slow.function);
+  EXPECT_EQ(fast.stream, stream);
+  EXPECT_EQ(fast.stream, slow.stream);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(fast.grid[i], slow.grid[i]);
+    EXPECT_EQ(fast.block[i], slow.block[i]);
+  }
+  EXPECT_EQ(fast.sharedBytes, slow.sharedBytes);
+  ASSERT_EQ(slow.args.size(), 4u);
+  EXPECT_EQ(slow.args[2].size(), 8u);
+  EXPECT_EQ(slow.args[3].size(), 4u);
+  EXPECT_EQ(fast.args, slow.args);
+  for (DevicePtr p : {dx, dy, dout})
+    EXPECT_TRUE(rt->free(p).ok());
+  EXPECT_EQ(fake.contextDepth, 0);
+}
+
+TEST_F(FakeDriver, PreparedLaunchChecksPointerHintsAtEachLaunch) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  const char *kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
+             {"name": "n", "kind": "i32", "multiple_of": 8}],
+  "launch": {"kind": "grid", "grid": ["n"]}})json";
+  Result<Module> module = rt->loadBundleFromString(
+      makeBundle(kernel, makePtx("k", {".u64", ".u32"}), "sm_90", 3), "h");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Result<Kernel> k = module->kernel("k");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(rt->prepare(*k, {Arg::ptr(0), Arg::i32(12)}).message(),
+            "kernel 'k': argument 'n' = 12 is not a multiple of 8 "
+            "(multiple_of in the kernel source)");
+  Result<PreparedLaunch> prepared = rt->prepare(*k, {Arg::ptr(0), Arg::i32(8)});
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  const DevicePtr misaligned[] = {0x1008}, aligned[] = {0x1010};
+  EXPECT_FALSE(prepared->pointersFit(misaligned));
+  EXPECT_TRUE(prepared->pointersFit(aligned));
+  EXPECT_EQ(prepared->launch(misaligned).message(),
+            "kernel 'k': argument 'q' = 0x1008 is not 16-byte aligned "
+            "(multiple_of in the kernel source)");
+  EXPECT_TRUE(fake.launches.empty());
+  ASSERT_TRUE(prepared->launch(aligned).ok());
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_EQ(fake.launches[0].args[0], std::string("\x10\x10\0\0\0\0\0\0", 8));
+}
+
+TEST_F(FakeDriver, PreparedLaunchesOfPersistentKernels) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> sum =
+      load(*rt, "persistent_sum.bundle", "persistent_sum");
+  ASSERT_TRUE(sum);
+  Result<PreparedLaunch> prepared =
+      rt->prepare(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(1 << 20)});
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  EXPECT_EQ(prepared->grid(), (Grid{8, 1, 1})); // 4 SMs x occupancy 2
+  EXPECT_EQ(
+      rt->prepare(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(1)}, Grid{1, 1, 1})
+          .message(),
+      "kernel 'persistent_sum': a persistent kernel sizes its own grid; "
+      "launch it without one");
+  const DevicePtr pointers[] = {0x100, 0x200};
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(prepared->launch(pointers).ok());
+  ASSERT_TRUE(
+      rt->launch(*sum, {Arg::ptr(0x100), Arg::ptr(0x200), Arg::i32(1 << 20)})
+          .ok());
+  ASSERT_EQ(fake.launches.size(), 3u);
+  EXPECT_EQ(fake.memsets, 3); // the workspace is zeroed for every launch
+  ASSERT_EQ(fake.launches[0].args.size(), 4u); // + the workspace
+  EXPECT_EQ(fake.launches[0].args, fake.launches[2].args);
+
+  Result<Module> split = rt->loadBundleFromString(makeFollowUpBundle(), "s");
+  ASSERT_TRUE(split.ok()) << split.message();
+  EXPECT_EQ(
+      rt->prepare(*split->kernel("k__combine"), {Arg::ptr(0), Arg::i32(5)})
+          .message(),
+      "kernel 'k__combine': it runs as the 'then' of kernel 'k'; launch "
+      "'k'");
+  Result<PreparedLaunch> withThen =
+      rt->prepare(*split->kernel("k"), {Arg::ptr(0), Arg::i32(5)});
+  ASSERT_TRUE(withThen.ok()) << withThen.message();
+  fake.launches.clear();
+  ASSERT_TRUE(withThen->launch(pointers).ok());
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].function, "k__combine");
+}
+
+TEST_F(FakeDriver, PreparedLaunchEdgeCases) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  EXPECT_EQ(rt->prepare(*add, {Arg::ptr(0)}).message(),
+            "kernel 'vector_add' takes 4 arguments (x: ptr, y: ptr, out: ptr, "
+            "n: i32), got 1");
+  // n = 0: an empty grid launches nothing.
+  Result<PreparedLaunch> empty =
+      rt->prepare(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(0)});
+  ASSERT_TRUE(empty.ok()) << empty.message();
+  const DevicePtr pointers[] = {16, 32, 48};
+  EXPECT_TRUE(empty->launch(pointers).ok());
+  EXPECT_TRUE(fake.launches.empty());
+
+  Result<PreparedLaunch> prepared =
+      rt->prepare(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)});
+  ASSERT_TRUE(prepared.ok());
+  PreparedLaunch moved = std::move(*prepared);
+  fake.failCall = "cuLaunchKernel";
+  EXPECT_EQ(moved.launch(pointers).message(),
+            "kernel 'vector_add': cuLaunchKernel failed: "
+            "CUDA_ERROR_ILLEGAL_ADDRESS (fake description)");
+  EXPECT_EQ(fake.contextDepth, 0);
+  std::unique_ptr<Runtime> other = create();
+  EXPECT_EQ(
+      other->prepare(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)})
+          .message(),
+      "kernel 'vector_add': it was loaded by another Runtime");
+}

@@ -1,0 +1,135 @@
+"""Launch plans of the ready ops on the GPU: a repeated call costs a dict lookup, the output
+allocations and one C++ call per kernel.
+
+An op's first call with PyTorch tensors of given shapes, strides, dtypes and device (and given
+other arguments) runs its checked path while a recorder notes the buffers it allocates and the
+kernels it launches. If every buffer those kernels receive is an input or one of those
+allocations, the recording becomes a plan, kept under the call's key (key()): every scalar and
+grid the kernels received is a function of the key, so a later call with the same key only
+allocates the outputs (PyTorch's caching allocator), fills the recorded launches (prepared once
+by the runtime: Runtime.prepare) with the new buffers and launches them on the current stream.
+
+No plan is made, and the op always takes its checked path, where it copies an input first
+(strides the kernels do not take), or for autograd (an input that requires grad, in grad mode). An input
+misaligned for the kernels' multiple_of hints makes the plan's launch decline, and the op takes
+its checked path (which copies it) for that call.
+"""
+
+import functools
+import sys
+
+from .. import gpu
+
+# Plans kept per op; past that the oldest go (shapes that change every call, e.g. a growing
+# decode context, must not grow the memory without bound).
+MAX_PLANS = 256
+
+
+def key(tensors, *others):
+    """The plan key of a call with these input tensors and other (hashable) arguments: each
+    tensor's shape, strides, dtype and device index, then `others`. None where no plan applies:
+    an input that is not a torch tensor, or autograd (an input that requires grad, grad mode on)."""
+    parts = []
+    try:
+        for x in tensors:
+            if x.requires_grad and sys.modules["torch"].is_grad_enabled():
+                return None
+            parts += (x.shape, x.stride(), x.dtype, x.get_device())
+    except (AttributeError, TypeError):
+        return None
+    parts += others
+    return tuple(parts)
+
+
+class Plan:
+    """Allocations and prepared launches replayed with new inputs."""
+
+    __slots__ = ("allocations", "launches", "results")
+
+    def __init__(self, allocations, launches, results):
+        self.allocations = allocations      # [() -> tensor]
+        self.launches = launches            # [(PreparedLaunch, [buffer index])]
+        self.results = results              # buffer indices of the returned tensors
+
+    def __call__(self, *inputs):
+        """The op's results (a list) for `inputs`, or None if a launch declined them (misaligned); what
+        launched before that wrote only this call's own outputs, which are dropped."""
+        buffers = list(inputs)
+        for allocate in self.allocations:
+            buffers.append(allocate())
+        for launch, slots in self.launches:
+            if not launch(*[buffers[i] for i in slots]):
+                return None
+        return [buffers[i] for i in self.results]
+
+
+class Recorder:
+    """What one checked call allocates and launches (see gpu.recorder)."""
+
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.allocations = []   # (tensor, () -> a new tensor like it)
+        self.launched_kernels = []  # (rt_kernel, params, values, converted args, grid)
+
+    def allocated(self, tensor, factory, shape, **options):
+        self.allocations.append((tensor, functools.partial(factory, shape, **options)))
+
+    def launched(self, rt_kernel, params, values, args, grid):
+        self.launched_kernels.append((rt_kernel, params, values, args, grid))
+
+    def plan(self, results):
+        """The Plan replaying this recording with `results` (tensors) returned, or None if a
+        kernel received a buffer that is neither an input nor an allocation."""
+        buffers = [*self.inputs, *(t for t, _ in self.allocations)]
+        index = {id(b): i for i, b in enumerate(buffers)}   # all alive: ids are unique
+        launches = []
+        for rt_kernel, params, values, args, grid in self.launched_kernels:
+            slots, template = [], []
+            for p, value, arg in zip(params, values, args):
+                if p.kind == "ptr":
+                    if id(value) not in index:
+                        return None
+                    slots.append(index[id(value)])
+                    arg = 0                 # a placeholder: each call passes the buffer
+                template.append(arg)
+            launches.append((gpu.runtime().prepare(rt_kernel, template, grid), slots))
+        if any(id(r) not in index for r in results):
+            return None
+        return Plan([f for _, f in self.allocations], launches, [index[id(r)] for r in results])
+
+
+class Plans:
+    """The plans of one op by key."""
+
+    def __init__(self):
+        self._plans = {}
+
+    def get(self, call_key):
+        try:
+            return self._plans.get(call_key)
+        except TypeError:                   # an unhashable argument: no plan
+            return None
+
+    def run(self, call_key, be, inputs, forward):
+        """forward(*inputs) (the op's checked path: a tuple of tensors); on the GPU with a key,
+        recorded into a plan for that key (unless an enclosing recording already sees it)."""
+        if not be.gpu or call_key is None or gpu.recorder() is not None:
+            return forward(*inputs)
+        rec = Recorder(inputs)
+        gpu.set_recorder(rec)
+        try:
+            results = forward(*inputs)
+        finally:
+            gpu.set_recorder(None)
+        plan = rec.plan(results)
+        if plan is not None:
+            if len(self._plans) >= MAX_PLANS:
+                del self._plans[next(iter(self._plans))]
+            try:
+                self._plans[call_key] = plan
+            except TypeError:               # an unhashable argument (a list): no plan
+                pass
+        return results
+
+    def __len__(self):
+        return len(self._plans)
