@@ -166,11 +166,20 @@ def _agree(op, dist, group, rank, world, size, fields, error, validate):
         row = [float(x) for values in fields.values() for x in values]
         assert len(row) == size
     device = "cpu" if _on_cpu(dist, group) else torch.device("cuda", torch.cuda.current_device())
-    mine = torch.tensor([0.0 if error is None else 1.0] + row, dtype=torch.float64, device=device)
+    # The first number says the rank took part: 1 (its checks passed) or 2 (they failed). A row
+    # that is neither was never written: on NCCL a timed-out all-gather returns to the host
+    # without raising, leaving the buffer as it was.
+    mine = torch.tensor([1.0 if error is None else 2.0] + row, dtype=torch.float64, device=device)
     rows = _collect(op, dist, group, rank, world, mine).cpu().tolist()
+    missing = [r for r, values in enumerate(rows) if values[0] not in (1.0, 2.0)]
+    if missing:
+        raise CommunicationError(
+            f"tessel.{op}: rank {missing[0]} of {world} did not take part in the argument "
+            f"exchange (it failed, exited, or did not reach it within the process group's "
+            f"timeout); seen from rank {rank}")
     if error is not None:
         raise error
-    failed = [r for r, values in enumerate(rows) if values[0]]
+    failed = [r for r, values in enumerate(rows) if values[0] == 2.0]
     if failed:
         raise ValueError(f"tessel.{op}: the arguments of rank {failed[0]} of {world} failed its "
                          f"checks (its error says why); no rank ran")
@@ -190,7 +199,7 @@ def _show(values):
 
 def _collect(op, dist, group, rank, world, x):
     """all_gather of a CPU or CUDA tensor into a (world, *x.shape) tensor."""
-    out = x.new_empty((world,) + tuple(x.shape))
+    out = x.new_zeros((world,) + tuple(x.shape))
     with _communicating(op, rank, world):
         _start(dist, group, out, x).wait()
     return out

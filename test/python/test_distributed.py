@@ -465,3 +465,28 @@ def test_tensor_parallel_example(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "tensor parallel over 2 ranks: prefill and decode match one process" in proc.stdout
+
+
+class _SilentGather:
+    """A stand-in torch.distributed whose all-gather returns without writing the other ranks'
+    rows, as an NCCL all-gather that timed out does (the host sees no error)."""
+
+    def get_backend(self, group):
+        return "gloo"
+
+    def all_gather(self, outs, x, group=None, async_op=False):
+        outs[0].copy_(x)
+
+        class Work:
+            def wait(self):
+                return True
+        return Work()
+
+
+def test_unwritten_exchange_is_a_communication_error():
+    fields = {"q's shape (B, H, Nq, D)": (1, 32, 1, 128)}
+    with pytest.raises(tessel.CommunicationError,
+                       match=r"context_parallel_decode: rank 1 of 2 did not take part"):
+        td._agree("context_parallel_decode", _SilentGather(), None, 0, 2, 4, fields, None, True)
+    # Every row written: agreement passes.
+    td._agree("context_parallel_decode", _SilentGather(), None, 0, 1, 4, fields, None, True)
