@@ -144,7 +144,13 @@ def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
     describes; a B held in registers is first written to a shared-memory
     buffer of its own (local_alloc, local_store), contiguous along the
     dimension in which its threads hold runs of elements when that layout
-    fits. Other dots keep mma.sync.
+    fits. An A defined outside the loop around its dot (a query block) is
+    written once, where it is defined, to a buffer of its own with K
+    contiguous, and the warpgroup dots read it there instead of holding it
+    in registers through the loop (the tile it is converted from when it is
+    a layout conversion, which then goes); unless that buffer would take
+    the kernel past the 227 KB of shared memory a Hopper CTA may use.
+    Other dots keep mma.sync.
   }];
 }
 

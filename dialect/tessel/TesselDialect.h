@@ -91,11 +91,15 @@ StringRef getTarget(Operation *op);
 /// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the
 /// architecture-specific features do not carry forward to sm_100).
 bool hasWarpGroupMma(Operation *op);
-/// Why a dot of `a` (M x K) and `b` (K x N) into `acc` cannot run as a
-/// tessel.warpgroup_dot; empty when it can. With a null `b`, only the
-/// register operands are checked (B then still has to be placed in a
-/// memdesc of the layout wgmma reads: getWarpGroupDotOperandB).
-std::string whyNotWarpGroupDot(TileType a, MemDescType b, TileType acc);
+/// Why a dot of `a` (M x K: a tile or a memdesc) and `b` (K x N) into `acc`
+/// cannot run as a tessel.warpgroup_dot; empty when it can. With a null
+/// `b`, only A and the accumulator are checked (B then still has to be
+/// placed in a memdesc of the layout wgmma reads: getWarpGroupDotOperandB).
+std::string whyNotWarpGroupDot(Type a, MemDescType b, TileType acc);
+/// A memdesc for the A operand (M x K) of a warpgroup dot, K contiguous, in
+/// the layout wgmma reads; null if none exists.
+MemDescType getWarpGroupDotOperandA(MLIRContext *ctx, ArrayRef<int64_t> mk,
+                                    Type elem);
 /// A memdesc for the B operand (K x N) of a warpgroup dot, contiguous along
 /// `contiguousDim`, in the layout wgmma reads; null if none exists.
 MemDescType getWarpGroupDotOperandB(MLIRContext *ctx, ArrayRef<int64_t> kn,

@@ -501,22 +501,24 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
   let summary = "Start result = a·b + acc on the warpgroup tensor cores (sm_90a)";
   let description = [{
     Each warpgroup (four consecutive warps) issues `wgmma.mma_async` for its
-    64-row slices of the result, one per 16-wide step of K: A from
-    registers, B from shared memory through a matrix descriptor, the f32
-    accumulator in registers. The result's layout is a #tessel.mma whose
-    warps all lie along M (a multiple of four of them, each owning 16 rows
-    of every 16·warps-row band: exactly wgmma's accumulator fragments), A's
-    the matching #tessel.dot_operand, and B a memdesc in a layout a
-    descriptor describes (a swizzle of 128, 64 or 32 bytes;
-    SharedTileLayout). The product runs in the background: `result` may only
-    be read through a tessel.warpgroup_dot_wait that leaves it finished, and
-    `b` must not be written before then. With an `issue` operand that is
+    64-row slices of the result, one per 16-wide step of K: B from shared
+    memory through a matrix descriptor, A from registers or from shared
+    memory through a descriptor too, the f32 accumulator in registers. The
+    result's layout is a #tessel.mma whose warps all lie along M (a multiple
+    of four of them, each owning 16 rows of every 16·warps-row band: exactly
+    wgmma's accumulator fragments). A is a tile in the matching
+    #tessel.dot_operand layout or an M x K memdesc with K contiguous
+    (`order = [1, 0]`); B and a memdesc A are in a layout a descriptor
+    describes (a swizzle of 128, 64 or 32 bytes; SharedTileLayout). The
+    product runs in the background: `result` may only be read through a
+    tessel.warpgroup_dot_wait that leaves it finished, and neither memdesc
+    may be written before then. With an `issue` operand that is
     false (the same in every thread) no product starts, nothing is read and
     the result is `acc`: the group is empty, so the waits count groups the
     same way either way.
   }];
-  let arguments = (ins Tessel_Tile:$a, Tessel_MemDesc:$b, Tessel_Tile:$acc,
-                       Optional<I1>:$issue);
+  let arguments = (ins Tessel_TileOrMemDesc:$a, Tessel_MemDesc:$b,
+                       Tessel_Tile:$acc, Optional<I1>:$issue);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc (`if` $issue^)? attr-dict `:` type($a) `,` type($b) `->` type($result)

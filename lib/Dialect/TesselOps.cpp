@@ -327,16 +327,16 @@ LogicalResult AtomicAddOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Shape and element type of a dot operand, a tile or a memdesc.
-static std::pair<ArrayRef<int64_t>, Type> operandShape(Value v) {
-  if (auto tile = dyn_cast<TileType>(v.getType()))
+static std::pair<ArrayRef<int64_t>, Type> operandShape(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
     return {tile.getShape(), tile.getElementType()};
-  auto desc = cast<MemDescType>(v.getType());
+  auto desc = cast<MemDescType>(type);
   return {desc.getShape(), desc.getElementType()};
 }
 
 LogicalResult DotOp::verify() {
   auto a = cast<TileType>(getA().getType());
-  auto [bShape, bElem] = operandShape(getB());
+  auto [bShape, bElem] = operandShape(getB().getType());
   auto acc = cast<TileType>(getAcc().getType());
   if (a.getRank() != 2 || bShape.size() != 2)
     return emitOpError() << "expects 2-D operands, got " << a << " and "
@@ -372,12 +372,12 @@ Speculation::Speculatability DotOp::getSpeculatability() {
 /// The largest N of one wgmma instruction.
 static constexpr int64_t kMaxWgmmaN = 256;
 
-std::string mlir::tessel::whyNotWarpGroupDot(TileType a, MemDescType b,
+std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
                                              TileType acc) {
   std::string why;
   llvm::raw_string_ostream os(why);
-  Type elem = a.getElementType();
-  if (a.getRank() != 2 || acc.getRank() != 2 || !acc.getElementType().isF32() ||
+  auto [mk, elem] = operandShape(a);
+  if (mk.size() != 2 || acc.getRank() != 2 || !acc.getElementType().isF32() ||
       !(elem.isF16() || elem.isBF16())) {
     os << "expects f16 or bf16 operands and an f32 accumulator, got " << a
        << " and " << acc;
@@ -391,17 +391,28 @@ std::string mlir::tessel::whyNotWarpGroupDot(TileType a, MemDescType b,
        << acc;
     return why;
   }
-  auto operand = dyn_cast_if_present<DotOperandEncodingAttr>(a.getEncoding());
-  if (!operand || operand.getOpIdx() != 0 || operand.getParent() != mma) {
-    os << "expects A in the #tessel.dot_operand layout of the accumulator's, "
-          "got "
-       << a;
-    return why;
+  if (auto desc = dyn_cast<MemDescType>(a)) {
+    if (desc != getWarpGroupDotOperandA(a.getContext(), mk, elem)) {
+      os << "expects A in shared memory as an MxK memdesc with K contiguous "
+            "(order = [1, 0]) in a layout a wgmma matrix descriptor "
+            "describes (rows of 32, 64 or a multiple of 128 bytes), got "
+         << a;
+      return why;
+    }
+  } else {
+    auto operand = dyn_cast_if_present<DotOperandEncodingAttr>(
+        cast<TileType>(a).getEncoding());
+    if (!operand || operand.getOpIdx() != 0 || operand.getParent() != mma) {
+      os << "expects A in the #tessel.dot_operand layout of the "
+            "accumulator's, got "
+         << a;
+      return why;
+    }
   }
-  int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = a.getDimSize(1);
+  int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = mk[1];
   int64_t band = 16 * mma.getWarpsPerCTA()[0];
   if (m % band != 0 || n % 8 != 0 || n > kMaxWgmmaN || k % 16 != 0 ||
-      a.getDimSize(0) != m) {
+      mk[0] != m) {
     os << "expects M a multiple of " << band
        << " (16 rows per warp), N a multiple of 8 up to " << kMaxWgmmaN
        << " and K a multiple of 16, got " << m << "x" << n << "x" << k;
@@ -425,6 +436,13 @@ std::string mlir::tessel::whyNotWarpGroupDot(TileType a, MemDescType b,
   return why;
 }
 
+MemDescType mlir::tessel::getWarpGroupDotOperandA(MLIRContext *ctx,
+                                                  ArrayRef<int64_t> mk,
+                                                  Type elem) {
+  auto type = MemDescType::get(ctx, mk, elem, {1, 0});
+  return type.getSharedLayout().getNvmmaSwizzleBytes() ? type : MemDescType();
+}
+
 MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,
                                                   ArrayRef<int64_t> kn,
                                                   Type elem,
@@ -443,9 +461,9 @@ MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,
 }
 
 LogicalResult WarpGroupDotOp::verify() {
-  std::string why = whyNotWarpGroupDot(cast<TileType>(getA().getType()),
-                                       cast<MemDescType>(getB().getType()),
-                                       cast<TileType>(getAcc().getType()));
+  std::string why =
+      whyNotWarpGroupDot(getA().getType(), cast<MemDescType>(getB().getType()),
+                         cast<TileType>(getAcc().getType()));
   if (!why.empty())
     return emitOpError() << why;
   return success();

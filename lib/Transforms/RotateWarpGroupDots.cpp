@@ -116,7 +116,9 @@ static Value zeros(OpBuilder &b, Location loc, TileType type) {
 /// loop is not of the shape above.
 static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
-  if (!loop || dot.getIssue() || !dot->hasOneUse())
+  // A goes round the loop in registers.
+  if (!loop || dot.getIssue() || !dot->hasOneUse() ||
+      !isa<TileType>(dot.getA().getType()))
     return false;
   auto wait = dyn_cast<WarpGroupDotWaitOp>(*dot->getUsers().begin());
   if (!wait || wait.getInputs().size() != 1 || !wait->hasOneUse())

@@ -3,15 +3,16 @@
 // tessel.warpgroup_dot: every warpgroup issues, for each of its 64-row
 // slices of the result and each 16-wide step of K, one
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, {a}, descB, ...
-// with A from registers (the per-warp mma.sync A fragments are wgmma's) and
-// B read by the tensor cores from shared memory through a 64-bit matrix
-// descriptor: start address, the byte offsets between 8-row groups (SBO)
-// and between column blocks (LBO), and the swizzle mode of the memdesc's
-// SharedTileLayout. A `wgmma.fence` that takes every accumulator and A
-// register in and out precedes the group, so nothing that writes them can
-// sink below it; `wgmma.commit_group` closes it. tessel.warpgroup_dot_wait is
-// a `wgmma.wait_group` through which the accumulators pass, so no read of
-// them can rise above it.
+// with A from registers (the per-warp mma.sync A fragments are wgmma's), or
+//   wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, descA, descB, ...
+// with A in shared memory too. The tensor cores read a shared operand
+// through a 64-bit matrix descriptor: start address, the byte offsets
+// between 8-row groups (SBO) and between column blocks (LBO), and the
+// swizzle mode of the memdesc's SharedTileLayout. A `wgmma.fence` that
+// takes every accumulator and A register in and out precedes the group, so
+// nothing that writes them can sink below it; `wgmma.commit_group` closes
+// it. tessel.warpgroup_dot_wait is a `wgmma.wait_group` through which the
+// accumulators pass, so no read of them can rise above it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,18 +27,18 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// The matrix descriptor of the B operand (K x N) of a warpgroup dot, and
-/// the byte offset of each step of K from its start.
+/// The matrix descriptor of a shared operand, B (K x N) or A (M x K), and
+/// the byte offsets of its steps of K and of its rows of M from its start.
 struct OperandDescriptor {
   MemDescType type;
   SharedTileLayout layout;
-  /// B's contiguous dimension is K (wgmma's default) rather than N (the
-  /// transpose bit).
+  /// The operand's contiguous dimension is K (wgmma's default) rather than
+  /// M or N (the transpose bit).
   bool kMajor;
 
-  explicit OperandDescriptor(MemDescType type)
+  OperandDescriptor(MemDescType type, unsigned kDim)
       : type(type), layout(type.getSharedLayout()),
-        kMajor(type.getContiguousDim() == 0) {}
+        kMajor(type.getContiguousDim() == kDim) {}
 
   /// The descriptor's constant fields: swizzle mode (bits 62-63: 1 = 128,
   /// 2 = 64, 3 = 32 bytes), stride byte offset (bits 32-45) and leading
@@ -54,7 +55,7 @@ struct OperandDescriptor {
     return mode << 62 | (sbo >> 4) << 32 | (lbo >> 4) << 16;
   }
 
-  /// Bytes from B's first element to the first of K step `step`.
+  /// Bytes from the operand's first element to the first of K step `step`.
   int64_t stepOffset(int64_t step) const {
     int64_t k0 = 16 * step;
     if (!kMajor) // 16 rows of every block
@@ -62,37 +63,121 @@ struct OperandDescriptor {
     return k0 / layout.blockElems * layout.getBlockStrideBytes() +
            k0 % layout.blockElems * layout.elemBytes;
   }
+
+  /// Bytes from a K-major operand's first row (of M or N) to row `row`, a
+  /// multiple of 8: whole groups of 8 rows, SBO apart.
+  int64_t rowOffset(int64_t row) const {
+    assert(kMajor && row % 8 == 0 && "rows start whole swizzle periods");
+    return row * layout.getBlockBytes();
+  }
 };
+
+/// The descriptor of an operand whose first row of a K step starts at the
+/// i64 shared-memory address `address`.
+static Value descriptorAt(OpBuilder &b, Location loc, Value address,
+                          const OperandDescriptor &desc) {
+  // Start address field (bits 0-13): the 18-bit shared address / 16.
+  Value start = LLVM::LShrOp::create(
+      b, loc,
+      LLVM::AndOp::create(
+          b, loc, address,
+          LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(0x3ffff))),
+      LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(4)));
+  return LLVM::OrOp::create(
+      b, loc, start,
+      LLVM::ConstantOp::create(
+          b, loc, b.getI64IntegerAttr(int64_t(desc.constantBits()))));
+}
+
+/// `desc` moved `bytes` (a multiple of 16) further: the start address field
+/// does not overflow, as shared memory ends below 2^18 bytes.
+static Value advanceDescriptor(OpBuilder &b, Location loc, Value desc,
+                               int64_t bytes) {
+  return LLVM::AddOp::create(
+      b, loc, desc,
+      LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
+}
+
+/// Bytes from a memdesc A's first row to the first row of the running
+/// thread's warpgroup (4 warps of 16 rows in each band of the accumulator's
+/// rows), as an i64. Read from lane 0, so that ptxas sees it uniform across
+/// the warp and keeps the descriptors in uniform registers.
+static Value warpGroupRowOffset(OpBuilder &b, Location loc,
+                                const TileLayout &accLayout,
+                                const OperandDescriptor &desc) {
+  ThreadLayout thread(b, loc, accLayout);
+  Value warpGroup = arith::ShRUIOp::create(b, loc, thread.warpIndex(0),
+                                           i32Constant(b, loc, 2));
+  warpGroup = NVVM::ShflOp::create(
+      b, loc, b.getI32Type(), i32Constant(b, loc, -1), warpGroup,
+      i32Constant(b, loc, 0), i32Constant(b, loc, 0x1f), NVVM::ShflKind::idx,
+      UnitAttr());
+  int64_t rows = 4 * accLayout.getDim(0).warpStep();
+  Value bytes = arith::MulIOp::create(
+      b, loc, warpGroup, i32Constant(b, loc, desc.rowOffset(rows)));
+  return arith::ExtUIOp::create(b, loc, b.getI64Type(), bytes);
+}
 
 /// The PTX type name of a 16-bit operand element.
 static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
 
 /// One wgmma of the 64 x `n` slice whose accumulators are `acc` (n / 2 per
-/// thread), A registers `a` (4) and B descriptor `desc`, issued where the
-/// i32 `issue` is not zero (the accumulators stay as they are elsewhere).
+/// thread), A as 4 registers or one descriptor (`a`) and B's descriptor
+/// `descB`, issued where the i32 `issue` is not zero (the accumulators stay
+/// as they are elsewhere).
 static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
-                                    ValueRange a, Value desc, Value issue,
+                                    ValueRange a, Value descB, Value issue,
                                     Type elem, int64_t n, bool transB) {
   int64_t count = acc.size();
-  SmallVector<std::string> d, regs;
+  bool aShared = a.size() == 1;
+  auto input = [&](int64_t i) { return "$" + std::to_string(2 * count + i); };
+  SmallVector<std::string> d, aOperands;
   for (int64_t i = 0; i < count; ++i)
     d.push_back("$" + std::to_string(i));
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back("$" + std::to_string(2 * count + i));
-  // p: the scale-d predicate (accumulate into D); q: issue at all.
+  for (int64_t i = 0, e = a.size(); i < e; ++i)
+    aOperands.push_back(input(i));
+  std::string aText =
+      aShared ? aOperands.front() : "{" + llvm::join(aOperands, ", ") + "}";
+  int64_t next = a.size();
+  // p: the scale-d predicate (accumulate into D); q: issue at all. A shared
+  // A is K-major: imm-trans-a 0.
   std::string text = llvm::formatv(
-      "{{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, ${0}, 0;\n\t"
-      "setp.ne.b32 q, ${7}, 0;\n\t"
-      "@q wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}, "
-      "{{{4}}, ${5}, p, 1, 1, {6};\n\t}",
-      2 * count + 5, n, ptxType(elem), llvm::join(d, ", "),
-      llvm::join(regs, ", "), 2 * count + 4, transB ? 1 : 0, 2 * count + 6);
+      "{{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, {0}, 0;\n\t"
+      "setp.ne.b32 q, {1}, 0;\n\t"
+      "@q wgmma.mma_async.sync.aligned.m64n{2}k16.f32.{3}.{3} {{{4}}, "
+      "{5}, {6}, p, 1, 1, {7}{8};\n\t}",
+      input(next + 1), input(next + 2), n, ptxType(elem), llvm::join(d, ", "),
+      aText, input(next), aShared ? "0, " : "", transB ? 1 : 0);
   SmallVector<Value> inputs(a);
-  inputs.push_back(desc);
+  inputs.push_back(descB);
   inputs.push_back(i32Constant(b, loc, 1));
   inputs.push_back(issue);
-  return tiedInlinePtx(b, loc, acc, inputs, text,
-                       {"r", "r", "r", "r", "l", "r", "r"});
+  SmallVector<StringRef> constraints(a.size(), aShared ? "l" : "r");
+  constraints.append({"l", "r", "r"});
+  return tiedInlinePtx(b, loc, acc, inputs, text, constraints);
+}
+
+/// A's registers per (slice, step), 4 each: a0a1 (row g, K 2t), a2a3
+/// (g + 8, 2t), a4a5 (g, 2t + 8), a6a7 (g + 8, 2t + 8), as 32-bit registers.
+static SmallVector<Value> registersA(OpBuilder &b, Location loc, TileType aType,
+                                     ValueRange aSlots, int64_t slices,
+                                     int64_t steps) {
+  TileLayout aLayout = getLayout(aType);
+  Type elem = aType.getElementType();
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < slices; ++i)
+    for (int64_t s = 0; s < steps; ++s)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r) {
+          int64_t c = 4 * s + 2 * half;
+          Value pair = mmaOperandRegister(
+              b, loc, aSlots[aLayout.getSlot({2 * i + r, c})],
+              aSlots[aLayout.getSlot({2 * i + r, c + 1})], elem);
+          if (pair.getType() != b.getI32Type())
+            pair = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+          regs.push_back(pair);
+        }
+  return regs;
 }
 
 struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
@@ -103,33 +188,20 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    auto aType = cast<TileType>(op.getA().getType());
     auto bType = cast<MemDescType>(op.getB().getType());
+    auto aShared = dyn_cast<MemDescType>(op.getA().getType());
     TileLayout accLayout = getLayout(op.getType());
-    TileLayout aLayout = getLayout(aType);
-    Type elem = aType.getElementType();
+    Type elem = bType.getElementType();
     int64_t n = bType.getShape()[1];
-    int64_t steps = aType.getDimSize(1) / 16;
+    int64_t steps = bType.getShape()[0] / 16;
     // The thread's 16-row blocks: one per 64-row slice of its warpgroup.
     int64_t slices = accLayout.getDim(0).numLocal() / 2;
     int64_t blocksN = n / 8;
 
-    // A registers per (slice, step): a0a1 (row g, K 2t), a2a3 (g + 8, 2t),
-    // a4a5 (g, 2t + 8), a6a7 (g + 8, 2t + 8), as 32-bit registers.
-    ValueRange aSlots = adaptor.getA();
     SmallVector<Value> aRegs;
-    for (int64_t i = 0; i < slices; ++i)
-      for (int64_t s = 0; s < steps; ++s)
-        for (int64_t half = 0; half < 2; ++half)
-          for (int64_t r = 0; r < 2; ++r) {
-            int64_t c = 4 * s + 2 * half;
-            Value pair = mmaOperandRegister(
-                b, loc, aSlots[aLayout.getSlot({2 * i + r, c})],
-                aSlots[aLayout.getSlot({2 * i + r, c + 1})], elem);
-            if (pair.getType() != b.getI32Type())
-              pair = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
-            aRegs.push_back(pair);
-          }
+    if (!aShared)
+      aRegs = registersA(b, loc, cast<TileType>(op.getA().getType()),
+                         adaptor.getA(), slices, steps);
     // Accumulator slots of each slice in wgmma's order: d[4j + 2r + e] is
     // row g + 8r, column 8j + 2t + e.
     SmallVector<int64_t> accSlots;
@@ -148,20 +220,24 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
     MutableArrayRef<Value> acc(fenced.data(), accSlots.size());
     ArrayRef<Value> aFenced = ArrayRef(fenced).drop_front(accSlots.size());
 
-    OperandDescriptor desc(bType);
-    Value address = LLVM::PtrToIntOp::create(
-        b, loc, b.getI64Type(), llvm::getSingleElement(adaptor.getB()));
-    // Start address field (bits 0-13): the 18-bit shared address / 16.
-    Value start = LLVM::LShrOp::create(
-        b, loc,
-        LLVM::AndOp::create(
-            b, loc, address,
-            LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(0x3ffff))),
-        LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(4)));
-    Value base = LLVM::OrOp::create(
-        b, loc, start,
-        LLVM::ConstantOp::create(
-            b, loc, b.getI64IntegerAttr(int64_t(desc.constantBits()))));
+    auto addressOf = [&](ValueRange memdesc) -> Value {
+      return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                      llvm::getSingleElement(memdesc));
+    };
+    OperandDescriptor descB(bType, /*kDim=*/0);
+    Value baseB = descriptorAt(b, loc, addressOf(adaptor.getB()), descB);
+    // A shared A: the descriptor of the warpgroup's first row; its slices
+    // lie a band of the accumulator's rows apart.
+    std::optional<OperandDescriptor> descA;
+    Value baseA;
+    int64_t band = accLayout.getDim(0).warps * accLayout.getDim(0).warpStep();
+    if (aShared) {
+      descA.emplace(aShared, /*kDim=*/1);
+      Value address =
+          LLVM::AddOp::create(b, loc, addressOf(adaptor.getA()),
+                              warpGroupRowOffset(b, loc, accLayout, *descA));
+      baseA = descriptorAt(b, loc, address, *descA);
+    }
     // Unconditional products issue where 1 != 0, the same instruction.
     Value issue = i32Constant(b, loc, 1);
     if (op.getIssue())
@@ -171,13 +247,16 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
     for (int64_t i = 0; i < slices; ++i) {
       MutableArrayRef<Value> sliceAcc = acc.slice(i * perSlice, perSlice);
       for (int64_t s = 0; s < steps; ++s) {
-        Value stepDesc = LLVM::AddOp::create(
-            b, loc, base,
-            LLVM::ConstantOp::create(
-                b, loc, b.getI64IntegerAttr(desc.stepOffset(s) >> 4)));
-        SmallVector<Value> out =
-            emitWgmma(b, loc, sliceAcc, aFenced.slice((i * steps + s) * 4, 4),
-                      stepDesc, issue, elem, n, !desc.kMajor);
+        Value stepB = advanceDescriptor(b, loc, baseB, descB.stepOffset(s));
+        SmallVector<Value> a;
+        if (descA)
+          a.push_back(advanceDescriptor(b, loc, baseA,
+                                        descA->rowOffset(i * band) +
+                                            descA->stepOffset(s)));
+        else
+          llvm::append_range(a, aFenced.slice((i * steps + s) * 4, 4));
+        SmallVector<Value> out = emitWgmma(b, loc, sliceAcc, a, stepB, issue,
+                                           elem, n, !descB.kMajor);
         llvm::copy(out, sliceAcc.begin());
       }
     }

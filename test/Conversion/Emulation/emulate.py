@@ -8,12 +8,16 @@ shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
 small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f, and
 mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
-addresses. This checks what the layouts and the lowering decide -- which
-thread computes, exchanges and writes which element -- not the NVPTX back
-end or the GPU's memory model.
+addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
+through their matrix descriptors as the PTX ISA lays them out, at issue;
+its fences and waits pass the registers on. This checks what the layouts
+and the lowering decide -- which thread computes, exchanges and writes
+which element, where a descriptor points -- not the NVPTX back end or the
+GPU's memory model.
 
   emulate.py --tools DIR --clang CLANG++ --work DIR FILE.tsl --kernel NAME
-             [-D NAME=VALUE ...] --grid X[,Y[,Z]] --arg NAME=SPEC ...
+             [-D NAME=VALUE ...] [--target TARGET] --grid X[,Y[,Z]]
+             --arg NAME=SPEC ...
 
 SPEC is a scalar or TYPE[N][:rand|:randn|:fill=V|:zeros] as for tessel-run.
 """
@@ -41,6 +45,9 @@ INTRINSICS = {
     "llvm.nvvm.cp.async.commit.group": "emu_async_commit",
     "llvm.nvvm.cp.async.wait.group": "emu_async_wait",
     "llvm.nvvm.shfl.sync.bfly.i32": "emu_shfl_bfly",
+    "llvm.nvvm.shfl.sync.idx.i32": "emu_shfl_idx",
+    "llvm.nvvm.fence.proxy.async.shared_cta": "emu_fence_proxy_async",
+    "llvm.nvvm.wgmma.commit_group.sync.aligned": "emu_wgmma_commit",
     "llvm.nvvm.ex2.approx.f32": "exp2f",
     "llvm.nvvm.lg2.approx.f": "log2f",
 }
@@ -166,6 +173,65 @@ def mma_wrapper(name, kind, reg):
             % (name, ", ".join(params), "\n".join(body)))
 
 
+# A call of a wgmma inline asm (the group's fence, a product, a wait): its
+# result type, text and typed arguments (scalars only).
+WGMMA_CALL = re.compile(r'call (\{[^}]*\}|\w+) asm sideeffect "([^"]*wgmma[^"]*)", "[^"]*"\(([^)]*)\)')
+
+
+def wgmma_call(m, functions):
+    """The call of an IR function doing what a wgmma inline asm does: a
+    fence or a wait returns the registers it ties; a product calls
+    emu_wgmma with the accumulators it ties through memory."""
+    ret, text, args = m.groups()
+    params = [a.rsplit(" ", 1) for a in args.split(", ")]
+    types = [t for t, _ in params]
+    key = (text, ret, tuple(types))
+    if key not in functions:
+        name = "@emu_asm_%d" % len(functions)
+        formal = ["%s %%x%d" % (t, i) for i, t in enumerate(types)]
+        product = re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ "
+                            r"\{([^}]*)\}, (\{[^}]*\}|\$\d+), (\$\d+), p, 1, 1, (?:(\d), )?(\d);", text)
+        if not product:
+            # Tied registers in, the same registers out.
+            body, value = [], "%x0"
+            if ret.startswith("{"):
+                value = "poison"
+                for i, t in enumerate(types):
+                    body.append("  %%s%d = insertvalue %s %s, %s %%x%d, %d"
+                                % (i, ret, value, t, i, i))
+                    value = "%%s%d" % i
+            body.append("  ret %s %s" % (ret, value))
+        else:
+            n, kind, d, a, b, trans_a, trans_b = product.groups()
+            count = len(d.split(","))
+            # Operand $i after the tied outputs is argument i - count.
+            arg = lambda ref: "%%x%d" % (int(ref.strip("$ ")) - count)
+            p = arg(re.search(r"setp\.ne\.b32 p, (\$\d+), 0", text).group(1))
+            q = arg(re.search(r"setp\.ne\.b32 q, (\$\d+), 0", text).group(1))
+            shared_a = not a.startswith("{")
+            body = ["  %%d = alloca [%d x float]" % count, "  %regs = alloca [4 x i32]"]
+            for i in range(count):
+                body += ["  %%dp%d = getelementptr float, ptr %%d, i32 %d" % (i, i),
+                         "  store float %%x%d, ptr %%dp%d" % (i, i)]
+            if not shared_a:
+                for i, ref in enumerate(a.strip("{}").split(",")):
+                    body += ["  %%rp%d = getelementptr i32, ptr %%regs, i32 %d" % (i, i),
+                             "  store i32 %s, ptr %%rp%d" % (arg(ref), i)]
+            body.append("  call void @emu_wgmma(i32 %s, i32 %d, i32 %d, i32 %s, i64 %s, ptr %%regs, "
+                        "i32 %s, i64 %s, i32 %s, i32 %s, ptr %%d)"
+                        % (n, kind == "bf16", shared_a, trans_a or 0,
+                           arg(a) if shared_a else "0", trans_b, arg(b), p, q))
+            value = "poison"
+            for i in range(count):
+                body += ["  %%r%d = load float, ptr %%dp%d" % (i, i),
+                         "  %%s%d = insertvalue %s %s, float %%r%d, %d" % (i, ret, value, i, i)]
+                value = "%%s%d" % i
+            body.append("  ret %s %s" % (ret, value))
+        functions[key] = (name, "define internal %s %s(%s) {\n%s\n}\n"
+                          % (ret, name, ", ".join(formal), "\n".join(body)))
+    return "call %s %s(%s)" % (ret, functions[key][0], args)
+
+
 LDMATRIX = re.compile(r"llvm\.nvvm\.ldmatrix\.sync\.aligned\.m8n8\.x([124])(\.trans)?\.b16(?:\.p3)?")
 
 
@@ -217,6 +283,7 @@ def host_ir(ll, kernel, kinds):
     ll = ll.replace("addrspace(3) @tessel_smem", "addrspace(3) null")
     ll = ll.replace("addrspace(3)", "addrspace(256)")
     functions = {}
+    ll = WGMMA_CALL.sub(lambda m: wgmma_call(m, functions), ll)
     ll = re.sub(r'asm sideeffect "([^"]*)", "[^"]*"',
                 lambda m: predicated_access(m.group(1), functions), ll)
     left = set(re.findall(r"@llvm\.nvvm\.[\w.]+", ll)) | set(re.findall(r"\basm\b", ll))
@@ -233,6 +300,8 @@ def host_ir(ll, kernel, kinds):
     if wrappers:
         ll += ("\ndeclare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)\n"
                "declare void @emu_ldmatrix(i32, i32, i64, ptr)\n")
+    if "@emu_wgmma(" in "".join(ir for _, ir in functions.values()):
+        ll += "\ndeclare void @emu_wgmma(i32, i32, i32, i32, i64, ptr, i32, i64, i32, i32, ptr)\n"
     return (ll + "\n" + "".join(ir for _, ir in functions.values()) + "".join(wrappers)
             + "\n".join(entry) + "\n")
 
@@ -260,6 +329,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--kernel", required=True)
     p.add_argument("-D", action="append", default=[])
+    p.add_argument("--target", help="tesselc's --target (the interpreter has none)")
     p.add_argument("--grid", default="1")
     p.add_argument("--arg", action="append", default=[])
     p.add_argument("--seed", type=int, default=0)
@@ -270,6 +340,8 @@ def main():
     path = lambda name: os.path.join(a.work, name)
     tesselc = [os.path.join(a.tools, "tesselc"), a.file, "--kernel", a.kernel]
     tesselc += sum([["-D", d] for d in a.D], [])
+    if a.target:
+        tesselc += ["--target", a.target]
 
     k = json.loads(run(tesselc + ["--emit=bundle"]))["kernels"][0]
     kinds = [q["kind"] for q in k["params"]]

@@ -185,6 +185,15 @@ int emu_shfl_bfly(int, int value, int laneMask, int) {
   pthread_barrier_wait(&cta->warpBarrier[warp]);
   return result;
 }
+// shfl.sync.idx: every lane of the warp calls it together.
+int emu_shfl_idx(int, int value, int srcLane, int) {
+  int warp = tid / 32, lane = tid % 32;
+  cta->exchange[warp][lane] = value;
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  int result = cta->exchange[warp][srcLane];
+  pthread_barrier_wait(&cta->warpBarrier[warp]);
+  return result;
+}
 // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32: every lane of the
 // warp calls it together with its A (4) and B (2) registers of two 16-bit
 // elements each (the low half first) and its 4 elements of C, replaced by D.
@@ -225,6 +234,99 @@ void emu_mma(int bf16, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
       c[i] += A[row][k] * B[k][col];
   }
 }
+}
+
+namespace {
+// The 16-bit element at byte `offset` of shared memory, as a float.
+float sharedElement(uint64_t offset, int bf16) {
+  if (offset + 2 > cta->shared.size())
+    fail("wgmma operand outside shared memory");
+  uint16_t bits;
+  memcpy(&bits, cta->shared.data() + offset, 2);
+  if (bf16)
+    return fromBF16(bits);
+  _Float16 h;
+  memcpy(&h, &bits, 2);
+  return float(h);
+}
+
+// Where element (mn, k) (mn along M or N, k < 16) of a wgmma operand in
+// shared memory lies, from its matrix descriptor: start address (bits
+// 0-13), leading and stride byte offsets (LBO bits 16-29, SBO bits 32-45),
+// all in 16-byte units, and the swizzle (bits 62-63: 1, 2, 3 for rows of
+// 128, 64, 32 bytes). The PTX ISA's canonical swizzled layouts: K-major,
+// rows of the swizzle's width along K, 8 rows an atom, atoms SBO apart
+// along MN; MN-major, rows of that width along MN, 8 rows (of K) an atom,
+// atoms SBO apart along K and LBO apart along MN. The swizzle then XORs the
+// 16-byte chunk bits of the address (from bit 4) with those from bit 7.
+uint64_t operandOffset(uint64_t desc, bool mnMajor, int mn, int k) {
+  uint64_t start = (desc & 0x3fff) << 4, lbo = (desc >> 16 & 0x3fff) << 4,
+           sbo = (desc >> 32 & 0x3fff) << 4;
+  int mode = int(desc >> 62);
+  if (mode == 0)
+    fail("wgmma operand without a swizzle");
+  int width = 256 >> mode, chunkBits = 4 - mode;
+  uint64_t at = mnMajor ? start + mn / (width / 2) * lbo + k / 8 * sbo +
+                              k % 8 * width + 2 * (mn % (width / 2))
+                        : start + mn / 8 * sbo + mn % 8 * width + 2 * k;
+  return at ^ (at >> 7 & ((1u << chunkBits) - 1)) << 4;
+}
+} // namespace
+
+extern "C" {
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}: every
+// thread of the warpgroup calls it together with its N / 2 accumulators
+// `d`, replaced by the result at once (the asynchrony is not emulated),
+// where `issue` holds. Warp w of the warpgroup computes rows 16 (w % 4) to
+// 16 (w % 4) + 15 of the 64: d[4j + 2r + e] is row group + 8r, column
+// 8j + 2t + e (group = lane / 4, t = lane % 4). A comes from shared memory
+// through `descA` (K-major unless `transA`) or from the 4 registers `regsA`
+// in mma.sync's A fragment layout; B (K x N) through `descB`, N-major with
+// `transB`.
+void emu_wgmma(int n, int bf16, int sharedA, int transA, uint64_t descA,
+               const uint32_t *regsA, int transB, uint64_t descB, int scaleD,
+               int issue, float *d) {
+  if (!issue)
+    return;
+  int warp = tid / 32, lane = tid % 32, rows = 16 * (warp % 4);
+  float A[16][16];
+  if (sharedA) {
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k)
+        A[r][k] = sharedElement(operandOffset(descA, transA, rows + r, k), bf16);
+  } else {
+    memcpy(cta->mmaA[warp][lane], regsA, 4 * sizeof(uint32_t));
+    pthread_barrier_wait(&cta->warpBarrier[warp]);
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i)
+        for (int e = 0; e < 2; ++e) {
+          uint16_t bits = cta->mmaA[warp][l][i] >> (16 * e);
+          float v;
+          if (bf16) {
+            v = fromBF16(bits);
+          } else {
+            _Float16 h;
+            memcpy(&h, &bits, 2);
+            v = float(h);
+          }
+          A[l / 4 + 8 * (i % 2)][2 * (l % 4) + 8 * (i / 2) + e] = v;
+        }
+    pthread_barrier_wait(&cta->warpBarrier[warp]);
+  }
+  int group = lane / 4, t = lane % 4;
+  for (int j = 0; j < n / 8; ++j)
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 2; ++e) {
+        int row = group + 8 * r, col = 8 * j + 2 * t + e;
+        float sum = scaleD ? d[4 * j + 2 * r + e] : 0.0f;
+        for (int k = 0; k < 16; ++k)
+          sum += A[row][k] *
+                 sharedElement(operandOffset(descB, transB, col, k), bf16);
+        d[4 * j + 2 * r + e] = sum;
+      }
+}
+void emu_wgmma_commit() {}
+void emu_fence_proxy_async() {}
 }
 
 extern "C" {
