@@ -379,8 +379,8 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
   auto [mk, elem] = operandShape(a);
   if (mk.size() != 2 || acc.getRank() != 2 || !acc.getElementType().isF32() ||
       !(elem.isF16() || elem.isBF16())) {
-    os << "expects f16 or bf16 operands and an f32 accumulator, got " << a
-       << " and " << acc;
+    os << "expects 2-D f16 or bf16 operands and a 2-D f32 accumulator, got "
+       << a << " and " << acc;
     return why;
   }
   auto mma = dyn_cast_if_present<MmaEncodingAttr>(acc.getEncoding());

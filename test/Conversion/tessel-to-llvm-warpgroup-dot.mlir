@@ -130,3 +130,124 @@ func.func @issued_if(%x: bf16, %z: f32, %flag: i1) attributes {tessel.kernel, te
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
   return
 }
+
+// -----
+
+// A from shared memory too: 128 x 128 bf16, K contiguous (two column blocks
+// of 64, the 128-byte swizzle), over two warpgroups (8 warps). A's
+// descriptor is B's K-major one: swizzle mode 1, SBO 8 rows * 128 bytes =
+// 1024 (64 units), LBO 1 (not read): 4611686293305360384. Its start is the
+// first row of the thread's warpgroup: warpgroup (tid / 32 % 8) / 4, read
+// from lane 0 (warp-uniform), times 64 rows * 128 bytes = 8192. Steps 0-3
+// advance 32 bytes (2 units) in the first column block, steps 4-7 start in
+// the second, 128 rows * 128 bytes = 16384 bytes (1024 units) on. B
+// (128 x 64, N contiguous): SBO 1024 (64 units), LBO the column-block
+// stride 128 * 128 = 16384 bytes (1024 units): 4611686293372403712; 16
+// rows = 2048 bytes (128 units) a step. The wgmma takes both descriptors
+// ($64, $65), imm-trans-a 0 (K-major) and imm-trans-b 1; the fence only
+// the 32 accumulators.
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+
+// CHECK-LABEL: llvm.func @shared_a
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;", "{{(=f,){32}0,}}1,2,{{.*}},30,31"
+// CHECK: %[[BITS_B:.*]] = llvm.mlir.constant(4611686293372403712 : i64) : i64
+// CHECK: %[[BASE_B:.*]] = llvm.or %{{.*}}, %[[BITS_B]] : i64
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[WARP:.*]] = llvm.lshr %[[TID]], %{{.*}} : i32
+// CHECK: %[[SEVEN:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK: %[[WARP_M:.*]] = llvm.and %[[WARP]], %[[SEVEN]] : i32
+// CHECK: %[[WG:.*]] = llvm.lshr %[[WARP_M]], %{{.*}} : i32
+// CHECK: %[[LANE0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[UNIFORM:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WG]], %[[LANE0]], %{{.*}} : i32 -> i32
+// CHECK: %[[WG_BYTES:.*]] = llvm.mlir.constant(8192 : i32) : i32
+// CHECK: %[[ROW:.*]] = llvm.mul %[[UNIFORM]], %[[WG_BYTES]] : i32
+// CHECK: %[[ROW64:.*]] = llvm.zext %[[ROW]] : i32 to i64
+// CHECK: %[[A:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i64
+// CHECK: %[[FIRST:.*]] = llvm.add %[[A]], %[[ROW64]] : i64
+// CHECK: %[[LOW:.*]] = llvm.and %[[FIRST]], %{{.*}} : i64
+// CHECK: %[[START:.*]] = llvm.lshr %[[LOW]], %{{.*}} : i64
+// CHECK: %[[BITS_A:.*]] = llvm.mlir.constant(4611686293305360384 : i64) : i64
+// CHECK: %[[BASE_A:.*]] = llvm.or %[[START]], %[[BITS_A]] : i64
+// CHECK: llvm.add %[[BASE_B]], %{{.*}} : i64
+// CHECK: %[[A0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[A0]] : i64
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p, q;\0A\09setp.ne.b32 p, $66, 0;\0A\09setp.ne.b32 q, $67, 0;\0A\09@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1;\0A\09}", "{{(=f,){32}0,}}1,{{.*}},31,l,l,r,r"
+// CHECK: llvm.mlir.constant(128 : i64) : i64
+// CHECK: llvm.mlir.constant(2 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(256 : i64) : i64
+// CHECK: llvm.mlir.constant(4 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(384 : i64) : i64
+// CHECK: llvm.mlir.constant(6 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(512 : i64) : i64
+// CHECK: llvm.mlir.constant(1024 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(640 : i64) : i64
+// CHECK: llvm.mlir.constant(1026 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(768 : i64) : i64
+// CHECK: llvm.mlir.constant(1028 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(896 : i64) : i64
+// CHECK: llvm.mlir.constant(1030 : i64) : i64
+// CHECK: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @shared_a(%z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<128x64xf32, #mma8>
+  %a = tessel.local_alloc : !tessel.memdesc<128x128xbf16, order = [1, 0]>
+  %b = tessel.local_alloc : !tessel.memdesc<128x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x128xbf16, order = [1, 0]>, !tessel.memdesc<128x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma8>
+  return
+}
+
+// -----
+
+// Four warps over 128 rows: two 64-row slices per warpgroup, the second a
+// band of 64 rows further. A (128 x 32 f16, rows of 64 bytes: the 64-byte
+// swizzle, mode 2) has SBO 8 * 64 = 512 bytes (32 units), LBO 1:
+// 0x8000002000010000, printed as a signed i64; the warpgroup offset is
+// 64 rows * 64 bytes = 4096 bytes, and so is the second slice's (256
+// units); the second step is 32 bytes (2 units) on. So A's descriptor
+// advances 0, 2 (slice 0), 256, 258 (slice 1). B (32 x 32, N contiguous):
+// SBO 512 (32 units), LBO 32 * 64 = 2048 (128 units); 16 rows = 1024 bytes
+// (64 units) a step.
+
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+
+// CHECK-LABEL: llvm.func @shared_a_slices
+// CHECK: llvm.mlir.constant(-9223371899407433728 : i64) : i64
+// CHECK: %[[WG_BYTES:.*]] = llvm.mlir.constant(4096 : i32) : i32
+// CHECK: llvm.mul %{{.*}}, %[[WG_BYTES]] : i32
+// CHECK: %[[BITS_A:.*]] = llvm.mlir.constant(-9223371899415756800 : i64) : i64
+// CHECK: %[[BASE_A:.*]] = llvm.or %{{.*}}, %[[BITS_A]] : i64
+// CHECK: llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[S00:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S00]] : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {$0, {{.*}}, $15}, $32, $33, p, 1, 1, 0, 1;
+// CHECK: llvm.mlir.constant(64 : i64) : i64
+// CHECK: %[[S01:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S01]] : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[S10:.*]] = llvm.mlir.constant(256 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S10]] : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(64 : i64) : i64
+// CHECK: %[[S11:.*]] = llvm.mlir.constant(258 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S11]] : i64
+// CHECK: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @shared_a_slices(%z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<128x32xf32, #mma4>
+  %a = tessel.local_alloc : !tessel.memdesc<128x32xf16, order = [1, 0]>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x32xf16, order = [1, 0]>, !tessel.memdesc<32x32xf16, order = [1, 0]> -> !tessel.tile<128x32xf32, #mma4>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x32xf32, #mma4>
+  return
+}

@@ -1485,3 +1485,50 @@ func.func @warpgroup_a_layout(%a: !tessel.tile<64x64xbf16>, %b: !tessel.memdesc<
   %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma4>
   return
 }
+
+// -----
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_shared_a_order(%a: !tessel.memdesc<128x64xbf16, order = [0, 1]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
+  // expected-error @+1 {{expects A in shared memory as an MxK memdesc with K contiguous (order = [1, 0]) in a layout a wgmma matrix descriptor describes (rows of 32, 64 or a multiple of 128 bytes), got !tessel.memdesc<128x64xbf16, order = [0, 1]>}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [0, 1]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}
+
+// -----
+
+// Rows of 48 elements (96 bytes): no swizzle a descriptor describes.
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_shared_a_layout(%a: !tessel.memdesc<128x48xbf16, order = [1, 0]>, %b: !tessel.memdesc<48x64xbf16, order = [1, 0]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
+  // expected-error @+1 {{expects A in shared memory as an MxK memdesc with K contiguous}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x48xbf16, order = [1, 0]>, !tessel.memdesc<48x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}
+
+// -----
+
+// A pipeline's buffers (3-D) are read one at a time.
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_shared_a_buffers(%a: !tessel.memdesc<2x128x64xbf16, order = [1, 0]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
+  // expected-error @+1 {{expects 2-D f16 or bf16 operands and a 2-D f32 accumulator, got !tessel.memdesc<2x128x64xbf16, order = [1, 0]>}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<2x128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}
+
+// -----
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_shared_a_rows(%a: !tessel.memdesc<64x64xbf16, order = [1, 0]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
+  // expected-error @+1 {{expects M a multiple of 128 (16 rows per warp), N a multiple of 8 up to 256 and K a multiple of 16, got 128x64x64}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<64x64xbf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}
+
+// -----
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+func.func @warpgroup_shared_a_type(%a: !tessel.memdesc<128x64xf16, order = [1, 0]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
+  // expected-error @+1 {{expects B a 64x64 memdesc of f16, got !tessel.memdesc<64x64xbf16, order = [0, 1]>}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}

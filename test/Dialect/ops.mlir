@@ -291,4 +291,13 @@ func.func @warpgroup_if(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx 
   }
   return %s : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
 }
+// A from shared memory: an MxK memdesc, K contiguous.
+// CHECK-LABEL: func.func @warpgroup_shared_a
+// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+// GENERIC: "tessel.warpgroup_dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (!tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x128xbf16, order = [1, 0]>, !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) ->
+func.func @warpgroup_shared_a(%a: !tessel.memdesc<128x64xbf16, order = [1, 0]>, %b: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc: !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>> {
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  return %r : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+}
 }

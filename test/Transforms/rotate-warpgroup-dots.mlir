@@ -101,8 +101,9 @@ func.func @plain_accumulator(%buf: !buf, %lb: i32, %ub: i32, %init: !c, %a0: !a)
 !c = !tessel.tile<64x64xf32, #mma>
 
 // Left as they are (the mark removed): a product also read in the body, a
-// B that is not a slot of a buffer from outside the loop, and a slot that
-// the first iteration cannot be computed before the loop.
+// B that is not a slot of a buffer from outside the loop, a slot that the
+// first iteration cannot be computed before the loop, and an A in shared
+// memory (the loop would carry A in registers).
 
 // CHECK-LABEL: func.func @not_rotated
 // CHECK-NOT: tessel.rotate
@@ -140,4 +141,23 @@ func.func @carried_slot(%a: !a, %buf: !tessel.memdesc<3x64x64xbf16, order = [1, 
     scf.yield %ow, %i : !c, i32
   }
   return %r#0 : !c
+}
+
+// CHECK-LABEL: func.func @shared_a
+// CHECK-NOT: tessel.rotate
+// CHECK-NOT: if
+// CHECK: scf.yield
+// CHECK-NOT: tessel.warpgroup_dot
+// CHECK: return
+func.func @shared_a(%a: !tessel.memdesc<64x64xbf16, order = [1, 0]>, %buf: !tessel.memdesc<3x64x64xbf16, order = [1, 0]>, %lb: i32, %ub: i32, %init: !c) -> !c {
+  %c1 = arith.constant 1 : i32
+  %c3 = arith.constant 3 : i32
+  %r = scf.for %i = %lb to %ub step %c1 iter_args(%acc = %init) -> (!c) : i32 {
+    %slot = arith.remsi %i, %c3 : i32
+    %v = tessel.memdesc_index %buf[%slot] : !tessel.memdesc<3x64x64xbf16, order = [1, 0]> -> !v
+    %o = tessel.warpgroup_dot %a, %v, %acc {tessel.rotate} : !tessel.memdesc<64x64xbf16, order = [1, 0]>, !v -> !c
+    %ow = tessel.warpgroup_dot_wait %o pendings = 0 : !c
+    scf.yield %ow : !c
+  }
+  return %r : !c
 }

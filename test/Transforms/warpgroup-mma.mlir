@@ -110,3 +110,114 @@ func.func @not_hopper(%a: !tessel.tile<128x64xbf16, #opa>, %b: !tessel.memdesc<6
   return %r : !tessel.tile<128x64xf32, #mma>
 }
 }
+
+// -----
+
+// A defined before the loop (a query block) is stored once, right after
+// the tile its conversion to the operand layout starts from, to a buffer
+// with K contiguous; the dots of both loops read that buffer and the
+// conversions go. A computed in the loop (P), or read by a dot outside any
+// loop, stays in registers.
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]>
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+#opa8 = #tessel.dot_operand<opIdx = 0, parent = #mma8>
+
+// CHECK-LABEL: func.func @invariant_a
+// CHECK-SAME: (%[[Q:[^:]*]]: !tessel.tile<128x64xbf16, #{{.*}}>
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<128x64xbf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[Q]], %[[BUF]] : !tessel.tile<128x64xbf16, #{{.*}}>, !tessel.memdesc<128x64xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.local_alloc
+// CHECK-NOT: tessel.convert_layout
+// CHECK: scf.for
+// CHECK: %[[S:.*]] = tessel.warpgroup_dot %[[BUF]], %{{.*}}, %{{.*}} : !tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [0, 1]>
+// CHECK: %[[P:.*]] = tessel.convert_layout
+// CHECK: tessel.warpgroup_dot %[[P]], %{{.*}}, %{{.*}} : !tessel.tile<128x64xbf16, #{{.*}}>, !tessel.memdesc<64x64xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.convert_layout
+// CHECK: scf.for
+// CHECK: tessel.warpgroup_dot %[[BUF]], %{{.*}}, %{{.*}} : !tessel.memdesc<128x64xbf16, order = [1, 0]>
+// CHECK: %[[QR:.*]] = tessel.convert_layout %[[Q]]
+// CHECK-NEXT: tessel.warpgroup_dot %[[QR]], %{{.*}}, %{{.*}} : !tessel.tile<128x64xbf16, #{{.*}}>, !tessel.memdesc<64x64xbf16, order = [0, 1]>
+// CHECK-NOT: tessel.local_alloc
+module attributes {tessel.target = "sm_90a"} {
+func.func @invariant_a(%q: !tessel.tile<128x64xbf16, #blk>, %k: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %v: !tessel.memdesc<64x64xbf16, order = [1, 0]>, %acc0: !tessel.tile<128x64xf32, #mma8>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %a = tessel.convert_layout %q : !tessel.tile<128x64xbf16, #blk> -> !tessel.tile<128x64xbf16, #opa8>
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<128x64xf32, #mma8>) : i32 {
+    %s = tessel.dot %a, %k, %acc0 : !tessel.tile<128x64xbf16, #opa8>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+    %sb = tessel.cast %s : !tessel.tile<128x64xf32, #mma8> -> !tessel.tile<128x64xbf16, #mma8>
+    %p = tessel.convert_layout %sb : !tessel.tile<128x64xbf16, #mma8> -> !tessel.tile<128x64xbf16, #opa8>
+    %d = tessel.dot %p, %v, %acc : !tessel.tile<128x64xbf16, #opa8>, !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+    scf.yield %d : !tessel.tile<128x64xf32, #mma8>
+  }
+  %a2 = tessel.convert_layout %q : !tessel.tile<128x64xbf16, #blk> -> !tessel.tile<128x64xbf16, #opa8>
+  %o2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %o) -> (!tessel.tile<128x64xf32, #mma8>) : i32 {
+    %d = tessel.dot %a2, %k, %acc : !tessel.tile<128x64xbf16, #opa8>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+    scf.yield %d : !tessel.tile<128x64xf32, #mma8>
+  }
+  %a3 = tessel.convert_layout %q : !tessel.tile<128x64xbf16, #blk> -> !tessel.tile<128x64xbf16, #opa8>
+  %r = tessel.dot %a3, %k, %o2 : !tessel.tile<128x64xbf16, #opa8>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  return
+}
+}
+
+// -----
+
+// Shared memory decides. Before: the conversion of A to its operand layout
+// (32 KiB of scratch and 4 KiB of discard slots, 36 KiB) and six 32 KiB
+// buffers, 228 KiB. With A stored as it is, the conversion goes: 32 + 192
+// = 224 KiB, within the 227 KiB of a Hopper CTA, so A moves. With seven
+// buffers A would take the kernel to 256 KiB: it stays in registers and its
+// conversion stays.
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]>
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+#opa8 = #tessel.dot_operand<opIdx = 0, parent = #mma8>
+
+// CHECK-LABEL: func.func @fits
+// CHECK: tessel.local_alloc : !tessel.memdesc<128x128xbf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store
+// CHECK-NOT: tessel.convert_layout
+// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.memdesc<128x128xbf16, order = [1, 0]>
+module attributes {tessel.target = "sm_90a"} {
+func.func @fits(%q: !tessel.tile<128x128xbf16, #blk>, %acc0: !tessel.tile<128x128xf32, #mma8>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %a = tessel.convert_layout %q : !tessel.tile<128x128xbf16, #blk> -> !tessel.tile<128x128xbf16, #opa8>
+  %bufs = tessel.local_alloc : !tessel.memdesc<6x128x128xbf16, order = [1, 0]>
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<128x128xf32, #mma8>) : i32 {
+    %b = tessel.memdesc_index %bufs[%i] : !tessel.memdesc<6x128x128xbf16, order = [1, 0]> -> !tessel.memdesc<128x128xbf16, order = [1, 0]>
+    %d = tessel.dot %a, %b, %acc : !tessel.tile<128x128xbf16, #opa8>, !tessel.memdesc<128x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #mma8>
+    scf.yield %d : !tessel.tile<128x128xf32, #mma8>
+  }
+  return
+}
+}
+
+// -----
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]>
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+#opa8 = #tessel.dot_operand<opIdx = 0, parent = #mma8>
+
+// CHECK-LABEL: func.func @too_big
+// CHECK: %[[A:.*]] = tessel.convert_layout
+// CHECK-NEXT: tessel.local_alloc : !tessel.memdesc<7x128x128xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.local_alloc
+// CHECK-NOT: tessel.local_store
+// CHECK: tessel.warpgroup_dot %[[A]], %{{.*}}, %{{.*}} : !tessel.tile<128x128xbf16, #{{.*}}>
+module attributes {tessel.target = "sm_90a"} {
+func.func @too_big(%q: !tessel.tile<128x128xbf16, #blk>, %acc0: !tessel.tile<128x128xf32, #mma8>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %a = tessel.convert_layout %q : !tessel.tile<128x128xbf16, #blk> -> !tessel.tile<128x128xbf16, #opa8>
+  %bufs = tessel.local_alloc : !tessel.memdesc<7x128x128xbf16, order = [1, 0]>
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<128x128xf32, #mma8>) : i32 {
+    %b = tessel.memdesc_index %bufs[%i] : !tessel.memdesc<7x128x128xbf16, order = [1, 0]> -> !tessel.memdesc<128x128xbf16, order = [1, 0]>
+    %d = tessel.dot %a, %b, %acc : !tessel.tile<128x128xbf16, #opa8>, !tessel.memdesc<128x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #mma8>
+    scf.yield %d : !tessel.tile<128x128xf32, #mma8>
+  }
+  return
+}
+}

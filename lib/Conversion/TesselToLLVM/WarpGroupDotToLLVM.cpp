@@ -72,8 +72,8 @@ struct OperandDescriptor {
   }
 };
 
-/// The descriptor of an operand whose first row of a K step starts at the
-/// i64 shared-memory address `address`.
+/// The descriptor, with the constant fields of `desc`, of an operand that
+/// starts at the i64 shared-memory address `address`.
 static Value descriptorAt(OpBuilder &b, Location loc, Value address,
                           const OperandDescriptor &desc) {
   // Start address field (bits 0-13): the 18-bit shared address / 16.

@@ -293,7 +293,8 @@ void emu_wgmma(int n, int bf16, int sharedA, int transA, uint64_t descA,
   if (sharedA) {
     for (int r = 0; r < 16; ++r)
       for (int k = 0; k < 16; ++k)
-        A[r][k] = sharedElement(operandOffset(descA, transA, rows + r, k), bf16);
+        A[r][k] =
+            sharedElement(operandOffset(descA, transA, rows + r, k), bf16);
   } else {
     memcpy(cta->mmaA[warp][lane], regsA, 4 * sizeof(uint32_t));
     pthread_barrier_wait(&cta->warpBarrier[warp]);
