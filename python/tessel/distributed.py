@@ -30,11 +30,13 @@ collective that waits for the device (NCCL), which a decode loop or a CUDA graph
 validate=False checks the local arguments only.  A rank that fails, exits or hangs: the peers'
 collective fails after the process group's timeout (init_process_group(timeout=...)); tessel
 raises tessel.CommunicationError naming the op and the rank.  On NCCL, collectives run
-asynchronously from the host, so a timeout surfaces through the process group's watchdog (PyTorch
-aborts the communicator and the process) rather than as an exception.
+asynchronously from the host: the validating exchange waits for its all-gather on the host for at
+most the group's timeout, then raises; with validate=False a timeout surfaces through the process
+group's watchdog (PyTorch aborts the communicator and the process) rather than as an exception.
 """
 
 import contextlib
+import time
 
 import numpy as np
 
@@ -201,8 +203,37 @@ def _collect(op, dist, group, rank, world, x):
     """all_gather of a CPU or CUDA tensor into a (world, *x.shape) tensor."""
     out = x.new_zeros((world,) + tuple(x.shape))
     with _communicating(op, rank, world):
-        _start(dist, group, out, x).wait()
+        work = _start(dist, group, out, x)
+        if _on_cpu(dist, group):
+            work.wait()                   # gloo raises after the group's timeout itself
+        else:
+            _wait_on_host(op, work, _timeout_s(dist, group), rank, world)
     return out
+
+
+def _wait_on_host(op, work, timeout_s, rank, world):
+    """Waits for an NCCL collective on the host, at most `timeout_s`: a peer that never joins
+    would otherwise leave this rank blocked until the watchdog ends the process."""
+    deadline = time.monotonic() + timeout_s
+    while not work.is_completed():
+        if time.monotonic() > deadline:
+            raise CommunicationError(
+                f"tessel.{op}: the argument exchange did not complete on rank {rank} of {world} "
+                f"within the process group's timeout ({timeout_s:g} s): a rank failed, exited or "
+                f"did not reach it")
+        time.sleep(50e-6)
+    work.wait()
+
+
+def _timeout_s(dist, group):
+    """The process group's timeout in seconds (init_process_group(timeout=...)); PyTorch's
+    default where the group does not say."""
+    torch = torch_module()
+    pg = group if group is not None else dist.group.WORLD
+    try:
+        return pg._get_backend(torch.device("cuda")).options._timeout.total_seconds()
+    except (AttributeError, RuntimeError):
+        return dist.default_pg_timeout.total_seconds()
 
 
 def _all_gather(op, dist, group, rank, world, *arrays):
@@ -231,6 +262,8 @@ def _start(dist, group, out, x):
 def _communicating(op, rank, world):
     try:
         yield
+    except CommunicationError:
+        raise
     except RuntimeError as e:
         raise CommunicationError(
             f"tessel.{op}: the all-gather failed on rank {rank} of {world} (a rank failed, "

@@ -490,3 +490,38 @@ def test_unwritten_exchange_is_a_communication_error():
         td._agree("context_parallel_decode", _SilentGather(), None, 0, 2, 4, fields, None, True)
     # Every row written: agreement passes.
     td._agree("context_parallel_decode", _SilentGather(), None, 0, 1, 4, fields, None, True)
+
+
+class _StuckNccl:
+    """A stand-in NCCL group whose all-gather never completes (a peer that never joins)."""
+
+    class group:
+        WORLD = None
+
+    class _Backend:
+        class options:
+            _timeout = datetime.timedelta(seconds=0.2)
+
+    def get_backend(self, group):
+        return "nccl"
+
+    def all_gather_into_tensor(self, out, x, group=None, async_op=False):
+        class Work:
+            def is_completed(self):
+                return False
+
+            def wait(self):
+                raise AssertionError("waited without a deadline")
+        return Work()
+
+
+def test_stuck_nccl_exchange_times_out_on_the_host():
+    stuck = _StuckNccl()
+    group = type("Group", (), {"_get_backend": lambda self, device: stuck._Backend()})()
+    start = time.monotonic()
+    with pytest.raises(tessel.CommunicationError,
+                       match=r"^tessel.context_parallel_decode: the argument exchange did not "
+                             r"complete on rank 0 of 2 within the process group's "
+                             r"timeout \(0.2 s\)"):
+        td._collect("context_parallel_decode", stuck, group, 0, 2, torch.zeros(3))
+    assert time.monotonic() - start < 5
