@@ -233,9 +233,11 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
     int64_t band = accLayout.getDim(0).warps * accLayout.getDim(0).warpStep();
     if (aShared) {
       descA.emplace(aShared, /*kDim=*/1);
+      // In sequence: the IR's order must not depend on the C++ compiler's
+      // order of evaluating arguments.
+      Value rowOffset = warpGroupRowOffset(b, loc, accLayout, *descA);
       Value address =
-          LLVM::AddOp::create(b, loc, addressOf(adaptor.getA()),
-                              warpGroupRowOffset(b, loc, accLayout, *descA));
+          LLVM::AddOp::create(b, loc, addressOf(adaptor.getA()), rowOffset);
       baseA = descriptorAt(b, loc, address, *descA);
     }
     // Unconditional products issue where 1 != 0, the same instruction.
