@@ -77,6 +77,23 @@ protected:
     return k.ok() ? std::optional<Kernel>(*k) : std::nullopt;
   }
 
+  /// k(q: f16 pointer, multiple_of 16; n: i32, multiple_of 8), grid (n).
+  std::optional<Kernel> loadHinted(Runtime &rt) {
+    const char *kernel =
+        R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
+             {"name": "n", "kind": "i32", "multiple_of": 8}],
+  "launch": {"kind": "grid", "grid": ["n"]}})json";
+    Result<Module> module = rt.loadBundleFromString(
+        makeBundle(kernel, makePtx("k", {".u64", ".u32"}), "sm_90", 3), "h");
+    EXPECT_TRUE(module.ok()) << module.message();
+    if (!module.ok())
+      return std::nullopt;
+    Result<Kernel> k = module->kernel("k");
+    EXPECT_TRUE(k.ok()) << k.message();
+    return k.ok() ? std::optional<Kernel>(*k) : std::nullopt;
+  }
+
   FakeCudaState &fake = *fakeCudaState();
 };
 
@@ -183,16 +200,8 @@ TEST_F(FakeDriver, BadLaunchesFailBeforeTheDriver) {
 TEST_F(FakeDriver, BrokenHintsNeverReachTheDriver) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);
-  const char *kernel =
-      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
-  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
-             {"name": "n", "kind": "i32", "multiple_of": 8}],
-  "launch": {"kind": "grid", "grid": ["n"]}})json";
-  Result<Module> module = rt->loadBundleFromString(
-      makeBundle(kernel, makePtx("k", {".u64", ".u32"}), "sm_90", 3), "h");
-  ASSERT_TRUE(module.ok()) << module.message();
-  Result<Kernel> k = module->kernel("k");
-  ASSERT_TRUE(k.ok()) << k.message();
+  std::optional<Kernel> k = loadHinted(*rt);
+  ASSERT_TRUE(k);
   EXPECT_EQ(k->params()[0].multipleOf, 16);
   const std::string badN = "kernel 'k': argument 'n' = 12 is not a multiple "
                            "of 8 (multiple_of in the kernel source)";
@@ -473,16 +482,8 @@ TEST_F(FakeDriver, PreparedLaunchPacksWhatLaunchPacks) {
 TEST_F(FakeDriver, PreparedLaunchChecksPointerHintsAtEachLaunch) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);
-  const char *kernel =
-      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
-  "params": [{"name": "q", "kind": "ptr", "elem": "f16", "multiple_of": 16},
-             {"name": "n", "kind": "i32", "multiple_of": 8}],
-  "launch": {"kind": "grid", "grid": ["n"]}})json";
-  Result<Module> module = rt->loadBundleFromString(
-      makeBundle(kernel, makePtx("k", {".u64", ".u32"}), "sm_90", 3), "h");
-  ASSERT_TRUE(module.ok()) << module.message();
-  Result<Kernel> k = module->kernel("k");
-  ASSERT_TRUE(k.ok());
+  std::optional<Kernel> k = loadHinted(*rt);
+  ASSERT_TRUE(k);
   EXPECT_EQ(rt->prepare(*k, {Arg::ptr(0), Arg::i32(12)}).message(),
             "kernel 'k': argument 'n' = 12 is not a multiple of 8 "
             "(multiple_of in the kernel source)");
