@@ -125,10 +125,17 @@ def Tessel_UnaryOp : Tessel_Op<"unary", [Pure, SameOperandsAndResultType]> {
   let summary = "Elementwise unary math on tiles";
   let description = [{
     `neg` and `abs` accept any element type, `not` integers, the rest floats.
+
+    `ftz` (exp and exp2 only) lets subnormal inputs and results flush to
+    zero, which spares the GPU the range fix-up around its exponential unit
+    (PTX's `.ftz`). The online reductions set it: their exponentials are
+    relative to a running max, so a result below 2^-126 is lost in the sum
+    anyway.
   }];
-  let arguments = (ins Tessel_UnaryKindAttr:$kind, Tessel_Tile:$src);
+  let arguments = (ins Tessel_UnaryKindAttr:$kind, Tessel_Tile:$src,
+                       UnitAttr:$ftz);
   let results = (outs Tessel_Tile:$result);
-  let assemblyFormat = "$kind $src attr-dict `:` type($result)";
+  let assemblyFormat = "$kind (`ftz` $ftz^)? $src attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

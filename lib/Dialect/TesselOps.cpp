@@ -256,6 +256,9 @@ LogicalResult UnaryOp::verify() {
   if (failed(checkArithmeticElement(*this, type)))
     return failure();
   UnaryKind kind = getKind();
+  if (getFtz() && kind != UnaryKind::exp && kind != UnaryKind::exp2)
+    return emitOpError() << "'ftz' applies to exp and exp2 only, not '"
+                         << stringifyUnaryKind(kind) << "'";
   if (kind == UnaryKind::neg || kind == UnaryKind::abs)
     return success();
   if (kind == UnaryKind::not_) {

@@ -51,7 +51,20 @@ enum class BinOp {
   Or,
   Xor
 };
-enum class UnOp { Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Not, Tanh };
+enum class UnOp {
+  Neg,
+  Exp,
+  Exp2,
+  ExpFtz,
+  Exp2Ftz,
+  Log,
+  Log2,
+  Sqrt,
+  Rsqrt,
+  Abs,
+  Not,
+  Tanh
+};
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -195,6 +208,14 @@ static bool unaryLane(UnOp op, const ElemType &type, const Lane &in, Lane &out,
     break;
   case UnOp::Exp2:
     r = std::exp2(x);
+    break;
+  case UnOp::ExpFtz:
+  case UnOp::Exp2Ftz:
+    // The GPU computes these in f32 and flushes results below its smallest
+    // normal (the inputs that would flush give exp ≈ 1 either way).
+    r = op == UnOp::ExpFtz ? std::exp(x) : std::exp2(x);
+    if (r < std::numeric_limits<float>::min())
+      r = 0;
     break;
   case UnOp::Log:
     r = std::log(x);
@@ -367,14 +388,14 @@ static BinOp binOpOf(ts::BinaryKind kind) {
   return BinOp::Add;
 }
 
-static UnOp unOpOf(ts::UnaryKind kind) {
+static UnOp unOpOf(ts::UnaryKind kind, bool ftz) {
   switch (kind) {
   case ts::UnaryKind::neg:
     return UnOp::Neg;
   case ts::UnaryKind::exp:
-    return UnOp::Exp;
+    return ftz ? UnOp::ExpFtz : UnOp::Exp;
   case ts::UnaryKind::exp2:
-    return UnOp::Exp2;
+    return ftz ? UnOp::Exp2Ftz : UnOp::Exp2;
   case ts::UnaryKind::log:
     return UnOp::Log;
   case ts::UnaryKind::log2:
@@ -482,7 +503,8 @@ static std::optional<LaneOp> upstreamLaneOp(Operation *op) {
 static std::optional<LaneOp> laneOpOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<LaneOp>>(op)
       .Case([](ts::BinaryOp b) { return binary(binOpOf(b.getKind())); })
-      .Case([](ts::UnaryOp u) { return unary(unOpOf(u.getKind())); })
+      .Case(
+          [](ts::UnaryOp u) { return unary(unOpOf(u.getKind(), u.getFtz())); })
       .Case([](ts::CastOp c) {
         // i1 converts to 0 or 1.
         return convert(getElementTypeOrSelf(c.getSrc().getType()).isInteger(1));

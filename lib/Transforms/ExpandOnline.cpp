@@ -59,19 +59,39 @@ static Value safeMax(TileBuilder &t, Value m) {
   return t.select(isEmpty, zero, m);
 }
 
+/// x·log2 e.
+static Value timesLog2e(TileBuilder &t, Value x) {
+  auto type = cast<TileType>(x.getType());
+  Value log2e = t.splat(type.getShape(), M_LOG2E);
+  return t.mul(x, log2e);
+}
+
+/// exp(x − max) for a per-row max (of x's rows when x is 2-D), given as
+/// maxLog2 = max·log2 e: 2^(x·log2 e − maxLog2), whose multiply and subtract
+/// contract into one fma per element. The result lies in [0, 1] and is
+/// summed with the max's own term 1, so flushing results below 2^-126 (ftz)
+/// changes nothing the sum keeps.
+static Value expBelowMax(TileBuilder &t, Value x, Value maxLog2) {
+  auto type = cast<TileType>(x.getType());
+  if (type.getRank() == 2)
+    maxLog2 = t.rowBroadcast(maxLog2, type.getDimSize(1));
+  Value scaledX = timesLog2e(t, x);
+  Value exponent = t.sub(scaledX, maxLog2);
+  return t.exp2Ftz(exponent);
+}
+
 /// Folding a block of scores into a running max m: the new max m′, the
 /// rescaling exp(m − m′) of the old terms and the block's exp(s − m′).
 struct Rescaled {
   Value max, scale, p;
 };
 static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
-  int64_t cols = cast<TileType>(scores.getType()).getDimSize(1);
   Value blockMax = t.rowReduce(ReduceKind::max, scores);
   Value mNew = t.max(m, blockMax);
   Value safe = safeMax(t, mNew);
-  Value scale = t.exp(t.sub(m, safe));
-  Value safeRows = t.rowBroadcast(safe, cols);
-  Value p = t.exp(t.sub(scores, safeRows));
+  Value safeLog2 = timesLog2e(t, safe);
+  Value scale = expBelowMax(t, m, safeLog2);
+  Value p = expBelowMax(t, scores, safeLog2);
   return {mNew, scale, p};
 }
 
@@ -89,8 +109,9 @@ struct MergeScales {
 static MergeScales mergeScales(TileBuilder &t, Value ma, Value mb) {
   Value m = t.max(ma, mb);
   Value safe = safeMax(t, m);
-  Value scaleA = t.exp(t.sub(ma, safe));
-  Value scaleB = t.exp(t.sub(mb, safe));
+  Value safeLog2 = timesLog2e(t, safe);
+  Value scaleA = expBelowMax(t, ma, safeLog2);
+  Value scaleB = expBelowMax(t, mb, safeLog2);
   return {m, scaleA, scaleB};
 }
 

@@ -32,7 +32,10 @@ public:
   Value mul(Value x, Value y) { return binary(BinaryKind::mul, x, y); }
   Value div(Value x, Value y) { return binary(BinaryKind::div, x, y); }
   Value max(Value x, Value y) { return binary(BinaryKind::max, x, y); }
-  Value exp(Value x) { return UnaryOp::create(b, loc, UnaryKind::exp, x); }
+  /// 2^x with subnormal results flushed to zero (see tessel.unary's `ftz`).
+  Value exp2Ftz(Value x) {
+    return UnaryOp::create(b, loc, UnaryKind::exp2, x, /*ftz=*/true);
+  }
   Value log(Value x) { return UnaryOp::create(b, loc, UnaryKind::log, x); }
   /// Elementwise x == value (f32 constant).
   Value equals(Value x, double value);

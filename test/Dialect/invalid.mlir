@@ -421,6 +421,14 @@ func.func @unary_not_float(%a: !tessel.tile<16xf32>) {
 
 // -----
 
+func.func @unary_ftz_log(%a: !tessel.tile<16xf32>) {
+  // expected-error @+1 {{'tessel.unary' op 'ftz' applies to exp and exp2 only, not 'log'}}
+  %0 = tessel.unary log ftz %a : !tessel.tile<16xf32>
+  return
+}
+
+// -----
+
 func.func @unary_exp_int(%i: !tessel.tile<16xi32>) {
   // expected-error @+1 {{'tessel.unary' op 'exp' expects float elements, got 'i32'}}
   %0 = tessel.unary exp %i : !tessel.tile<16xi32>

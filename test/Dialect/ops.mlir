@@ -96,6 +96,8 @@ func.func @elementwise(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf32>, %i: !
   %11 = tessel.unary exp %a : !tessel.tile<16xf32>
   // CHECK: tessel.unary exp2
   %12 = tessel.unary exp2 %a : !tessel.tile<16xf32>
+  // CHECK: tessel.unary exp2 ftz %{{.*}} : !tessel.tile<16xf32>
+  %ftz = tessel.unary exp2 ftz %a : !tessel.tile<16xf32>
   // CHECK: tessel.unary log
   %13 = tessel.unary log %a : !tessel.tile<16xf32>
   // CHECK: tessel.unary log2

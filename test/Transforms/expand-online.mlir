@@ -16,9 +16,17 @@ func.func @softmax_loop(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>
   // CHECK: %[[MNEW:.*]] = tessel.binary max %[[M]], %[[BMAX]]
   // CHECK: %[[ISINF:.*]] = tessel.cmp eq %[[MNEW]]
   // CHECK: %[[SAFE:.*]] = tessel.select %[[ISINF]], %{{.*}}, %[[MNEW]]
-  // CHECK: %[[D:.*]] = tessel.binary sub %[[M]], %[[SAFE]]
-  // CHECK: %[[ALPHA:.*]] = tessel.unary exp %[[D]]
-  // CHECK: %[[P:.*]] = tessel.unary exp
+  // exp(x - safe) = 2^(x log2 e - safe log2 e): one fma per element, with
+  // subnormal results flushed (ftz).
+  // CHECK: %[[SAFELOG2:.*]] = tessel.binary mul %[[SAFE]], %{{.*}} : !tessel.tile<16xf32>
+  // CHECK: %[[MLOG2:.*]] = tessel.binary mul %[[M]], %{{.*}} : !tessel.tile<16xf32>
+  // CHECK: %[[D:.*]] = tessel.binary sub %[[MLOG2]], %[[SAFELOG2]]
+  // CHECK: %[[ALPHA:.*]] = tessel.unary exp2 ftz %[[D]]
+  // CHECK: tessel.expand_dims %[[SAFELOG2]]
+  // CHECK: %[[SROWS:.*]] = tessel.broadcast
+  // CHECK: %[[SLOG2:.*]] = tessel.binary mul %[[S]], %{{.*}} : !tessel.tile<16x32xf32>
+  // CHECK: %[[E:.*]] = tessel.binary sub %[[SLOG2]], %[[SROWS]]
+  // CHECK: %[[P:.*]] = tessel.unary exp2 ftz %[[E]]
   // CHECK: tessel.reduce sum %[[P]] {axis = 1 : i32}
   // CHECK: %[[SCALED:.*]] = tessel.binary mul %[[ACC]]
   // CHECK: %[[PH:.*]] = tessel.cast %[[P]] : !tessel.tile<16x32xf32> -> !tessel.tile<16x32xf16>
@@ -51,8 +59,11 @@ func.func @softmax_merge(%s: !tessel.tile<4x8xf32>, %v: !tessel.tile<8x2xf32>) -
   // CHECK: tessel.dot
   // CHECK: %[[M:.*]] = tessel.binary max %[[MA:.*]], %[[MB:.*]] : !tessel.tile<4xf32>
   // CHECK: %[[SAFE:.*]] = tessel.select
-  // CHECK: tessel.binary sub %[[MA]], %[[SAFE]]
-  // CHECK: tessel.binary sub %[[MB]], %[[SAFE]]
+  // CHECK: %[[SAFELOG2:.*]] = tessel.binary mul %[[SAFE]]
+  // CHECK: %[[MALOG2:.*]] = tessel.binary mul %[[MA]]
+  // CHECK: tessel.binary sub %[[MALOG2]], %[[SAFELOG2]]
+  // CHECK: %[[MBLOG2:.*]] = tessel.binary mul %[[MB]]
+  // CHECK: tessel.binary sub %[[MBLOG2]], %[[SAFELOG2]]
   %a = tessel.softmax_init : !tessel.softmax_state<4x2>
   %b = tessel.online_softmax %a, %s, %v : !tessel.softmax_state<4x2>, !tessel.tile<4x8xf32>, !tessel.tile<8x2xf32>
   %m = tessel.softmax_merge %a, %b : !tessel.softmax_state<4x2>

@@ -15,7 +15,9 @@
 // - exp2 and log2 are ex2/lg2.approx alone: 2 ulp (log2: 2^-22 absolute on
 //   [0.5, 2]).
 // - exp(-inf) = 0, log(0) = -inf and NaN propagates, which the online
-//   softmax relies on; denormal inputs are kept (no .ftz).
+//   softmax relies on; subnormal inputs and results are kept (no .ftz)
+//   unless the op says `ftz` (then ex2.approx.ftz.f32: results below 2^-126
+//   are 0; the hardware unit needs no range fix-up around it).
 // - sqrt is IEEE (sqrt.rn); rsqrt(x) = 1 / sqrt(x) with both operations
 //   correctly rounded (not rsqrt.approx); + - * / are IEEE round to nearest,
 //   except that the code generator contracts a multiply feeding an add into
@@ -64,6 +66,39 @@ template <typename OpTy> struct SlotwisePattern : OpConversionPattern<OpTy> {
 };
 
 static bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+static Value inF32(OpBuilder &b, Location loc, Value x,
+                   function_ref<Value(Value)> fn) {
+  Type type = x.getType();
+  Type f32 = b.getF32Type();
+  if (type == f32)
+    return fn(x);
+  Value wide = arith::ExtFOp::create(b, loc, f32, x);
+  return arith::TruncFOp::create(b, loc, type, fn(wide));
+}
+
+static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(name), ValueRange{x})
+      .getResult(0);
+}
+
+static Value ex2(OpBuilder &b, Location loc, Value x) {
+  return intrinsic(b, loc, "llvm.nvvm.ex2.approx.f32", x);
+}
+
+static Value ex2Ftz(OpBuilder &b, Location loc, Value x) {
+  return intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x);
+}
+
+static Value lg2(OpBuilder &b, Location loc, Value x) {
+  return intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
+}
+
+static Value scaled(OpBuilder &b, Location loc, Value x, double factor) {
+  Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(factor));
+  return arith::MulFOp::create(b, loc, x, c);
+}
 
 struct BinaryLowering : SlotwisePattern<BinaryOp> {
   using SlotwisePattern::SlotwisePattern;
@@ -121,8 +156,14 @@ struct UnaryLowering : SlotwisePattern<UnaryOp> {
           arith::ConstantOp::create(b, loc, b.getIntegerAttr(x.getType(), 0)),
           x);
     case UnaryKind::exp:
+      if (op.getFtz())
+        return inF32(b, loc, x, [&](Value v) {
+          return ex2Ftz(b, loc, scaled(b, loc, v, M_LOG2E));
+        });
       return math::ExpOp::create(b, loc, x);
     case UnaryKind::exp2:
+      if (op.getFtz())
+        return inF32(b, loc, x, [&](Value v) { return ex2Ftz(b, loc, v); });
       return math::Exp2Op::create(b, loc, x);
     case UnaryKind::log:
       return math::LogOp::create(b, loc, x);
@@ -206,6 +247,47 @@ struct CastLowering : SlotwisePattern<CastOp> {
   }
 };
 
+/// f32 to f16/bf16 two slots at a time: one cvt.rn.{f16,bf16}x2.f32 writes
+/// both halves of a register, where two scalar conversions each fill a
+/// register and a permute packs them (for the A operand of an MMA, whose
+/// registers hold element pairs in slot order).
+struct NarrowingCastPairs : OpConversionPattern<CastOp> {
+  NarrowingCastPairs(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(CastOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange src = adaptor.getSrc();
+    Type to = getElementTypeOrSelf(op.getResult().getType());
+    if (src.size() < 2 || src.size() % 2 != 0 ||
+        !src.front().getType().isF32() || !(to.isF16() || to.isBF16()))
+      return failure();
+    Location loc = op.getLoc();
+    auto wide = VectorType::get({2}, rewriter.getF32Type());
+    auto narrow = VectorType::get({2}, to);
+    Slots result;
+    for (size_t i = 0; i < src.size(); i += 2) {
+      Value pair = LLVM::PoisonOp::create(rewriter, loc, wide);
+      for (int64_t j = 0; j < 2; ++j) {
+        Value index =
+            LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), j);
+        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, src[i + j],
+                                             index);
+      }
+      Value packed = LLVM::FPTruncOp::create(rewriter, loc, narrow, pair);
+      for (int64_t j = 0; j < 2; ++j) {
+        Value index =
+            LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), j);
+        result.push_back(
+            LLVM::ExtractElementOp::create(rewriter, loc, packed, index));
+      }
+    }
+    rewriter.replaceOpWithMultiple(op, {result});
+    return success();
+  }
+};
+
 struct AddPtrLowering : SlotwisePattern<AddPtrOp> {
   using SlotwisePattern::SlotwisePattern;
   Value lowerSlot(AddPtrOp op, ArrayRef<Value> args,
@@ -277,35 +359,6 @@ struct GridQueryLowering : OpConversionPattern<OpTy> {
 //===----------------------------------------------------------------------===//
 
 /// Computes `fn` on f32, extending and rounding narrower floats.
-static Value inF32(OpBuilder &b, Location loc, Value x,
-                   function_ref<Value(Value)> fn) {
-  Type type = x.getType();
-  Type f32 = b.getF32Type();
-  if (type == f32)
-    return fn(x);
-  Value wide = arith::ExtFOp::create(b, loc, f32, x);
-  return arith::TruncFOp::create(b, loc, type, fn(wide));
-}
-
-static Value intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                       b.getStringAttr(name), ValueRange{x})
-      .getResult(0);
-}
-
-static Value ex2(OpBuilder &b, Location loc, Value x) {
-  return intrinsic(b, loc, "llvm.nvvm.ex2.approx.f32", x);
-}
-
-static Value lg2(OpBuilder &b, Location loc, Value x) {
-  return intrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
-}
-
-static Value scaled(OpBuilder &b, Location loc, Value x, double factor) {
-  Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(factor));
-  return arith::MulFOp::create(b, loc, x, c);
-}
-
 /// A math op on one float, lowered through `fn` on f32.
 template <typename OpTy> struct ApproxMathLowering : OpConversionPattern<OpTy> {
   using Fn = Value (*)(OpBuilder &, Location, Value);
@@ -344,7 +397,8 @@ void mlir::tessel::populateElementwisePatterns(LLVMTypeConverter &converter,
                                                RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<BinaryLowering, UnaryLowering, CmpLowering, SelectLowering,
-               CastLowering, AddPtrLowering, SplatLowering, ArangeLowering,
+               CastLowering, NarrowingCastPairs, AddPtrLowering, SplatLowering,
+               ArangeLowering,
                GridQueryLowering<ProgramIdOp, NVVM::BlockIdXOp,
                                  NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
                GridQueryLowering<NumProgramsOp, NVVM::GridDimXOp,

@@ -1,7 +1,8 @@
 //===- TesselToLLVM.cpp - The convert-tessel-to-llvm pass -----------------===//
 //
 // Three conversions in a row: tessel (with func, arith, math and the types
-// of scf) to the LLVM and NVVM dialects; then scf to cf; then cf and the
+// of scf) to the LLVM and NVVM dialects; then (after loops carrying the lanes
+// of a vector are made to carry the vector) scf to cf; then cf and the
 // arith that scf-to-cf creates to LLVM. Finally a persistent kernel's
 // workspace arguments are packed behind one pointer.
 //
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::tessel {
@@ -296,8 +298,8 @@ struct ConvertTesselToLLVMPass
     }
     if (needsShared)
       declareSharedMemory(module);
-    if (failed(lowerTessel(module)) || failed(lowerScf(module)) ||
-        failed(lowerControlFlow(module)))
+    if (failed(lowerTessel(module)) || failed(carryVectorLanes(module)) ||
+        failed(lowerScf(module)) || failed(lowerControlFlow(module)))
       return signalPassFailure();
     for (auto kernel : module.getOps<LLVM::LLVMFuncOp>())
       if (!kernel.isExternal())
@@ -328,6 +330,14 @@ struct ConvertTesselToLLVMPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(module, target, std::move(patterns));
+  }
+
+  // One walk, no folding: the rest of the IR stays as the conversion left it.
+  LogicalResult carryVectorLanes(ModuleOp module) {
+    RewritePatternSet patterns(&getContext());
+    populateCarryVectorLanesPatterns(patterns);
+    walkAndApplyPatterns(module, std::move(patterns));
+    return success();
   }
 
   LogicalResult lowerScf(ModuleOp module) {

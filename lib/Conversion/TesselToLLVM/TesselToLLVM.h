@@ -24,6 +24,11 @@ void populateTesselToLLVMPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns,
     const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets);
 
+/// Loops whose body yields every lane of a small vector carry that vector
+/// instead of its lanes (see CarryVectorLanes.cpp); run on the converted
+/// scf loops, before they become branches.
+void populateCarryVectorLanesPatterns(RewritePatternSet &patterns);
+
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
 /// barriers), then its local_alloc regions.

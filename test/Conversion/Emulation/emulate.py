@@ -6,7 +6,8 @@ The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
 linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
-small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f, and
+small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f (.ftz
+flushing as the GPU does), and
 mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
 addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
 through their matrix descriptors as the PTX ISA lays them out, at issue;
@@ -49,6 +50,7 @@ INTRINSICS = {
     "llvm.nvvm.fence.proxy.async.shared_cta": "emu_fence_proxy_async",
     "llvm.nvvm.wgmma.commit_group.sync.aligned": "emu_wgmma_commit",
     "llvm.nvvm.ex2.approx.f32": "exp2f",
+    "llvm.nvvm.ex2.approx.ftz.f32": "emu_ex2_ftz",
     "llvm.nvvm.lg2.approx.f": "log2f",
 }
 # mma.sync m16n8k16 with f32 accumulation, by operand type: the intrinsic

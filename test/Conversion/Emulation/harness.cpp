@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include <asm/prctl.h>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -327,6 +329,11 @@ void emu_wgmma(int n, int bf16, int sharedA, int transA, uint64_t descA,
       }
 }
 void emu_wgmma_commit() {}
+// ex2.approx.ftz.f32: results below the smallest normal float flush to 0.
+float emu_ex2_ftz(float x) {
+  float r = exp2f(x);
+  return r < FLT_MIN ? 0.0f : r;
+}
 void emu_fence_proxy_async() {}
 }
 

@@ -272,6 +272,45 @@ func.func @k(%in: !tessel.ptr<f32>, %h: !tessel.ptr<f16>, %b: !tessel.ptr<bf16>)
   EXPECT_EQ(bits[3], 0x0001);
 }
 
+// exp/exp2 marked ftz flush results below the smallest normal f32 to zero,
+// as the GPU's ex2.approx.ftz does; unmarked ones keep the subnormal.
+TEST(Interpreter, FlushingExponentialsDropSubnormalResults) {
+  TestModule t(R"(
+func.func @k(%in: !tessel.ptr<f32>, %kept: !tessel.ptr<f32>, %flushed: !tessel.ptr<f32>, %e: !tessel.ptr<f32>) attributes {tessel.kernel} {
+  %r = tessel.arange 0, 4 : !tessel.tile<4xi32>
+  %is = tessel.splat %in : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
+  %ip = tessel.addptr %is, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
+  %v = tessel.load %ip : !tessel.tile<4x!tessel.ptr<f32>>
+  %a = tessel.unary exp2 %v : !tessel.tile<4xf32>
+  %b = tessel.unary exp2 ftz %v : !tessel.tile<4xf32>
+  %c = tessel.unary exp ftz %v : !tessel.tile<4xf32>
+  %ks = tessel.splat %kept : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
+  %kp = tessel.addptr %ks, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
+  tessel.store %kp, %a : !tessel.tile<4x!tessel.ptr<f32>>
+  %fs = tessel.splat %flushed : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
+  %fp = tessel.addptr %fs, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
+  tessel.store %fp, %b : !tessel.tile<4x!tessel.ptr<f32>>
+  %es = tessel.splat %e : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
+  %ep = tessel.addptr %es, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
+  tessel.store %ep, %c : !tessel.tile<4x!tessel.ptr<f32>>
+  return
+}
+)");
+  ASSERT_EQ(t.parseErrors(), "");
+  double inf = std::numeric_limits<double>::infinity();
+  int bin = t.buffer(DType::F32, {-130.0, -126.0, 1.0, -inf});
+  int bk = t.buffer(DType::F32, 4), bf = t.buffer(DType::F32, 4),
+      be = t.buffer(DType::F32, 4);
+  EXPECT_EQ(t.run("k", {buf(bin), buf(bk), buf(bf), buf(be)}), "");
+  std::vector<double> kept = t.memory.read(bk), flushed = t.memory.read(bf),
+                      e = t.memory.read(be);
+  EXPECT_EQ(kept, (std::vector<double>{0x1p-130, 0x1p-126, 2, 0}));
+  EXPECT_EQ(flushed, (std::vector<double>{0, 0x1p-126, 2, 0}));
+  // exp(-130) ~ 3.5e-57 is far below 2^-126; exp(1) is kept.
+  EXPECT_EQ(e[0], 0);
+  EXPECT_NEAR(e[2], std::exp(1.0), 1e-6);
+}
+
 TEST(Interpreter, DotAccumulatesF16InputsInF32) {
   // out (16x8) = a (16x32, f16) · b (32x8, f16), both loaded as 2-D tiles
   // through base + rows[:, None] * stride + cols[None, :].
