@@ -1,7 +1,7 @@
 //===- OnlineOps.cpp - Online softmax and coupled-KL states ---------------===//
 //
 // The formulas of TesselOps.td, evaluated the way their expansion into
-// max/exp/sum/dot (tessel-expand-online) evaluates them: every elementwise
+// max/exp2/sum/dot (tessel-expand-online) evaluates them: every elementwise
 // step is an f32 op (rounded), sums over a row accumulate in double and are
 // rounded once (as tessel.reduce), and the product with V is a tessel.dot,
 // whose operand P is therefore rounded to V's element type first.
@@ -31,9 +31,14 @@ static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 static double f32(double x) { return roundFloat(FloatFormat::F32, x); }
 static double safe(double m) { return m == kNegInf ? 0.0 : m; }
-/// exp(x - m_safe) as two f32 ops.
+/// exp(x - m_safe) as the expansion computes it, in f32 steps:
+/// 2^(x·log2 e − m_safe·log2 e) with results below the smallest normal f32
+/// flushed to 0 (exp2 ftz).
 static double expRel(double x, double mSafe) {
-  return f32(std::exp(f32(x - mSafe)));
+  const double log2e = f32(M_LOG2E);
+  double exponent = f32(f32(x * log2e) - f32(mSafe * log2e));
+  double r = std::exp2(exponent);
+  return f32(r < std::numeric_limits<float>::min() ? 0.0 : r);
 }
 
 static double rowMax(const RtValue &t, int64_t row, int64_t n) {
