@@ -121,12 +121,13 @@ def TesselPipeline : Pass<"tessel-pipeline", "ModuleOp"> {
 def TesselStageSlices : Pass<"tessel-stage-slices", "ModuleOp"> {
   let summary = "Write a tile sliced several times to shared memory once";
   let description = [{
-    Runs after tessel-assign-layouts. A tile with several extract_slice
-    users in its block (the shifted windows of a halo tile, as in
-    Multi-Token Attention's key-query convolution) is written to shared
-    memory once (local_store) and each slice becomes a local_load of it;
-    otherwise every slice would move the whole tile through shared memory
-    on its own.
+    Runs after tessel-assign-layouts. A tile sliced more than once in its
+    block or in the loops nested there (the shifted windows of a halo tile,
+    as in Multi-Token Attention's key-query convolution: several
+    extract_slice ops, or one in a loop or at runtime offsets) is written to
+    shared memory once (local_store) and each slice becomes a local_load of
+    it, runtime offsets included; otherwise every slice would move the whole
+    tile through shared memory on its own.
   }];
 }
 

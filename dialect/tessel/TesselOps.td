@@ -85,14 +85,26 @@ def Tessel_TransOp : Tessel_Op<"trans", [Pure]> {
 }
 
 def Tessel_ExtractSliceOp : Tessel_Op<"extract_slice", [Pure]> {
-  let summary = "Static sub-tile starting at constant offsets";
+  let summary = "Sub-tile of static shape at constant or runtime offsets";
   let description = [{
     Used for overlapping (halo) tiles: the result's shape is the slice size
-    and `offsets` its origin inside the source.
+    and the offsets its origin inside the source, each a constant or an i32
+    value (`[%a, 3]`). A runtime offset must keep the slice inside the
+    source: the interpreter reports one that does not, compiled code clamps
+    it into [0, source size - slice size].
   }];
-  let arguments = (ins Tessel_Tile:$src, DenseI64ArrayAttr:$offsets);
+  let arguments = (ins Tessel_Tile:$src, Variadic<I32>:$offsets,
+                       DenseI64ArrayAttr:$static_offsets);
   let results = (outs Tessel_Tile:$result);
-  let assemblyFormat = "$src $offsets attr-dict `:` type($src) `->` type($result)";
+  let assemblyFormat = [{
+    $src custom<DynamicIndexList>($offsets, $static_offsets) attr-dict `:`
+    type($src) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$src, "ArrayRef<int64_t>":$offsets), [{
+      build($_builder, $_state, result, src, ValueRange(), offsets);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -451,14 +463,24 @@ def Tessel_LocalStoreOp : Tessel_Op<"local_store", [
 
 def Tessel_LocalLoadOp : Tessel_Op<"local_load", [
     MemoryEffects<[MemRead]>]> {
-  let summary = "Read a sub-tile at constant offsets from shared memory";
+  let summary = "Read a sub-tile at constant or runtime offsets from shared memory";
   let description = [{
     Element (i, j) of the result is element (i + offsets[0], j + offsets[1])
-    of `src`: the result's shape and offsets stay inside it.
+    of `src`: the result's shape and constant offsets stay inside it; a
+    runtime (i32) offset is clamped into [0, source size - result size].
   }];
-  let arguments = (ins Tessel_MemDesc:$src, DenseI64ArrayAttr:$offsets);
+  let arguments = (ins Tessel_MemDesc:$src, Variadic<I32>:$offsets,
+                       DenseI64ArrayAttr:$static_offsets);
   let results = (outs Tessel_Tile:$result);
-  let assemblyFormat = "$src $offsets attr-dict `:` type($src) `->` type($result)";
+  let assemblyFormat = [{
+    $src custom<DynamicIndexList>($offsets, $static_offsets) attr-dict `:`
+    type($src) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$src, "ArrayRef<int64_t>":$offsets), [{
+      build($_builder, $_state, result, src, ValueRange(), offsets);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -152,32 +152,50 @@ LogicalResult TransOp::verify() {
   return checkShape(*this, shape, getResult().getType(), "result");
 }
 
-LogicalResult ExtractSliceOp::verify() {
-  auto src = cast<TileType>(getSrc().getType());
-  auto dst = cast<TileType>(getResult().getType());
-  ArrayRef<int64_t> offsets = getOffsets();
-  if (failed(checkSameElementType(*this, src, dst, "result")))
-    return failure();
-  if (static_cast<int64_t>(offsets.size()) != src.getRank() ||
-      dst.getRank() != src.getRank())
-    return emitOpError() << "expects " << src.getRank()
-                         << " offsets and a result of the same rank, got "
-                         << offsets.size() << " offsets and rank "
-                         << dst.getRank();
-  for (int64_t i = 0; i < src.getRank(); ++i) {
-    int64_t size = dst.getDimSize(i), end;
-    bool overflow = llvm::AddOverflow(offsets[i], size, end);
-    if (offsets[i] >= 0 && !overflow && end <= src.getDimSize(i))
+/// A slice of `sizes` at `offsets` (ShapedType::kDynamic: the next runtime
+/// offset) inside `bounds`: as many runtime offsets as dynamic entries,
+/// constant ones in range, every size at most its dimension.
+static LogicalResult checkSliceOffsets(Operation *op, ArrayRef<int64_t> offsets,
+                                       size_t numDynamic,
+                                       ArrayRef<int64_t> sizes,
+                                       ArrayRef<int64_t> bounds) {
+  if (offsets.size() != bounds.size() || sizes.size() != bounds.size())
+    return op->emitOpError()
+           << "expects " << bounds.size()
+           << " offsets and a result of the same rank, got " << offsets.size()
+           << " offsets and rank " << sizes.size();
+  if (static_cast<size_t>(llvm::count(offsets, ShapedType::kDynamic)) !=
+      numDynamic)
+    return op->emitOpError() << "expects one runtime offset per dynamic entry, "
+                             << "got " << numDynamic;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    int64_t offset = ShapedType::isDynamic(offsets[i]) ? 0 : offsets[i];
+    int64_t size = sizes[i], end;
+    bool overflow = llvm::AddOverflow(offset, size, end);
+    if (offset >= 0 && !overflow && end <= bounds[i])
       continue;
-    auto diag = emitOpError() << "slice [" << offsets[i] << ", ";
+    auto diag = op->emitOpError() << "slice [";
+    if (ShapedType::isDynamic(offsets[i]))
+      return diag << "?, ? + " << size << ") of dimension " << i
+                  << " is larger than its size " << bounds[i];
+    diag << offset << ", ";
     if (overflow)
-      diag << offsets[i] << " + " << size;
+      diag << offset << " + " << size;
     else
       diag << end;
     return diag << ") of dimension " << i << " is out of bounds for size "
-                << src.getDimSize(i);
+                << bounds[i];
   }
   return success();
+}
+
+LogicalResult ExtractSliceOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto dst = cast<TileType>(getResult().getType());
+  if (failed(checkSameElementType(*this, src, dst, "result")))
+    return failure();
+  return checkSliceOffsets(*this, getStaticOffsets(), getOffsets().size(),
+                           dst.getShape(), src.getShape());
 }
 
 LogicalResult ConvertLayoutOp::verify() {
@@ -522,17 +540,13 @@ LogicalResult LocalStoreOp::verify() {
 LogicalResult LocalLoadOp::verify() {
   auto src = cast<MemDescType>(getSrc().getType());
   auto result = cast<TileType>(getType());
-  ArrayRef<int64_t> offsets = getOffsets();
   if (src.getShape().size() != 2 || result.getRank() != 2 ||
-      offsets.size() != 2 || result.getElementType() != src.getElementType())
+      getStaticOffsets().size() != 2 ||
+      result.getElementType() != src.getElementType())
     return emitOpError() << "expects a 2-D tile of the elements of one 2-D "
                             "memdesc and two offsets";
-  for (unsigned d = 0; d < 2; ++d)
-    if (offsets[d] < 0 || offsets[d] + result.getDimSize(d) > src.getShape()[d])
-      return emitOpError() << "reads rows/columns [" << offsets[d] << ", "
-                           << offsets[d] + result.getDimSize(d)
-                           << ") of dimension " << d << " of " << src;
-  return success();
+  return checkSliceOffsets(*this, getStaticOffsets(), getOffsets().size(),
+                           result.getShape(), src.getShape());
 }
 
 LogicalResult AsyncCopyOp::verify() {

@@ -33,6 +33,24 @@ std::optional<int64_t> Generator::genConstInt(const ast::Expr &expr,
   return std::nullopt;
 }
 
+/// The size of a slice `x : x + SIZE` whose start x is a runtime value: the
+/// upper bound must be the start's expression plus a constexpr integer.
+static std::optional<int64_t> runtimeSliceSize(Generator &g,
+                                               const ast::Slice &slice) {
+  const std::string start = ast::formatExpr(*slice.getLower());
+  const auto *upper = slice.getUpper()
+                          ? ast::rtti::dyn_cast<ast::BinOp>(slice.getUpper())
+                          : nullptr;
+  if (!upper || upper->getOp() != ast::BinOpKind::Add ||
+      ast::formatExpr(*upper->getLHS()) != start) {
+    g.error(slice.getLoc(), "a slice with a runtime start needs a constexpr "
+                            "size: write it as `" +
+                                start + " : " + start + " + SIZE`");
+    return std::nullopt;
+  }
+  return g.genConstInt(*upper->getRHS(), "a slice size");
+}
+
 static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
   TValue base = g.genExpr(*sub.getValue());
   if (base.isInvalid())
@@ -43,6 +61,7 @@ static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
   auto tile = cast<tsl::TileType>(base.value.getType());
   ArrayRef<int64_t> shape = tile.getShape();
   SmallVector<int64_t> offsets(shape.size(), 0), sizes(shape);
+  SmallVector<Value> dynamicOffsets;
   SmallVector<int32_t> newAxes;
   size_t dim = 0, outPos = 0;
   for (const ast::ExprPtr &item : sub.getIndices()) {
@@ -54,16 +73,40 @@ static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
     if (!slice)
       return g.error(item->getLoc(),
                      "integer indexing of tiles is not supported; use "
-                     "slices with constexpr bounds and None");
+                     "slices (constexpr bounds, or `x:x + SIZE` with a "
+                     "runtime x) and None");
     if (dim >= shape.size())
       return g.error(item->getLoc(),
                      "too many indices for " + g.describe(tile));
     int64_t lo = 0, hi = shape[dim];
     if (slice->getLower()) {
-      auto v = g.genConstInt(*slice->getLower(), "a slice bound");
-      if (!v)
-        return TValue::invalid();
-      lo = *v;
+      TValue start = g.genExpr(*slice->getLower());
+      if (start.isInvalid())
+        return start;
+      if (start.isValue() && start.value.getType().isSignlessInteger() &&
+          !start.value.getType().isInteger(1)) {
+        // A runtime start: the size must still be constexpr, as `x : x + N`.
+        std::optional<int64_t> size = runtimeSliceSize(g, *slice);
+        if (!size)
+          return TValue::invalid();
+        if (*size <= 0 || *size > shape[dim])
+          return g.error(item->getLoc(), "slice size " + std::to_string(*size) +
+                                             " does not fit dimension " +
+                                             std::to_string(dim) + " of size " +
+                                             std::to_string(shape[dim]));
+        offsets[dim] = ShapedType::kDynamic;
+        dynamicOffsets.push_back(
+            g.convert(item->getLoc(), start.value, g.builder.getI32Type()));
+        sizes[dim] = *size;
+        ++dim;
+        ++outPos;
+        continue;
+      }
+      if (!start.isConst() || !start.constant.isIntegral())
+        return g.error(slice->getLower()->getLoc(),
+                       "a slice bound must be an integer, got " +
+                           g.describe(start));
+      lo = start.constant.i;
     }
     if (slice->getUpper()) {
       auto v = g.genConstInt(*slice->getUpper(), "a slice bound");
@@ -85,9 +128,9 @@ static TValue genSubscript(Generator &g, const ast::Subscript &sub) {
   }
   Value v = base.value;
   Type elt = tile.getElementType();
-  if (ArrayRef<int64_t>(sizes) != shape)
+  if (ArrayRef<int64_t>(sizes) != shape || !dynamicOffsets.empty())
     v = tsl::ExtractSliceOp::create(g.builder, g.loc(l), g.shaped(sizes, elt),
-                                    v, g.builder.getDenseI64ArrayAttr(offsets));
+                                    v, dynamicOffsets, offsets);
   for (int32_t axis : newAxes) {
     sizes.insert(sizes.begin() + axis, 1);
     v = tsl::ExpandDimsOp::create(g.builder, g.loc(l), g.shaped(sizes, elt), v,

@@ -58,7 +58,9 @@ static bool movesLanes(Operation *op) {
              ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>(op);
 }
 
-static RtValue moveLanes(Operation *op, const RtValue &src) {
+/// `offsets`: an extract_slice's origin (its runtime offsets resolved).
+static RtValue moveLanes(Operation *op, const RtValue &src,
+                         ArrayRef<int64_t> offsets = {}) {
   Type type = op->getResult(0).getType();
   ArrayRef<int64_t> shape = shapeOf(type);
   if (isa<ts::ExpandDimsOp, ts::ReshapeOp, ts::ConvertLayoutOp>(op)) {
@@ -75,10 +77,10 @@ static RtValue moveLanes(Operation *op, const RtValue &src) {
   } else if (auto trans = dyn_cast<ts::TransOp>(op)) {
     for (size_t d = 0; d < shape.size(); ++d)
       mult[d] = strides[trans.getOrder()[d]];
-  } else if (auto slice = dyn_cast<ts::ExtractSliceOp>(op)) {
+  } else if (isa<ts::ExtractSliceOp>(op)) {
     for (size_t d = 0; d < shape.size(); ++d) {
       mult[d] = strides[d];
-      base += slice.getOffsets()[d] * strides[d];
+      base += offsets[d] * strides[d];
     }
   }
   return gatherAffine(src, ElemType::get(type)->kind, shape, base, mult);
@@ -150,6 +152,24 @@ static RtValue reduce(ts::ReduceKind kind, const ElemType &elem,
 }
 
 Executor::OptResult Executor::execTileOp(Operation *op) {
+  if (auto slice = dyn_cast<ts::ExtractSliceOp>(op)) {
+    SmallVector<int64_t> offsets(slice.getStaticOffsets());
+    auto dynamic = slice.getOffsets().begin();
+    ArrayRef<int64_t> srcShape = shapeOf(slice.getSrc().getType());
+    ArrayRef<int64_t> size = shapeOf(slice.getType());
+    for (size_t d = 0; d < offsets.size(); ++d) {
+      if (!ShapedType::isDynamic(offsets[d]))
+        continue;
+      offsets[d] = asSigned(get(*dynamic++).ints[0], 32);
+      if (offsets[d] < 0 || offsets[d] > srcShape[d] - size[d])
+        return fail(op, "slice [" + Twine(offsets[d]) + ", " +
+                            Twine(offsets[d] + size[d]) + ") of dimension " +
+                            Twine(d) + " is out of bounds for size " +
+                            Twine(srcShape[d]));
+    }
+    set(op->getResult(0), moveLanes(op, get(slice.getSrc()), offsets));
+    return success();
+  }
   if (movesLanes(op)) {
     set(op->getResult(0), moveLanes(op, get(op->getOperand(0))));
     return success();

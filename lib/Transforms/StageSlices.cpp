@@ -12,14 +12,20 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// The slices of `tile` in its own block, if it has two or more there.
+/// The slices of `tile` in its own block or in regions nested there, if it
+/// is sliced more than once: by two or more slices, or by one that a loop
+/// repeats or that has runtime offsets.
 SmallVector<ExtractSliceOp> slicesOf(Value tile) {
   SmallVector<ExtractSliceOp> slices;
+  bool repeated = false;
+  Block *block = tile.getParentBlock();
   for (Operation *user : tile.getUsers())
     if (auto slice = dyn_cast<ExtractSliceOp>(user))
-      if (slice->getBlock() == tile.getParentBlock())
+      if (Operation *ancestor = block->findAncestorOpInBlock(*slice)) {
         slices.push_back(slice);
-  if (slices.size() < 2)
+        repeated |= ancestor != slice || !slice.getOffsets().empty();
+      }
+  if (slices.size() < 2 && !repeated)
     slices.clear();
   return slices;
 }
@@ -46,7 +52,8 @@ struct StageSlicesPass : tessel::impl::TesselStageSlicesBase<StageSlicesPass> {
       for (ExtractSliceOp slice : slicesOf(tile)) {
         OpBuilder sb(slice);
         Value loaded = LocalLoadOp::create(sb, slice.getLoc(), slice.getType(),
-                                           buffer, slice.getOffsetsAttr());
+                                           buffer, slice.getOffsets(),
+                                           slice.getStaticOffsetsAttr());
         slice.replaceAllUsesWith(loaded);
         slice.erase();
       }

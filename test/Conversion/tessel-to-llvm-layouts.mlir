@@ -81,6 +81,30 @@ func.func @extract_slice(%out: !tessel.ptr<i32>) attributes {tessel.kernel, tess
 
 // -----
 
+// A runtime offset is clamped into [0, 16 - 8] once, then added to each
+// element's row.
+
+#d = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [1, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @extract_slice_at_runtime
+// CHECK-SAME: (%{{.*}}: !llvm.ptr<1>, %[[X:.*]]: i32, %[[V:.*]]: i32)
+func.func @extract_slice_at_runtime(%out: !tessel.ptr<i32>, %x: i32, %v: i32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %t = tessel.splat %v : i32 -> !tessel.tile<16x16xi32, #d>
+  // CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+  // CHECK-NEXT: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i32) : i32
+  // CHECK-NEXT: %[[LOW:.*]] = llvm.intr.smax(%[[X]], %[[ZERO]]) : (i32, i32) -> i32
+  // CHECK-NEXT: %[[ORIGIN:.*]] = llvm.intr.smin(%[[LOW]], %[[EIGHT]]) : (i32, i32) -> i32
+  // CHECK: nvvm.barrier0
+  // CHECK: llvm.add %{{.*}}, %[[ORIGIN]] : i32
+  %h = tessel.extract_slice %t [%x, 0] : !tessel.tile<16x16xi32, #d> -> !tessel.tile<8x16xi32, #d>
+  %q = tessel.reduce sum %h {axis = 1 : i32} : !tessel.tile<8x16xi32, #d> -> !tessel.tile<8xi32, #tessel.slice<dim = 1, parent = #d>>
+  %z = tessel.reduce sum %q {axis = 0 : i32} : !tessel.tile<8xi32, #tessel.slice<dim = 1, parent = #d>> -> i32
+  tessel.store %out, %z : !tessel.ptr<i32>
+  return
+}
+
+// -----
+
 // A transpose whose result layout is not the permuted one moves data.
 
 #r = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>

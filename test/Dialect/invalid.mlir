@@ -1423,8 +1423,16 @@ func.func @local_store_shape(%t: !tessel.tile<16x32xf32>, %b: !tessel.memdesc<16
 
 // -----
 
+func.func @slice_runtime_too_large(%t: !tessel.tile<16x32xf32>, %i: i32) {
+  // expected-error @+1 {{'tessel.extract_slice' op slice [?, ? + 64) of dimension 1 is larger than its size 32}}
+  %s = tessel.extract_slice %t [0, %i] : !tessel.tile<16x32xf32> -> !tessel.tile<16x64xf32>
+  return
+}
+
+// -----
+
 func.func @local_load_outside(%b: !tessel.memdesc<16x32xf32, order = [1, 0]>) {
-  // expected-error @+1 {{reads rows/columns [24, 40) of dimension 1 of '!tessel.memdesc<16x32xf32, order = [1, 0]>'}}
+  // expected-error @+1 {{slice [24, 40) of dimension 1 is out of bounds for size 32}}
   %t = tessel.local_load %b [0, 24] : !tessel.memdesc<16x32xf32, order = [1, 0]> -> !tessel.tile<8x16xf32>
   return
 }

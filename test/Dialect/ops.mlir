@@ -262,6 +262,11 @@ func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x
   tessel.local_store %d, %h : !tessel.tile<16x64xf32>, !tessel.memdesc<16x64xf32, order = [1, 0]>
   // CHECK: tessel.local_load %{{.*}} [2, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
   %w = tessel.local_load %h [2, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
+  // Runtime offsets (i32 values) mixed with constant ones.
+  // CHECK: tessel.local_load %{{.*}} [%{{.*}}, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
+  %wd = tessel.local_load %h [%i, 8] : !tessel.memdesc<16x64xf32, order = [1, 0]> -> !tessel.tile<8x32xf32>
+  // CHECK: tessel.extract_slice %{{.*}} [%{{.*}}, 0] : !tessel.tile<16x32xf16> -> !tessel.tile<8x32xf16>
+  %ad = tessel.extract_slice %a [%i, 0] : !tessel.tile<16x32xf16> -> !tessel.tile<8x32xf16>
   return %d : !tessel.tile<16x64xf32>
 }
 

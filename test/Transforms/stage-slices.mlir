@@ -42,3 +42,36 @@ func.func @windows(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tes
   tessel.store %o, %t : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// One slice in a loop, at runtime offsets, reads a tile defined outside the
+// loop: it is sliced once per iteration, so the tile is staged once before
+// the loop and each iteration reads its window from there.
+
+#h2 = #tessel.blocked<sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#s2 = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: func.func @window_loop
+// CHECK: %[[H:.*]] = tessel.splat
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<20x40xf32, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[H]], %[[BUF]]
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: tessel.local_load %[[BUF]] [%[[I]], 3] : !tessel.memdesc<20x40xf32, order = [1, 0]> -> !tessel.tile<16x32xf32, #{{.*}}>
+// CHECK-NOT: tessel.extract_slice
+func.func @window_loop(%x: f32, %n: i32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %h = tessel.splat %x : f32 -> !tessel.tile<20x40xf32, #h2>
+  %zero = arith.constant 0.0 : f32
+  %init = tessel.splat %zero : f32 -> !tessel.tile<16x32xf32, #s2>
+  %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (!tessel.tile<16x32xf32, #s2>) : i32 {
+    %w = tessel.extract_slice %h [%i, 3] : !tessel.tile<20x40xf32, #h2> -> !tessel.tile<16x32xf32, #s2>
+    %sum = tessel.binary add %a, %w : !tessel.tile<16x32xf32, #s2>
+    scf.yield %sum : !tessel.tile<16x32xf32, #s2>
+  }
+  %r = tessel.reduce sum %acc {axis = 1 : i32} : !tessel.tile<16x32xf32, #s2> -> !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #s2>>
+  %t = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #s2>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}

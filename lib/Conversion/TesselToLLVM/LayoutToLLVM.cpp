@@ -134,17 +134,23 @@ struct ExtractSliceLowering : OpConversionPattern<ExtractSliceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto srcType = cast<TileType>(op.getSrc().getType());
+    auto type = cast<TileType>(op.getType());
+    SmallVector<Value> dynamic;
+    for (ValueRange offset : adaptor.getOffsets())
+      dynamic.push_back(llvm::getSingleElement(offset));
+    SmallVector<OpFoldResult> origin =
+        sliceOrigin(rewriter, loc, op.getStaticOffsets(), dynamic,
+                    type.getShape(), srcType.getShape());
     rewriter.replaceOpWithMultiple(
-        op, {remapThroughShared(
-                rewriter, loc, adaptor.getSrc(), srcType,
-                cast<TileType>(op.getType()),
-                [&](OpBuilder &b, ArrayRef<Value> coords) {
-                  SmallVector<Value> from;
-                  for (auto [c, offset] : llvm::zip(coords, op.getOffsets()))
-                    from.push_back(arith::AddIOp::create(
-                        b, loc, c, i32Constant(b, loc, offset)));
-                  return linearIndex(b, loc, from, srcType.getShape());
-                })});
+        op,
+        {remapThroughShared(rewriter, loc, adaptor.getSrc(), srcType, type,
+                            [&](OpBuilder &b, ArrayRef<Value> coords) {
+                              SmallVector<Value> from;
+                              for (auto [c, offset] : llvm::zip(coords, origin))
+                                from.push_back(addOffset(b, loc, c, offset));
+                              return linearIndex(b, loc, from,
+                                                 srcType.getShape());
+                            })});
     return success();
   }
 };

@@ -263,13 +263,17 @@ struct LocalLoadLowering : OpConversionPattern<LocalLoadOp> {
     Type elem = getTypeConverter()->convertType(type.getElementType());
     TileLayout layout = getLayout(type);
     ThreadLayout thread(rewriter, loc, layout);
+    SmallVector<Value> dynamic;
+    for (ValueRange offset : adaptor.getOffsets())
+      dynamic.push_back(llvm::getSingleElement(offset));
+    SmallVector<OpFoldResult> origin =
+        sliceOrigin(rewriter, loc, op.getStaticOffsets(), dynamic,
+                    type.getShape(), srcType.getShape());
     Slots result;
     for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {
       SmallVector<Value> at = thread.coords(slot);
-      for (auto [c, offset] : llvm::zip(at, op.getOffsets()))
-        if (offset)
-          c = arith::AddIOp::create(rewriter, loc, c,
-                                    i32Constant(rewriter, loc, offset));
+      for (auto [c, offset] : llvm::zip(at, origin))
+        c = addOffset(rewriter, loc, c, offset);
       result.push_back(loadShared(
           rewriter, loc, elem,
           rows.elementPtr(rewriter, loc, src, elem, at, contiguous)));

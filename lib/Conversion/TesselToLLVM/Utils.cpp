@@ -30,6 +30,37 @@ Value mlir::tessel::i32Constant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
+SmallVector<OpFoldResult> mlir::tessel::sliceOrigin(OpBuilder &b, Location loc,
+                                                    ArrayRef<int64_t> offsets,
+                                                    ValueRange dynamic,
+                                                    ArrayRef<int64_t> sizes,
+                                                    ArrayRef<int64_t> bounds) {
+  SmallVector<OpFoldResult> origin;
+  auto next = dynamic.begin();
+  for (auto [offset, size, bound] : llvm::zip(offsets, sizes, bounds)) {
+    if (!ShapedType::isDynamic(offset)) {
+      origin.push_back(b.getI32IntegerAttr(offset));
+      continue;
+    }
+    Value low = i32Constant(b, loc, 0);
+    Value high = i32Constant(b, loc, bound - size);
+    Value atLeastLow = arith::MaxSIOp::create(b, loc, *next++, low);
+    origin.push_back(
+        arith::MinSIOp::create(b, loc, atLeastLow, high).getResult());
+  }
+  return origin;
+}
+
+Value mlir::tessel::addOffset(OpBuilder &b, Location loc, Value c,
+                              OpFoldResult offset) {
+  if (auto value = dyn_cast<Value>(offset))
+    return arith::AddIOp::create(b, loc, c, value);
+  int64_t constant = cast<IntegerAttr>(cast<Attribute>(offset)).getInt();
+  if (constant == 0)
+    return c;
+  return arith::AddIOp::create(b, loc, c, i32Constant(b, loc, constant));
+}
+
 Value mlir::tessel::andPredicates(OpBuilder &b, Location loc, Value x,
                                   Value y) {
   if (!x || !y)

@@ -67,6 +67,16 @@ int64_t getSharedBytes(Type type);
 TileLayout getLayout(Type tileType);
 
 Value i32Constant(OpBuilder &b, Location loc, int64_t v);
+/// The origin of a slice of `sizes` inside `bounds` with `offsets`: the
+/// constant ones as attributes, each ShapedType::kDynamic one as the next
+/// value of `dynamic` (i32) clamped into [0, bound - size].
+SmallVector<OpFoldResult> sliceOrigin(OpBuilder &b, Location loc,
+                                      ArrayRef<int64_t> offsets,
+                                      ValueRange dynamic,
+                                      ArrayRef<int64_t> sizes,
+                                      ArrayRef<int64_t> bounds);
+/// `c` shifted by an origin coordinate of sliceOrigin (no add for 0).
+Value addOffset(OpBuilder &b, Location loc, Value c, OpFoldResult offset);
 /// `x && y` where a null operand means true.
 Value andPredicates(OpBuilder &b, Location loc, Value x, Value y);
 Value isThreadZero(OpBuilder &b, Location loc);

@@ -311,6 +311,36 @@ func.func @k(%in: !tessel.ptr<f32>, %kept: !tessel.ptr<f32>, %flushed: !tessel.p
   EXPECT_NEAR(e[2], std::exp(1.0), 1e-6);
 }
 
+// A slice at a runtime offset reads the window there; an offset that puts
+// the window outside the tile is an error, not a read past it.
+TEST(Interpreter, SliceAtRuntimeOffsetIsBoundsChecked) {
+  TestModule t(R"(
+func.func @k(%x: i32, %out: !tessel.ptr<i32>) attributes {tessel.kernel} {
+  %r = tessel.arange 0, 8 : !tessel.tile<8xi32>
+  %s = tessel.extract_slice %r [%x] : !tessel.tile<8xi32> -> !tessel.tile<4xi32>
+  %o = tessel.arange 0, 4 : !tessel.tile<4xi32>
+  %os = tessel.splat %out : !tessel.ptr<i32> -> !tessel.tile<4x!tessel.ptr<i32>>
+  %op = tessel.addptr %os, %o : !tessel.tile<4x!tessel.ptr<i32>>, !tessel.tile<4xi32>
+  tessel.store %op, %s : !tessel.tile<4x!tessel.ptr<i32>>
+  return
+}
+)");
+  ASSERT_EQ(t.parseErrors(), "");
+  int out = t.buffer(DType::I32, 4);
+  EXPECT_EQ(t.run("k", {i(3), buf(out)}), "");
+  EXPECT_EQ(t.memory.readInts(out), (std::vector<int64_t>{3, 4, 5, 6}));
+  EXPECT_EQ(t.run("k", {i(4), buf(out)}), "");
+  EXPECT_EQ(t.memory.readInts(out), (std::vector<int64_t>{4, 5, 6, 7}));
+  for (int x : {5, -1}) {
+    std::string error = t.run("k", {i(x), buf(out)});
+    EXPECT_NE(error.find("slice [" + std::to_string(x) + ", " +
+                         std::to_string(x + 4) +
+                         ") of dimension 0 is out of bounds for size 8"),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(Interpreter, DotAccumulatesF16InputsInF32) {
   // out (16x8) = a (16x32, f16) · b (32x8, f16), both loaded as 2-D tiles
   // through base + rows[:, None] * stride + cols[None, :].
