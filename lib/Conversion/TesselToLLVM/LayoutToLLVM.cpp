@@ -135,11 +135,8 @@ struct ExtractSliceLowering : OpConversionPattern<ExtractSliceOp> {
     Location loc = op.getLoc();
     auto srcType = cast<TileType>(op.getSrc().getType());
     auto type = cast<TileType>(op.getType());
-    SmallVector<Value> dynamic;
-    for (ValueRange offset : adaptor.getOffsets())
-      dynamic.push_back(llvm::getSingleElement(offset));
     SmallVector<OpFoldResult> origin =
-        sliceOrigin(rewriter, loc, op.getStaticOffsets(), dynamic,
+        sliceOrigin(rewriter, loc, op.getStaticOffsets(), adaptor.getOffsets(),
                     type.getShape(), srcType.getShape());
     rewriter.replaceOpWithMultiple(
         op,

@@ -263,11 +263,8 @@ struct LocalLoadLowering : OpConversionPattern<LocalLoadOp> {
     Type elem = getTypeConverter()->convertType(type.getElementType());
     TileLayout layout = getLayout(type);
     ThreadLayout thread(rewriter, loc, layout);
-    SmallVector<Value> dynamic;
-    for (ValueRange offset : adaptor.getOffsets())
-      dynamic.push_back(llvm::getSingleElement(offset));
     SmallVector<OpFoldResult> origin =
-        sliceOrigin(rewriter, loc, op.getStaticOffsets(), dynamic,
+        sliceOrigin(rewriter, loc, op.getStaticOffsets(), adaptor.getOffsets(),
                     type.getShape(), srcType.getShape());
     Slots result;
     for (int64_t slot = 0, e = layout.getNumSlots(); slot < e; ++slot) {

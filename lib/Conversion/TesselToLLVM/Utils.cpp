@@ -30,11 +30,10 @@ Value mlir::tessel::i32Constant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
-SmallVector<OpFoldResult> mlir::tessel::sliceOrigin(OpBuilder &b, Location loc,
-                                                    ArrayRef<int64_t> offsets,
-                                                    ValueRange dynamic,
-                                                    ArrayRef<int64_t> sizes,
-                                                    ArrayRef<int64_t> bounds) {
+SmallVector<OpFoldResult>
+mlir::tessel::sliceOrigin(OpBuilder &b, Location loc, ArrayRef<int64_t> offsets,
+                          ArrayRef<ValueRange> dynamic, ArrayRef<int64_t> sizes,
+                          ArrayRef<int64_t> bounds) {
   SmallVector<OpFoldResult> origin;
   auto next = dynamic.begin();
   for (auto [offset, size, bound] : llvm::zip(offsets, sizes, bounds)) {
@@ -44,7 +43,8 @@ SmallVector<OpFoldResult> mlir::tessel::sliceOrigin(OpBuilder &b, Location loc,
     }
     Value low = i32Constant(b, loc, 0);
     Value high = i32Constant(b, loc, bound - size);
-    Value atLeastLow = arith::MaxSIOp::create(b, loc, *next++, low);
+    Value runtime = llvm::getSingleElement(*next++);
+    Value atLeastLow = arith::MaxSIOp::create(b, loc, runtime, low);
     origin.push_back(
         arith::MinSIOp::create(b, loc, atLeastLow, high).getResult());
   }

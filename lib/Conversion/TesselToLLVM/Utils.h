@@ -69,10 +69,11 @@ TileLayout getLayout(Type tileType);
 Value i32Constant(OpBuilder &b, Location loc, int64_t v);
 /// The origin of a slice of `sizes` inside `bounds` with `offsets`: the
 /// constant ones as attributes, each ShapedType::kDynamic one as the next
-/// value of `dynamic` (i32) clamped into [0, bound - size].
+/// of the converted runtime offsets `dynamic` (one i32 each) clamped into
+/// [0, bound - size].
 SmallVector<OpFoldResult> sliceOrigin(OpBuilder &b, Location loc,
                                       ArrayRef<int64_t> offsets,
-                                      ValueRange dynamic,
+                                      ArrayRef<ValueRange> dynamic,
                                       ArrayRef<int64_t> sizes,
                                       ArrayRef<int64_t> bounds);
 /// `c` shifted by an origin coordinate of sliceOrigin (no add for 0).
