@@ -67,6 +67,7 @@ template <typename OpTy> struct SlotwisePattern : OpConversionPattern<OpTy> {
 
 static bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
+/// Computes `fn` on f32, extending and rounding narrower floats.
 static Value inF32(OpBuilder &b, Location loc, Value x,
                    function_ref<Value(Value)> fn) {
   Type type = x.getType();
@@ -358,7 +359,6 @@ struct GridQueryLowering : OpConversionPattern<OpTy> {
 // Scalar math: approximate hardware units instead of libm calls
 //===----------------------------------------------------------------------===//
 
-/// Computes `fn` on f32, extending and rounding narrower floats.
 /// A math op on one float, lowered through `fn` on f32.
 template <typename OpTy> struct ApproxMathLowering : OpConversionPattern<OpTy> {
   using Fn = Value (*)(OpBuilder &, Location, Value);
