@@ -1,22 +1,27 @@
 """StreamKL: per-row KL(P ‖ Q) between teacher and student attention, B1 H16 D128 causal (the
-distillation of a causal language model), N in {2k .. 32k}, forward and forward + backward
-(gradients to the student's Q and K); against the materialising PyTorch implementation, whose
-peak extra memory is reported beside Tessel's."""
+distillation of a causal language model), N in {2k .. 128k}, forward and forward + backward
+(gradients to the student's Q and K); against the materialising PyTorch implementation (which runs
+out of memory from 32k) and the same math over blocks of query rows (each block recomputed in the
+backward, so its memory grows linearly with N: the best PyTorch can do without a fused kernel),
+with every implementation's peak extra memory."""
 
 NAME = "kl"
 TITLE = "StreamKL: attention KL, B1 H16 D128 causal"
 UNIT = "TFLOP/s"
 CEILING = "matmul_tflops"
-IMPLS = (("tessel", "Tessel"), ("torch", "PyTorch materialised"))
-RATIOS = (("tessel", "torch", "vs PyTorch"),)
+IMPLS = (("tessel", "Tessel"), ("torch", "PyTorch materialised"),
+         ("chunked", "PyTorch by query blocks"))
+RATIOS = (("tessel", "torch", "vs PyTorch"), ("tessel", "chunked", "vs blocks"))
 COLUMNS = (("N", "N"), ("mode", "mode"))
 
 B, H, D = 1, 16, 128
-SEQ = (2048, 4096, 8192, 16384, 32768)
+SEQ = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 MODES = ("fwd", "fwd+bwd")
 CAUSAL = True
 # Query rows per chunk of the float32 reference.
 REF_ROWS = 64
+# Query rows per block of the blockwise PyTorch peer.
+BLOCK_ROWS = 1024
 
 
 def config(N, mode):
@@ -63,6 +68,38 @@ def torch_kl(q_t, k_t, q_s, k_s, causal, scale):
     logp = torch.log_softmax(_masked_scores(q_t, k_t, scale, causal), dim=-1)
     logq = torch.log_softmax(_masked_scores(q_s, k_s, scale, causal), dim=-1)
     return (logp.exp() * (logp - logq)).sum(-1)
+
+
+def _block_kl(q_t, k_t, q_s, k_s, r0, causal, scale):
+    """torch_kl's math for the query rows r0.. of q_t/q_s against the keys k_t/k_s (those the
+    rows can see), with the hidden keys masked as _masked_scores does."""
+    import torch
+    s = (q_t.float() @ k_t.float().transpose(-1, -2)) * scale
+    t = (q_s.float() @ k_s.float().transpose(-1, -2)) * scale
+    if causal:
+        rows = torch.arange(r0, r0 + s.shape[-2], device=s.device)
+        cols = torch.arange(s.shape[-1], device=s.device)
+        hidden = cols[None, :] > rows[:, None]
+        lowest = torch.finfo(torch.float32).min
+        s, t = s.masked_fill(hidden, lowest), t.masked_fill(hidden, lowest)
+    logp, logq = torch.log_softmax(s, dim=-1), torch.log_softmax(t, dim=-1)
+    return (logp.exp() * (logp - logq)).sum(-1)
+
+
+def torch_kl_blocks(q_t, k_t, q_s, k_s, causal, scale, rows=BLOCK_ROWS):
+    """The non-materialising peer: torch_kl over blocks of `rows` query rows, each against the
+    keys it can see, recomputed in the backward (activation checkpointing), so that no more than
+    one block's rows × N scores exist at a time. Returns the per-row KL (B, H, N)."""
+    import torch
+    from torch.utils.checkpoint import checkpoint
+    N = q_t.shape[2]
+    out = []
+    for r0 in range(0, N, rows):
+        r1 = min(N, r0 + rows)
+        keys = r1 if causal else N
+        out.append(checkpoint(_block_kl, q_t[:, :, r0:r1], k_t[:, :, :keys], q_s[:, :, r0:r1],
+                              k_s[:, :, :keys], r0, causal, scale, use_reentrant=False))
+    return torch.cat(out, dim=2)
 
 
 def reference(q_t, k_t, q_s, k_s, causal, scale, grads):
@@ -118,8 +155,11 @@ def run(ctx, cfg):
     def peer():
         return torch_kl(q_t, k_t, q_s, k_s, CAUSAL, scale)
 
+    def blocks():
+        return torch_kl_blocks(q_t, k_t, q_s, k_s, CAUSAL, scale)
+
     if not backward:
-        calls = {"tessel": tessel_kl, "torch": peer}
+        calls = {"tessel": tessel_kl, "torch": peer, "chunked": blocks}
 
         def check(impl, out):
             return gpu.rel_err(out, ref_kl)
@@ -131,7 +171,8 @@ def run(ctx, cfg):
             return call
 
         calls = {"tessel": tessel_kl if isinstance(tessel_kl, str) else with_grads(tessel_kl),
-                 "torch": with_grads(lambda: peer().sum())}
+                 "torch": with_grads(lambda: peer().sum()),
+                 "chunked": with_grads(lambda: blocks().sum())}
         ref_sum = ref_kl.sum()
 
         def check(impl, out):
