@@ -119,6 +119,15 @@ struct ParamInfo {
   /// argument is a multiple of it, a pointer aligned to that many bytes;
   /// 0: no hint.
   int64_t multipleOf = 0;
+
+  /// Whether an integer argument keeps the hint.
+  bool keepsHint(int64_t value) const {
+    return !multipleOf || value % multipleOf == 0;
+  }
+  /// Whether a pointer argument's address keeps the hint.
+  bool keepsHint(uint64_t address) const {
+    return !multipleOf || address % uint64_t(multipleOf) == 0;
+  }
 };
 
 namespace detail {

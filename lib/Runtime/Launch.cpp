@@ -14,20 +14,17 @@ using namespace tessel;
 /// accesses need aligned addresses), so a broken one must not launch.
 static Status checkHint(const KernelInfo &k, const ParamInfo &p,
                         const Arg &arg) {
-  if (!p.multipleOf)
+  if (p.kind == ArgKind::Ptr ? p.keepsHint(arg.address())
+                             : p.keepsHint(arg.intValue()))
     return Status();
   std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
   const char *why = " (multiple_of in the kernel source)";
   if (p.kind == ArgKind::Ptr) {
-    if (arg.address() % uint64_t(p.multipleOf) == 0)
-      return Status();
     char address[24];
     std::snprintf(address, sizeof(address), "%#" PRIx64, arg.address());
     return Status::error(where + address + " is not " +
                          std::to_string(p.multipleOf) + "-byte aligned" + why);
   }
-  if (arg.intValue() % p.multipleOf == 0)
-    return Status();
   return Status::error(where + std::to_string(arg.intValue()) +
                        " is not a multiple of " + std::to_string(p.multipleOf) +
                        why);

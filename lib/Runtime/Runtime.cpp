@@ -75,8 +75,6 @@ struct PreparedState {
   std::vector<Arg> args;
   std::vector<void *> params;
   std::vector<uint32_t> pointerParams;
-  /// multiple_of of each pointer parameter (0: none).
-  std::vector<uint64_t> pointerHints;
 };
 
 } // namespace tessel::detail
@@ -405,13 +403,9 @@ Result<PreparedLaunch> Runtime::prepare(const Kernel &kernel,
   state->plan = *plan;
   state->args = args;
   state->params = paramPointers(k, state->args);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ParamInfo &p = k.info.params[i];
-    if (p.kind != ArgKind::Ptr)
-      continue;
-    state->pointerParams.push_back(uint32_t(i));
-    state->pointerHints.push_back(uint64_t(p.multipleOf));
-  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (k.info.params[i].kind == ArgKind::Ptr)
+      state->pointerParams.push_back(uint32_t(i));
   return PreparedLaunch(std::move(state));
 }
 
@@ -433,8 +427,9 @@ Grid PreparedLaunch::grid() const {
 }
 
 bool PreparedLaunch::pointersFit(const DevicePtr *pointers) const {
-  for (size_t i = 0; i < state->pointerHints.size(); ++i)
-    if (uint64_t hint = state->pointerHints[i]; hint && pointers[i] % hint)
+  const std::vector<ParamInfo> &params = state->state->info.params;
+  for (size_t i = 0; i < state->pointerParams.size(); ++i)
+    if (!params[state->pointerParams[i]].keepsHint(pointers[i]))
       return false;
   return true;
 }

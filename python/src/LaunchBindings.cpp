@@ -145,10 +145,6 @@ std::optional<Stream> currentStream(int device, bool raise = false) {
   return reinterpret_cast<Stream>(uintptr_t(*raw));
 }
 
-bool keepsHint(const ParamInfo &p, int64_t value) {
-  return !p.multipleOf || value % p.multipleOf == 0;
-}
-
 /// One argument of a kernel[grid](...) call, if the fast path takes it.
 std::optional<Arg> fastArg(const ParamInfo &p, PyObject *value, int device,
                            bool &sawTensor) {
@@ -161,7 +157,7 @@ std::optional<Arg> fastArg(const ParamInfo &p, PyObject *value, int device,
       address = tensorAddress(value, p.elem, device);
       sawTensor = sawTensor || address;
     }
-    if (!address || !keepsHint(p, int64_t(*address)))
+    if (!address || !p.keepsHint(*address))
       return std::nullopt;
     return Arg::ptr(*address);
   }
@@ -173,7 +169,7 @@ std::optional<Arg> fastArg(const ParamInfo &p, PyObject *value, int device,
                     std::numeric_limits<int32_t>::max())
             : toInt(value, std::numeric_limits<int64_t>::min(),
                     std::numeric_limits<int64_t>::max());
-    if (!x || !keepsHint(p, *x))
+    if (!x || !p.keepsHint(*x))
       return std::nullopt;
     return i32 ? Arg::i32(int32_t(*x)) : Arg::i64(*x);
   }
