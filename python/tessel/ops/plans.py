@@ -110,6 +110,12 @@ class Plans:
         except TypeError:                   # an unhashable argument: no plan
             return None
 
+    def replay(self, call_key, *inputs):
+        """The outputs (a list) of the plan kept for call_key run on `inputs`, or None: no plan,
+        or its launch declined the inputs (the op then takes its checked path)."""
+        plan = self.get(call_key)
+        return None if plan is None else plan(*inputs)
+
     def run(self, call_key, be, inputs, forward):
         """forward(*inputs) (the op's checked path: a tuple of tensors); on the GPU with a key,
         recorded into a plan for that key (unless an enclosing recording already sees it)."""
