@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Conversion/TesselToLLVM/TesselToLLVM.h"
+#include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -20,6 +21,7 @@
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
+using namespace mlir::tessel;
 
 namespace {
 
@@ -28,10 +30,6 @@ struct LaneGroup {
   Value vector;
   SmallVector<int64_t> positions;
 };
-
-static Value laneIndex(OpBuilder &b, Location loc, int64_t lane) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), lane);
-}
 
 /// The vectors whose every lane the loop yields (each lane's first yield).
 static SmallVector<LaneGroup> findLaneGroups(scf::YieldOp yield) {
@@ -82,14 +80,10 @@ struct CarryVectorLanes : OpRewritePattern<scf::ForOp> {
       if (!carried.contains(i))
         inits.push_back(loop.getInitArgs()[i]);
     for (const LaneGroup &group : groups) {
-      Value vector =
-          LLVM::PoisonOp::create(rewriter, loc, group.vector.getType());
-      for (auto [lane, position] : llvm::enumerate(group.positions)) {
-        Value index = laneIndex(rewriter, loc, lane);
-        vector = LLVM::InsertElementOp::create(
-            rewriter, loc, vector, loop.getInitArgs()[position], index);
-      }
-      inits.push_back(vector);
+      SmallVector<Value> lanes;
+      for (int64_t position : group.positions)
+        lanes.push_back(loop.getInitArgs()[position]);
+      inits.push_back(vectorOf(rewriter, loc, lanes));
     }
 
     auto newLoop =
@@ -113,9 +107,7 @@ struct CarryVectorLanes : OpRewritePattern<scf::ForOp> {
           continue;
         }
         auto [g, lane] = it->second;
-        Value index = laneIndex(b, at, lane);
-        values.push_back(
-            LLVM::ExtractElementOp::create(b, at, vectors[g], index));
+        values.push_back(laneOf(b, at, vectors[g], lane));
       }
       return values;
     };

@@ -179,12 +179,7 @@ Value mlir::tessel::mmaOperandRegister(OpBuilder &b, Location loc, Value lo,
                                        Value hi, Type elem) {
   // A two-element vector: NVPTX packs two roundings from f32 into one
   // cvt.rn.{bf16x2,f16x2}.f32 (attention's P, the backward's dS).
-  Type pairType = VectorType::get({2}, elem);
-  Value pair = LLVM::PoisonOp::create(b, loc, pairType);
-  pair =
-      LLVM::InsertElementOp::create(b, loc, pair, lo, i32Constant(b, loc, 0));
-  pair =
-      LLVM::InsertElementOp::create(b, loc, pair, hi, i32Constant(b, loc, 1));
+  Value pair = vectorOf(b, loc, {lo, hi});
   if (elem.isF16())
     return pair;
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);

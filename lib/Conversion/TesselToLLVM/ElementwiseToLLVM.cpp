@@ -265,24 +265,13 @@ struct NarrowingCastPairs : OpConversionPattern<CastOp> {
         !src.front().getType().isF32() || !(to.isF16() || to.isBF16()))
       return failure();
     Location loc = op.getLoc();
-    auto wide = VectorType::get({2}, rewriter.getF32Type());
     auto narrow = VectorType::get({2}, to);
     Slots result;
     for (size_t i = 0; i < src.size(); i += 2) {
-      Value pair = LLVM::PoisonOp::create(rewriter, loc, wide);
-      for (int64_t j = 0; j < 2; ++j) {
-        Value index =
-            LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), j);
-        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, src[i + j],
-                                             index);
-      }
+      Value pair = vectorOf(rewriter, loc, src.slice(i, 2));
       Value packed = LLVM::FPTruncOp::create(rewriter, loc, narrow, pair);
-      for (int64_t j = 0; j < 2; ++j) {
-        Value index =
-            LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), j);
-        result.push_back(
-            LLVM::ExtractElementOp::create(rewriter, loc, packed, index));
-      }
+      for (int64_t j = 0; j < 2; ++j)
+        result.push_back(laneOf(rewriter, loc, packed, j));
     }
     rewriter.replaceOpWithMultiple(op, {result});
     return success();

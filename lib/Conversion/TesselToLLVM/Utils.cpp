@@ -30,6 +30,22 @@ Value mlir::tessel::i32Constant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
+Value mlir::tessel::vectorOf(OpBuilder &b, Location loc, ValueRange elements) {
+  auto type =
+      VectorType::get({int64_t(elements.size())}, elements.front().getType());
+  Value vector = LLVM::PoisonOp::create(b, loc, type);
+  for (auto [i, element] : llvm::enumerate(elements))
+    vector = LLVM::InsertElementOp::create(b, loc, vector, element,
+                                           i32Constant(b, loc, i));
+  return vector;
+}
+
+Value mlir::tessel::laneOf(OpBuilder &b, Location loc, Value vector,
+                           int64_t lane) {
+  return LLVM::ExtractElementOp::create(b, loc, vector,
+                                        i32Constant(b, loc, lane));
+}
+
 SmallVector<OpFoldResult>
 mlir::tessel::sliceOrigin(OpBuilder &b, Location loc, ArrayRef<int64_t> offsets,
                           ArrayRef<ValueRange> dynamic, ArrayRef<int64_t> sizes,

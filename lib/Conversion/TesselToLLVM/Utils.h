@@ -67,6 +67,10 @@ int64_t getSharedBytes(Type type);
 TileLayout getLayout(Type tileType);
 
 Value i32Constant(OpBuilder &b, Location loc, int64_t v);
+/// A vector of `elements` (values of one type), lane i = elements[i].
+Value vectorOf(OpBuilder &b, Location loc, ValueRange elements);
+/// Lane `lane` of a vector.
+Value laneOf(OpBuilder &b, Location loc, Value vector, int64_t lane);
 /// The origin of a slice of `sizes` inside `bounds` with `offsets`: the
 /// constant ones as attributes, each ShapedType::kDynamic one as the next
 /// of the converted runtime offsets `dynamic` (one i32 each) clamped into
