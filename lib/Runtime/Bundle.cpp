@@ -365,10 +365,10 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
 // launched, so they are errors.
 Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
   const KernelInfo &k = bundle.kernels[index];
-  const JsonValue &at = *thenAt[index];
   const std::string &then = k.launch.then;
   if (then.empty())
     return Status();
+  const JsonValue &at = *thenAt[index];
   const KernelInfo *next = nullptr;
   for (const KernelInfo &other : bundle.kernels) {
     if (&other != &k && other.launch.then == then)
