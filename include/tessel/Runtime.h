@@ -174,10 +174,12 @@ using Grid = std::array<uint32_t, 3>;
 using Stream = void *;
 
 /// One kernel's launch with every argument but the pointers fixed: checked,
-/// planned (grid, workspace) and packed once by Runtime::prepare, so that a
-/// caller repeating a launch (an op called again on inputs of the same
-/// shapes) pays only for patching the pointers, checking their multiple_of
-/// hints and the driver call. Valid as long as the Runtime that made it.
+/// planned (grid, workspace, tensor map shapes) and packed once by
+/// Runtime::prepare, so that a caller repeating a launch (an op called again
+/// on inputs of the same shapes) pays only for patching the pointers,
+/// checking their multiple_of hints and the driver call; a tensor map is
+/// encoded again only when its pointer changes. Valid as long as the Runtime
+/// that made it.
 class PreparedLaunch {
 public:
   PreparedLaunch(PreparedLaunch &&) noexcept;
@@ -191,7 +193,8 @@ public:
   /// The grid every launch uses (sized by occupancy for persistent kernels).
   Grid grid() const;
   /// Whether `pointers` (one per pointerParams()) keep the multiple_of hints
-  /// of their parameters; launch() refuses them otherwise.
+  /// of their parameters, and those that tensor maps are made of are 16-byte
+  /// aligned; launch() refuses them otherwise.
   bool pointersFit(const DevicePtr *pointers) const;
   /// Enqueues the kernel with `pointers` (one per pointerParams()) and the
   /// prepared scalars on `stream`.
@@ -227,8 +230,9 @@ public:
                                       std::string_view name = "<string>");
 
   /// Checks `args` against the kernel's parameters (kinds and multiple_of
-  /// hints), computes the grid from its launch rule and enqueues the kernel
-  /// on `stream` (asynchronously).
+  /// hints), computes the grid from its launch rule, encodes the kernel's
+  /// tensor maps (or finds them encoded by an earlier launch) and enqueues
+  /// the kernel on `stream` (asynchronously).
   /// A grid with a zero dimension launches nothing and succeeds. A kernel
   /// with a `then` (split-K's combine kernel) is followed on `stream` by that
   /// kernel with the same grid, arguments and workspace; the `then` kernel

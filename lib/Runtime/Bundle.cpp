@@ -1,6 +1,7 @@
 //===- Bundle.cpp - The kernel bundle format ------------------------------===//
 
 #include "Runtime/Bundle.h"
+#include "Runtime/CudaDriver.h"
 #include "Runtime/Json.h"
 #include "Runtime/Ptx.h"
 #include "Runtime/Support.h"
@@ -70,6 +71,34 @@ static bool isIntegerKind(ArgKind kind) {
 
 /// The name of the grid size in workspace expressions.
 static constexpr std::string_view kNumCtas = "num_ctas";
+/// The names of the grid's dimensions in tensor map expressions.
+static constexpr std::string_view kGridNames[3] = {"grid_x", "grid_y",
+                                                   "grid_z"};
+
+/// Names a parameter or constant cannot have.
+static bool isReserved(std::string_view name) {
+  return name == kNumCtas ||
+         std::find(std::begin(kGridNames), std::end(kGridNames), name) !=
+             std::end(kGridNames);
+}
+
+/// Which reserved names an expression may use.
+enum class Reserved { None, NumCtas, Grid };
+
+/// The element types a tensor map can hold: those cuTensorMapEncodeTiled has
+/// a data type for. TMA copies bytes without converting them, so i8 data is
+/// described as UINT8.
+static const struct {
+  std::string_view elem;
+  unsigned bytes;
+  int dataType;
+} kTensorMapElements[] = {
+    {"f16", 2, cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16},
+    {"bf16", 2, cuda::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+    {"f32", 4, cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT32},
+    {"i32", 4, cuda::CU_TENSOR_MAP_DATA_TYPE_INT32},
+    {"i8", 1, cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8},
+};
 
 namespace {
 
@@ -105,9 +134,13 @@ private:
   Status readParams(const JsonValue &list, KernelInfo &k) const;
   Status readConstants(const JsonValue &obj, KernelInfo &k) const;
   Status readLaunch(const JsonValue &obj, KernelInfo &k);
+  Status readTensorMaps(const JsonValue &list, KernelInfo &k);
+  Status readTensorMap(const JsonValue &obj, KernelInfo &k);
+  Status readExprs(const JsonValue &list, std::string_view key,
+                   const KernelInfo &k, std::vector<Expr> &out) const;
   Status checkFollowUp(const Bundle &bundle, size_t index) const;
   Status readExpr(const JsonValue &value, const KernelInfo &k,
-                  const std::string &what, bool allowNumCtas,
+                  const std::string &what, Reserved reserved,
                   std::optional<Expr> &out) const;
   Status checkPtxSignature(const JsonValue &at, const KernelInfo &k,
                            const std::string &ptx) const;
@@ -189,10 +222,10 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version < 1 || version > 3)
+  if (version < 1 || version > 4)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads versions 1 to 3)");
+                       " (this runtime reads versions 1 to 4)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -231,7 +264,7 @@ Status BundleReader::readKernel(const JsonValue &obj, const std::string &ptx,
   context = "kernel '" + k.name + "': ";
   TESSEL_TRY(
       checkMembers(obj, {"name", "ptx_entry", "num_warps", "shared_bytes",
-                         "params", "constants", "launch"}));
+                         "params", "constants", "launch", "tensor_maps"}));
   TESSEL_TRY(getIdentifier(obj, "ptx_entry", k.ptxEntry));
   int64_t value;
   TESSEL_TRY(getInt(obj, "num_warps", 1, 32, value));
@@ -239,7 +272,7 @@ Status BundleReader::readKernel(const JsonValue &obj, const std::string &ptx,
   TESSEL_TRY(getInt(obj, "shared_bytes", 0, std::numeric_limits<int32_t>::max(),
                     value, 0));
   k.sharedBytes = uint32_t(value);
-  const JsonValue *params, *constants, *launch;
+  const JsonValue *params, *constants, *launch, *maps;
   TESSEL_TRY(get(obj, "params", Type::Array, params));
   TESSEL_TRY(readParams(*params, k));
   TESSEL_TRY(get(obj, "constants", Type::Object, constants, false));
@@ -247,6 +280,9 @@ Status BundleReader::readKernel(const JsonValue &obj, const std::string &ptx,
     TESSEL_TRY(readConstants(*constants, k));
   TESSEL_TRY(get(obj, "launch", Type::Object, launch));
   TESSEL_TRY(readLaunch(*launch, k));
+  TESSEL_TRY(get(obj, "tensor_maps", Type::Array, maps, false));
+  if (maps)
+    TESSEL_TRY(readTensorMaps(*maps, k));
   return checkPtxSignature(obj, k, ptx);
 }
 
@@ -257,8 +293,8 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
     TESSEL_TRY(checkMembers(p, {"name", "kind", "elem", "multiple_of"}));
     ParamInfo info;
     TESSEL_TRY(getIdentifier(p, "name", info.name));
-    if (info.name == kNumCtas)
-      return errorAt(p, "'num_ctas' is reserved");
+    if (isReserved(info.name))
+      return errorAt(p, "'" + info.name + "' is reserved");
     for (const ParamInfo &other : k.params)
       if (other.name == info.name)
         return errorAt(p, "duplicate parameter '" + info.name + "'");
@@ -297,9 +333,11 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
 
 Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
   for (const auto &[key, value] : obj.object) {
-    if (!isIdentifier(key) || key == kNumCtas)
-      return errorAt(value, "constant name '" + key +
-                                "' must be an identifier other than num_ctas");
+    if (!isIdentifier(key))
+      return errorAt(value,
+                     "constant name '" + key + "' must be an identifier");
+    if (isReserved(key))
+      return errorAt(value, "constant name '" + key + "' is reserved");
     for (const ParamInfo &p : k.params)
       if (p.name == key)
         return errorAt(value, "constant '" + key + "' shadows a parameter");
@@ -330,7 +368,7 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
     for (size_t i = 0; grid && i < grid->array.size(); ++i) {
       std::optional<Expr> e;
       TESSEL_TRY(readExpr(grid->array[i], k, "grid[" + std::to_string(i) + "]",
-                          false, e));
+                          Reserved::None, e));
       rule.grid.push_back(std::move(*e));
     }
   } else if (kind->string == "persistent") {
@@ -339,7 +377,7 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
       return errorAt(*v, "persistent launches size their grid from the "
                          "device; use 'max_ctas' to bound it");
     if (const JsonValue *v = obj.find("max_ctas"))
-      TESSEL_TRY(readExpr(*v, k, "max_ctas", false, rule.maxCtas));
+      TESSEL_TRY(readExpr(*v, k, "max_ctas", Reserved::None, rule.maxCtas));
     int64_t ctasPerSM;
     TESSEL_TRY(getInt(obj, "ctas_per_sm", 0, 64, ctasPerSM, 0));
     rule.ctasPerSM = int(ctasPerSM);
@@ -347,7 +385,8 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
     return errorAt(*kind, "launch 'kind' must be \"grid\" or \"persistent\"");
   }
   if (const JsonValue *v = obj.find("workspace_bytes"))
-    TESSEL_TRY(readExpr(*v, k, "workspace_bytes", true, rule.workspaceBytes));
+    TESSEL_TRY(readExpr(*v, k, "workspace_bytes", Reserved::NumCtas,
+                        rule.workspaceBytes));
   const JsonValue *then;
   TESSEL_TRY(get(obj, "then", Type::String, then, false));
   if (then && version < 2)
@@ -358,6 +397,115 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
   rule.then = then ? then->string : "";
   thenAt.push_back(then);
   return Status();
+}
+
+Status BundleReader::readTensorMaps(const JsonValue &list, KernelInfo &k) {
+  if (version < 4)
+    return errorAt(list, "'tensor_maps' needs bundle version 4");
+  const std::string kernelContext = context;
+  for (const JsonValue &map : list.array) {
+    TESSEL_TRY(readTensorMap(map, k));
+    context = kernelContext;
+  }
+  return Status();
+}
+
+// Checks what cuTensorMapEncodeTiled requires of the map's fixed parts; what
+// depends on the launch (the address, dims and strides) is checked at each
+// launch.
+Status BundleReader::readTensorMap(const JsonValue &obj, KernelInfo &k) {
+  if (obj.type != Type::Object)
+    return errorAt(obj, "a tensor map must be a JSON object");
+  std::string name;
+  TESSEL_TRY(getIdentifier(obj, "param", name));
+  context += "tensor map of '" + name + "': ";
+  TESSEL_TRY(checkMembers(obj, {"param", "dims", "strides", "box", "swizzle"}));
+  const JsonValue &at = *obj.find("param");
+  auto param = std::find_if(k.params.begin(), k.params.end(),
+                            [&](const ParamInfo &p) { return p.name == name; });
+  if (param == k.params.end())
+    return errorAt(at, "the kernel has no parameter '" + name + "'");
+  if (param->kind != ArgKind::Ptr)
+    return errorAt(at, "'" + name + "' is a " + argKindName(param->kind) +
+                           " parameter; a tensor map needs a ptr");
+  auto element =
+      std::find_if(std::begin(kTensorMapElements), std::end(kTensorMapElements),
+                   [&](const auto &e) { return e.elem == param->elem; });
+  if (element == std::end(kTensorMapElements))
+    return errorAt(at, "TMA cannot copy elements of type '" + param->elem +
+                           "' (only f16, bf16, f32, i32 and i8)");
+  TensorMapInfo map;
+  map.param = uint32_t(param - k.params.begin());
+  map.elemBytes = element->bytes;
+  map.dataType = element->dataType;
+
+  const JsonValue *dims, *strides, *box, *swizzle;
+  TESSEL_TRY(get(obj, "dims", Type::Array, dims));
+  size_t rank = dims->array.size();
+  if (rank < 1 || rank > TensorMapInfo::kMaxRank)
+    return errorAt(*dims, "'dims' must have 1 to " +
+                              std::to_string(TensorMapInfo::kMaxRank) +
+                              " entries");
+  TESSEL_TRY(get(obj, "strides", Type::Array, strides));
+  if (strides->array.size() != rank - 1)
+    return errorAt(*strides, "'strides' must have " + std::to_string(rank - 1) +
+                                 " entries, one per dim after the first");
+  TESSEL_TRY(readExprs(*dims, "dims", k, map.dims));
+  TESSEL_TRY(readExprs(*strides, "strides", k, map.strides));
+
+  TESSEL_TRY(get(obj, "box", Type::Array, box));
+  if (box->array.size() != rank)
+    return errorAt(*box, "'box' must have " + std::to_string(rank) +
+                             " entries, one per dim");
+  for (size_t i = 0; i < rank; ++i) {
+    const JsonValue &v = box->array[i];
+    if (v.type != Type::Number || !v.integer || *v.integer < 1 ||
+        *v.integer > 256)
+      return errorAt(v, "box[" + std::to_string(i) +
+                            "] must be an integer in [1, 256]");
+    map.box.push_back(uint32_t(*v.integer));
+  }
+  TESSEL_TRY(get(obj, "swizzle", Type::Number, swizzle, false));
+  if (swizzle) {
+    std::optional<int64_t> bytes = swizzle->integer;
+    if (!bytes ||
+        (*bytes != 0 && *bytes != 32 && *bytes != 64 && *bytes != 128))
+      return errorAt(*swizzle, "'swizzle' must be 0, 32, 64 or 128");
+    map.swizzle = unsigned(*bytes);
+  }
+  // TMA moves the innermost dimension in 16-byte units, and a swizzled
+  // box's rows must fit in the swizzle's span.
+  uint64_t rowBytes = uint64_t(map.box[0]) * map.elemBytes;
+  std::string row = "box[0] = " + std::to_string(map.box[0]) + " elements of " +
+                    param->elem + " (" + std::to_string(rowBytes) + " bytes)";
+  if (rowBytes % 16 != 0)
+    return errorAt(box->array[0], row + " is not a multiple of 16 bytes");
+  if (map.swizzle && rowBytes > map.swizzle)
+    return errorAt(box->array[0], row + " is wider than the " +
+                                      std::to_string(map.swizzle) +
+                                      "-byte swizzle");
+  k.tensorMaps.push_back(std::move(map));
+  return Status();
+}
+
+/// The expressions of a tensor map's `dims` or `strides`, which may use the
+/// launch's grid.
+Status BundleReader::readExprs(const JsonValue &list, std::string_view key,
+                               const KernelInfo &k,
+                               std::vector<Expr> &out) const {
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    std::optional<Expr> e;
+    TESSEL_TRY(readExpr(list.array[i], k,
+                        std::string(key) + "[" + std::to_string(i) + "]",
+                        Reserved::Grid, e));
+    out.push_back(std::move(*e));
+  }
+  return Status();
+}
+
+static bool sameTensorMap(const TensorMapInfo &a, const TensorMapInfo &b) {
+  return a.param == b.param && a.dims == b.dims && a.strides == b.strides &&
+         a.box == b.box && a.swizzle == b.swizzle;
 }
 
 // The follow-up runs on its leader's grid with its arguments and workspace,
@@ -398,6 +546,13 @@ Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
     return errorAt(at, "kernel '" + then +
                            "' must take the same parameters to run as its "
                            "'then'");
+  // It receives the leader's tensor maps too.
+  if (next->tensorMaps.size() != k.tensorMaps.size() ||
+      !std::equal(k.tensorMaps.begin(), k.tensorMaps.end(),
+                  next->tensorMaps.begin(), sameTensorMap))
+    return errorAt(at, "kernel '" + then +
+                           "' must have the same tensor maps to run as its "
+                           "'then'");
   if (next->launch.kind != k.launch.kind ||
       next->launch.workspaceBytes.has_value() !=
           k.launch.workspaceBytes.has_value())
@@ -408,7 +563,7 @@ Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
 }
 
 Status BundleReader::readExpr(const JsonValue &value, const KernelInfo &k,
-                              const std::string &what, bool allowNumCtas,
+                              const std::string &what, Reserved reserved,
                               std::optional<Expr> &out) const {
   std::string source;
   if (value.type == Type::String)
@@ -419,8 +574,11 @@ Status BundleReader::readExpr(const JsonValue &value, const KernelInfo &k,
     return errorAt(value, what + " must be an expression string or integer");
 
   auto resolve = [&](std::string_view id) -> Result<Expr::Symbol> {
-    if (id == kNumCtas && allowNumCtas)
+    if (id == kNumCtas && reserved == Reserved::NumCtas)
       return Expr::Symbol{Expr::Symbol::Slot, int64_t(k.numCtasSlot())};
+    for (int axis = 0; axis < 3; ++axis)
+      if (id == kGridNames[axis] && reserved == Reserved::Grid)
+        return Expr::Symbol{Expr::Symbol::Slot, int64_t(k.gridSlot(axis))};
     for (const auto &[constName, constValue] : k.constants)
       if (constName == id)
         return Expr::Symbol{Expr::Symbol::Constant, constValue};
@@ -436,6 +594,8 @@ Status BundleReader::readExpr(const JsonValue &value, const KernelInfo &k,
     }
     if (id == kNumCtas)
       return Status::error("num_ctas can only appear in workspace_bytes");
+    if (isReserved(id))
+      return Status::error(std::string(id) + " can only appear in tensor maps");
     return Status::error("unknown name '" + std::string(id) + "'");
   };
   Result<Expr> expr = Expr::parse(source, resolve);
@@ -451,10 +611,14 @@ Status BundleReader::checkPtxSignature(const JsonValue &at, const KernelInfo &k,
   if (!sizes.ok())
     return errorAt(at, sizes.message());
   bool workspace = k.launch.workspaceBytes.has_value();
+  size_t maps = k.tensorMaps.size();
   std::string entry = "PTX entry '" + k.ptxEntry + "'";
-  if (sizes->size() != k.params.size() + workspace)
+  if (sizes->size() != k.params.size() + maps + workspace)
     return errorAt(at, "the bundle lists " + std::to_string(k.params.size()) +
                            " parameters" +
+                           (maps ? " plus " + std::to_string(maps) +
+                                       " tensor map" + (maps > 1 ? "s" : "")
+                                 : "") +
                            (workspace ? " plus the workspace pointer" : "") +
                            " but " + entry + " has " +
                            std::to_string(sizes->size()));
@@ -465,6 +629,15 @@ Status BundleReader::checkPtxSignature(const JsonValue &at, const KernelInfo &k,
           at, "parameter '" + p.name + "' is " + argKindName(p.kind) + " (" +
                   std::to_string(argKindSize(p.kind)) + " bytes) but " + entry +
                   " declares " + std::to_string((*sizes)[i]) + " bytes");
+  }
+  for (size_t i = 0; i < maps; ++i) {
+    unsigned size = (*sizes)[k.params.size() + i];
+    if (size != sizeof(cuda::CUtensorMap))
+      return errorAt(at, "the tensor map of '" +
+                             k.params[k.tensorMaps[i].param].name + "' is a " +
+                             std::to_string(sizeof(cuda::CUtensorMap)) +
+                             "-byte CUtensorMap but " + entry + " declares " +
+                             std::to_string(size) + " bytes");
   }
   if (workspace && sizes->back() != 8)
     return errorAt(at, "the workspace pointer (the last parameter of " + entry +

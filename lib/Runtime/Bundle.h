@@ -40,6 +40,27 @@ struct LaunchRule {
   std::string then;
 };
 
+/// A TMA tensor map (bundle version 4): a CUtensorMap the runtime encodes
+/// at each launch with cuTensorMapEncodeTiled and passes by value after the
+/// arguments.
+struct TensorMapInfo {
+  /// The index of the ptr parameter giving the base address.
+  uint32_t param = 0;
+  /// Element counts, innermost first; their number is the rank (1 to 5).
+  std::vector<Expr> dims;
+  /// Elements between consecutive indices of dims 1.. (rank - 1 of them).
+  std::vector<Expr> strides;
+  /// The box each TMA copy moves, innermost first.
+  std::vector<uint32_t> box;
+  /// Bytes: 0, 32, 64 or 128.
+  unsigned swizzle = 0;
+  /// Of the parameter's element type, and its CUtensorMapDataType.
+  unsigned elemBytes = 0;
+  int dataType = 0;
+
+  static constexpr size_t kMaxRank = 5;
+};
+
 struct KernelInfo {
   std::string name;
   std::string ptxEntry;
@@ -50,9 +71,14 @@ struct KernelInfo {
   std::vector<ParamInfo> params;
   std::vector<std::pair<std::string, int64_t>> constants;
   LaunchRule launch;
+  /// Passed after the parameters, before the workspace pointer.
+  std::vector<TensorMapInfo> tensorMaps;
 
-  /// Expressions read slot i for parameter i, and this slot for num_ctas.
+  /// Expressions read slot i for parameter i, then these slots for num_ctas
+  /// and grid_x, grid_y, grid_z (the launch's grid).
   size_t numCtasSlot() const { return params.size(); }
+  size_t gridSlot(int axis) const { return params.size() + 1 + axis; }
+  size_t numSlots() const { return params.size() + 4; }
 };
 
 /// A compute capability target such as sm_90 or sm_90a.

@@ -28,7 +28,7 @@ Result<const CudaDriver *> CudaDriver::load(const std::string &library) {
     *symbol.address = dlsym(handle, symbol.name);
     if (!*symbol.address && symbol.fallback)
       *symbol.address = dlsym(handle, symbol.fallback);
-    if (!*symbol.address) {
+    if (!*symbol.address && !symbol.optional) {
       dlclose(handle); // nothing of it is in use yet
       return Status::error("the CUDA driver " + library + " has no " +
                            symbol.name + " (driver too old?)");

@@ -13,6 +13,7 @@
 #include "tessel/Runtime.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,34 @@ enum : int {
 // CUfunction_attribute
 enum : int { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/// A TMA descriptor, passed to kernels by value. cuTensorMapEncodeTiled needs
+/// it 64-byte aligned (newer cuda.h headers declare 128, more than needed).
+struct alignas(64) CUtensorMap {
+  uint64_t opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128, "a CUtensorMap is 128 bytes");
+
+// CUtensorMapDataType: the element types tensor maps are made for.
+enum : int {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+};
+
+// CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion and
+// CUtensorMapFloatOOBfill.
+enum : int {
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+};
+
 /// Dynamic shared memory above this needs the attribute raised first.
 constexpr unsigned kDefaultSharedLimit = 48 * 1024;
 
@@ -62,22 +91,31 @@ class CudaDriver {
     const char *name;
     const char *fallback; // an older name, for drivers without `name`
     void **address;
+    bool optional; // older drivers lack it; callers check available()
   };
   // Filled by the Entry constructors below, so it must come first.
   std::vector<Symbol> symbols;
 
 public:
+  /// Marks an entry point only some drivers have: a driver without it still
+  /// loads, and callers check available() first.
+  struct Optional {};
+
   /// One entry point: calls it, and knows its name for error messages.
   template <class... Params> class Entry {
   public:
     Entry(CudaDriver *driver, const char *name, const char *fallback = nullptr)
         : name(name) {
-      driver->symbols.push_back({name, fallback, &address});
+      driver->symbols.push_back({name, fallback, &address, false});
+    }
+    Entry(CudaDriver *driver, const char *name, Optional) : name(name) {
+      driver->symbols.push_back({name, nullptr, &address, true});
     }
     Entry(const Entry &) = delete;
     CUresult operator()(Params... params) const {
       return reinterpret_cast<CUresult (*)(Params...)>(address)(params...);
     }
+    bool available() const { return address != nullptr; }
     const char *const name;
 
   private:
@@ -139,6 +177,11 @@ public:
   Entry<float *, CUevent, CUevent> cuEventElapsedTime{
       this, "cuEventElapsedTime_v2", "cuEventElapsedTime"};
   Entry<CUevent> cuEventDestroy{this, "cuEventDestroy_v2"};
+  // CUDA 12 and newer: kernels with tensor maps need it, others do not.
+  Entry<CUtensorMap *, int, uint32_t, void *, const uint64_t *,
+        const uint64_t *, const uint32_t *, const uint32_t *, int, int, int,
+        int>
+      cuTensorMapEncodeTiled{this, "cuTensorMapEncodeTiled", Optional()};
 
 private:
   CudaDriver() = default;

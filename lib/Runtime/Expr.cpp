@@ -3,6 +3,7 @@
 #include "Runtime/Expr.h"
 #include "Runtime/Support.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 
@@ -250,6 +251,13 @@ bool Expr::applyBinary(Op op, int64_t a, int64_t b, int64_t &r,
   // ceil(a / b) is one above the floor exactly when b does not divide a.
   r = op == Op::Div ? q : q + (m != 0);
   return quotientFits;
+}
+
+bool Expr::operator==(const Expr &other) const {
+  return std::equal(code.begin(), code.end(), other.code.begin(),
+                    other.code.end(), [](const Inst &a, const Inst &b) {
+                      return a.op == b.op && a.operand == b.operand;
+                    });
 }
 
 Result<int64_t> Expr::eval(const std::vector<int64_t> &slots) const {

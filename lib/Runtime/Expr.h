@@ -46,6 +46,10 @@ public:
 
   const std::string &text() const { return source; }
 
+  /// Whether the two compute the same value from the same slots (names
+  /// resolved and constants folded; their texts may differ).
+  bool operator==(const Expr &other) const;
+
   /// Nesting deeper than this is rejected at parse time.
   static constexpr unsigned kMaxDepth = 64;
   /// Longer expressions are rejected at parse time, so eval() needs no

@@ -4,8 +4,6 @@
 #include "Runtime/Support.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <limits>
 
 using namespace tessel;
@@ -19,15 +17,27 @@ static Status checkHint(const KernelInfo &k, const ParamInfo &p,
     return Status();
   std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
   const char *why = " (multiple_of in the kernel source)";
-  if (p.kind == ArgKind::Ptr) {
-    char address[24];
-    std::snprintf(address, sizeof(address), "%#" PRIx64, arg.address());
-    return Status::error(where + address + " is not " +
+  if (p.kind == ArgKind::Ptr)
+    return Status::error(where + hexAddress(arg.address()) + " is not " +
                          std::to_string(p.multipleOf) + "-byte aligned" + why);
-  }
   return Status::error(where + std::to_string(arg.intValue()) +
                        " is not a multiple of " + std::to_string(p.multipleOf) +
                        why);
+}
+
+bool TensorMapShape::operator==(const TensorMapShape &other) const {
+  return std::equal(std::begin(dims), std::end(dims), std::begin(other.dims)) &&
+         std::equal(std::begin(strides), std::end(strides),
+                    std::begin(other.strides));
+}
+
+static Status checkTensorMapBase(const KernelInfo &k, const TensorMapInfo &map,
+                                 uint64_t address) {
+  if (tensorMapBaseFits(address))
+    return Status();
+  return Status::error("kernel '" + k.name + "': argument '" +
+                       k.params[map.param].name + "' = " + hexAddress(address) +
+                       " is not 16-byte aligned (its tensor map needs it)");
 }
 
 Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
@@ -49,7 +59,15 @@ Status tessel::checkArgs(const KernelInfo &k, const std::vector<Arg> &args) {
                            argKindName(args[i].kind()));
     TESSEL_TRY(checkHint(k, p, args[i]));
   }
+  for (const TensorMapInfo &map : k.tensorMaps)
+    TESSEL_TRY(checkTensorMapBase(k, map, args[map.param].address()));
   return Status();
+}
+
+static std::string tensorMapContext(const KernelInfo &k,
+                                    const TensorMapInfo &map) {
+  return "kernel '" + k.name + "': tensor map of '" + k.params[map.param].name +
+         "': ";
 }
 
 namespace {
@@ -69,6 +87,48 @@ struct Evaluator {
       return Status::error(where + v.message());
     return Status::error(where + "'" + e.text() + "' = " + std::to_string(*v) +
                          ", outside [0, " + std::to_string(hi) + "]");
+  }
+
+  /// The dims and byte strides of `map`, within cuTensorMapEncodeTiled's
+  /// limits.
+  Status tensorMap(const TensorMapInfo &map, TensorMapShape &shape) {
+    static constexpr int64_t maxDim = int64_t(1) << 32,
+                             maxStrideBytes = int64_t(1) << 40;
+    for (size_t i = 0; i < map.dims.size(); ++i) {
+      const Expr &e = map.dims[i];
+      Result<int64_t> dim = e.eval(slots);
+      if (!dim.ok())
+        return Status::error(tensorMapContext(k, map) + "dim " + dim.message());
+      if (*dim > maxDim)
+        return Status::error(tensorMapContext(k, map) + "dim '" + e.text() +
+                             "' = " + std::to_string(*dim) +
+                             " exceeds 2^32 elements");
+      // TMA cannot describe an empty dimension; the kernel's loops over one
+      // read nothing, so any extent does, and 1 is encoded.
+      shape.dims[i] = uint64_t(std::max<int64_t>(*dim, 1));
+    }
+    for (size_t i = 0; i < map.strides.size(); ++i) {
+      const Expr &e = map.strides[i];
+      Result<int64_t> stride = e.eval(slots);
+      if (!stride.ok())
+        return Status::error(tensorMapContext(k, map) + "stride " +
+                             stride.message());
+      int64_t bytes;
+      bool overflow =
+          __builtin_mul_overflow(*stride, int64_t(map.elemBytes), &bytes);
+      bool inRange = !overflow && bytes >= 0 && bytes < maxStrideBytes;
+      if (inRange && bytes % 16 == 0) {
+        shape.strides[i] = uint64_t(bytes);
+        continue;
+      }
+      std::string value =
+          tensorMapContext(k, map) + "stride '" + e.text() +
+          "' = " + std::to_string(*stride) + " elements" +
+          (overflow ? "" : " (" + std::to_string(bytes) + " bytes)");
+      return Status::error(value + (inRange ? " is not a multiple of 16 bytes"
+                                            : " is outside [0, 2^40) bytes"));
+    }
+    return Status();
   }
 };
 
@@ -101,7 +161,7 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
                                       const std::vector<Arg> &args, int numSMs,
                                       int blocksPerSM, const Grid *grid) {
   TESSEL_TRY(checkArgs(k, args));
-  Evaluator ev{k, std::vector<int64_t>(k.numCtasSlot() + 1, 0)};
+  Evaluator ev{k, std::vector<int64_t>(k.numSlots(), 0)};
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind() == ArgKind::I32 || args[i].kind() == ArgKind::I64)
       ev.slots[i] = args[i].intValue();
@@ -151,12 +211,23 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
       return bytes.status();
     plan.workspaceBytes = uint64_t(*bytes);
   }
+  if (plan.empty() || k.tensorMaps.empty())
+    return plan;
+  for (int axis = 0; axis < 3; ++axis)
+    ev.slots[k.gridSlot(axis)] = plan.grid[axis];
+  plan.tensorMaps.resize(k.tensorMaps.size());
+  for (size_t i = 0; i < k.tensorMaps.size(); ++i)
+    TESSEL_TRY(ev.tensorMap(k.tensorMaps[i], plan.tensorMaps[i]));
   return plan;
 }
 
 LaunchPlan tessel::planFollowUp(const KernelInfo &next,
                                 const LaunchPlan &plan) {
-  LaunchPlan followUp = plan;
+  // Not a copy of `plan`: launches run this, and its tensor maps would
+  // allocate.
+  LaunchPlan followUp;
+  std::copy(std::begin(plan.grid), std::end(plan.grid), followUp.grid);
+  followUp.workspaceBytes = plan.workspaceBytes;
   followUp.blockThreads = uint32_t(next.numWarps) * 32;
   followUp.sharedBytes = next.sharedBytes;
   return followUp;

@@ -6,6 +6,7 @@
 #include "Runtime/Launch.h"
 #include "Runtime/Support.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -13,6 +14,33 @@ using namespace tessel;
 using namespace tessel::cuda;
 
 namespace tessel::detail {
+
+/// What a tensor map is encoded from: which map of the kernel, its base
+/// address and its shape (the rest is fixed by the bundle).
+struct TensorMapKey {
+  size_t map = 0;
+  uint64_t base = 0;
+  TensorMapShape shape;
+
+  bool operator==(const TensorMapKey &other) const {
+    return map == other.map && base == other.base && shape == other.shape;
+  }
+};
+
+struct TensorMapKeyHash {
+  size_t operator()(const TensorMapKey &key) const {
+    uint64_t hash = key.map;
+    auto mix = [&](uint64_t value) {
+      hash = (hash ^ value) * 0x100000001b3; // FNV-1a's prime, on words
+    };
+    mix(key.base);
+    for (uint64_t dim : key.shape.dims)
+      mix(dim);
+    for (uint64_t stride : key.shape.strides)
+      mix(stride);
+    return size_t(hash ^ (hash >> 32));
+  }
+};
 
 struct KernelState {
   RuntimeImpl *owner = nullptr;
@@ -26,6 +54,11 @@ struct KernelState {
   /// The kernel's 'then', launched after it; the kernel whose 'then' this is.
   KernelState *followUp = nullptr;
   const KernelState *leader = nullptr;
+  /// Tensor maps encoded by earlier launches: launches repeated with the
+  /// same tensors need no cuTensorMapEncodeTiled. Cleared when it grows past
+  /// kMaxCachedTensorMaps (shapes or buffers that change at every launch).
+  std::unordered_map<TensorMapKey, CUtensorMap, TensorMapKeyHash> tensorMaps;
+  static constexpr size_t kMaxCachedTensorMaps = 4096;
 };
 
 struct ModuleState {
@@ -57,14 +90,20 @@ struct RuntimeImpl {
   Result<CUmodule> loadModule(const Bundle &bundle, std::string_view name);
   Status prepareKernel(CUmodule module, KernelState &k);
   Status prepareWorkspace(KernelState &k, uint64_t bytes, CUstream stream);
-  /// `params` holds a pointer to each argument's bytes and, for a kernel
-  /// with a workspace, &k.workspace last (see paramPointers).
+  /// Tensor map `index` of `k` on the tensor at `base` with `shape`, from
+  /// k's cache or encoded (and cached). Needs the mutex and the context.
+  Status tensorMap(KernelState &k, size_t index, uint64_t base,
+                   const TensorMapShape &shape, CUtensorMap &out);
+  /// `params` holds a pointer to each argument's bytes, to each tensor map's
+  /// and, for a kernel with a workspace, &k.workspace last (see
+  /// paramPointers).
   Status enqueue(KernelState &k, const LaunchPlan &plan, void **params,
                  CUstream stream);
 };
 
-/// What a PreparedLaunch holds: the argument template is patched in place
-/// (under the runtime's mutex), so `params` is built once.
+/// What a PreparedLaunch holds: the argument template and the tensor maps
+/// are patched in place (under the runtime's mutex), so `params` is built
+/// once.
 struct PreparedState {
   PreparedState(RuntimeImpl &runtime, Kernel kernel)
       : runtime(runtime), kernel(kernel) {}
@@ -73,8 +112,17 @@ struct PreparedState {
   KernelState *state = nullptr;
   LaunchPlan plan;
   std::vector<Arg> args;
+  std::vector<CUtensorMap> maps;
   std::vector<void *> params;
   std::vector<uint32_t> pointerParams;
+  /// For each tensor map: the index of its base in launch()'s pointers, and
+  /// the base its bytes in `maps` were encoded for, if they were.
+  struct MapBase {
+    uint32_t pointer = 0;
+    bool encoded = false;
+    uint64_t base = 0;
+  };
+  std::vector<MapBase> mapBases;
 };
 
 } // namespace tessel::detail
@@ -245,14 +293,78 @@ Status RuntimeImpl::prepareWorkspace(KernelState &k, uint64_t bytes,
   return drv.call(drv.cuMemsetD8Async, k.workspace, 0, bytes, stream);
 }
 
-/// The kernel parameters cuLaunchKernel reads: each argument's bytes, then
-/// the workspace pointer of a kernel that has one.
+/// The CUtensorMapSwizzle of a swizzle span of `bytes` (0, 32, 64 or 128).
+static int swizzleMode(unsigned bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+  return CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+template <class T> static std::string listText(const T *values, size_t count) {
+  std::string text = "[";
+  for (size_t i = 0; i < count; ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+Status RuntimeImpl::tensorMap(KernelState &k, size_t index, uint64_t base,
+                              const TensorMapShape &shape, CUtensorMap &out) {
+  TensorMapKey key{index, base, shape};
+  auto cached = k.tensorMaps.find(key);
+  if (cached != k.tensorMaps.end()) {
+    out = cached->second;
+    return Status();
+  }
+  const TensorMapInfo &map = k.info.tensorMaps[index];
+  std::string where = "tensor map of '" + k.info.params[map.param].name + "': ";
+  if (!drv.cuTensorMapEncodeTiled.available())
+    return Status::error(where + "the CUDA driver has no " +
+                         drv.cuTensorMapEncodeTiled.name +
+                         " (driver too old: tensor maps need CUDA 12 or "
+                         "newer)");
+  static const uint32_t elementStrides[TensorMapInfo::kMaxRank] = {1, 1, 1, 1,
+                                                                   1};
+  uint32_t rank = uint32_t(map.dims.size());
+  // Out-of-bounds elements read as zeros (OOB_FILL_NONE), which the kernels
+  // rely on at the edges of their tensors. L2 promotion to 256 bytes, as
+  // CUTLASS's descriptors do: a box's rows are at most 128 bytes wide
+  // (swizzled) and the neighbouring bytes are mostly read by the next row or
+  // the neighbouring CTA, so the wider DRAM requests are rarely wasted.
+  Status s = drv.call(
+      drv.cuTensorMapEncodeTiled, &out, map.dataType, rank,
+      reinterpret_cast<void *>(base), shape.dims, shape.strides, map.box.data(),
+      elementStrides, int(CU_TENSOR_MAP_INTERLEAVE_NONE),
+      swizzleMode(map.swizzle), int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B),
+      int(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  if (!s.ok())
+    return Status::error(where + s.message() + " (address " + hexAddress(base) +
+                         ", dims " + listText(shape.dims, rank) +
+                         ", byte strides " + listText(shape.strides, rank - 1) +
+                         ", box " + listText(map.box.data(), rank) +
+                         ", swizzle " + std::to_string(map.swizzle) + ")");
+  if (k.tensorMaps.size() >= KernelState::kMaxCachedTensorMaps)
+    k.tensorMaps.clear();
+  k.tensorMaps.emplace(key, out);
+  return Status();
+}
+
+/// The kernel parameters cuLaunchKernel reads: each argument's bytes, each
+/// tensor map's, then the workspace pointer of a kernel that has one.
 static std::vector<void *> paramPointers(KernelState &k,
-                                         const std::vector<Arg> &args) {
+                                         const std::vector<Arg> &args,
+                                         std::vector<CUtensorMap> &maps) {
   std::vector<void *> params;
-  params.reserve(args.size() + 1);
+  params.reserve(args.size() + maps.size() + 1);
   for (const Arg &arg : args)
     params.push_back(const_cast<void *>(arg.data())); // the driver only reads
+  for (CUtensorMap &map : maps)
+    params.push_back(&map);
   if (k.info.launch.workspaceBytes)
     params.push_back(&k.workspace);
   return params;
@@ -378,9 +490,14 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
     return plan.status();
   if (plan->empty())
     return Status();
-  std::vector<void *> params = paramPointers(k, args);
+  std::vector<CUtensorMap> maps(k.info.tensorMaps.size());
+  std::vector<void *> params = paramPointers(k, args, maps);
   std::lock_guard<std::mutex> lock(impl->mutex);
   Status s = impl->inContext([&] {
+    for (size_t i = 0; i < maps.size(); ++i)
+      TESSEL_TRY(impl->tensorMap(k, i,
+                                 args[k.info.tensorMaps[i].param].address(),
+                                 plan->tensorMaps[i], maps[i]));
     return impl->enqueue(k, *plan, params.data(),
                          static_cast<CUstream>(stream));
   });
@@ -402,10 +519,19 @@ Result<PreparedLaunch> Runtime::prepare(const Kernel &kernel,
   state->state = &k;
   state->plan = *plan;
   state->args = args;
-  state->params = paramPointers(k, state->args);
+  state->maps.resize(k.info.tensorMaps.size());
+  state->params = paramPointers(k, state->args, state->maps);
   for (size_t i = 0; i < args.size(); ++i)
     if (k.info.params[i].kind == ArgKind::Ptr)
       state->pointerParams.push_back(uint32_t(i));
+  // The maps are encoded at the first launch: the pointers given here are
+  // placeholders.
+  for (const TensorMapInfo &map : k.info.tensorMaps) {
+    auto pointer = std::find(state->pointerParams.begin(),
+                             state->pointerParams.end(), map.param);
+    state->mapBases.push_back(
+        {uint32_t(pointer - state->pointerParams.begin())});
+  }
   return PreparedLaunch(std::move(state));
 }
 
@@ -431,6 +557,9 @@ bool PreparedLaunch::pointersFit(const DevicePtr *pointers) const {
   for (size_t i = 0; i < state->pointerParams.size(); ++i)
     if (!params[state->pointerParams[i]].keepsHint(pointers[i]))
       return false;
+  for (const PreparedState::MapBase &map : state->mapBases)
+    if (!tensorMapBaseFits(pointers[map.pointer]))
+      return false;
   return true;
 }
 
@@ -441,10 +570,22 @@ Status PreparedLaunch::launch(const DevicePtr *pointers, Stream stream) {
   for (size_t i = 0; i < s.pointerParams.size(); ++i)
     s.args[s.pointerParams[i]] = Arg::ptr(pointers[i]);
   if (!pointersFit(pointers))
-    return checkArgs(s.state->info, s.args); // says which hint is broken
+    return checkArgs(s.state->info, s.args); // says which pointer is wrong
   if (s.plan.empty())
     return Status();
   Status status = rt.inContext([&] {
+    // The scalars are fixed, so a tensor map changes only with its base.
+    for (size_t i = 0; i < s.mapBases.size(); ++i) {
+      PreparedState::MapBase &map = s.mapBases[i];
+      uint64_t base = pointers[map.pointer];
+      if (map.encoded && map.base == base)
+        continue;
+      map.encoded = false;
+      TESSEL_TRY(
+          rt.tensorMap(*s.state, i, base, s.plan.tensorMaps[i], s.maps[i]));
+      map.encoded = true;
+      map.base = base;
+    }
     return rt.enqueue(*s.state, s.plan, s.params.data(),
                       static_cast<CUstream>(stream));
   });

@@ -93,8 +93,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 4"},
-       "unsupported bundle version 4 (this runtime reads versions 1 to 3)"},
+      {{"\"version\": 1", "\"version\": 5"},
+       "unsupported bundle version 5 (this runtime reads versions 1 to 4)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -121,6 +121,12 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
        "kernel 'add': duplicate parameter 'x'"},
       {{"\"name\": \"n\"", "\"name\": \"num_ctas\""},
        "kernel 'add': 'num_ctas' is reserved"},
+      {{"\"name\": \"n\"", "\"name\": \"grid_x\""},
+       "kernel 'add': 'grid_x' is reserved"},
+      {{"\"BLOCK\": 256", "\"grid_z\": 256"},
+       "kernel 'add': constant name 'grid_z' is reserved"},
+      {{"\"BLOCK\": 256", "\"num_ctas\": 256"},
+       "kernel 'add': constant name 'num_ctas' is reserved"},
       {{"\"BLOCK\": 256", "\"BLOCK\": 2.5"},
        "kernel 'add': constant 'BLOCK' must be an integer"},
       {{"\"BLOCK\": 256", "\"n\": 256"},
@@ -140,6 +146,9 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"cdiv(n, BLOCK)\"", "\"num_ctas\""},
        "kernel 'add': grid[0]: 'num_ctas': num_ctas can only appear in "
        "workspace_bytes at column 1"},
+      {{"\"cdiv(n, BLOCK)\"", "\"grid_y\""},
+       "kernel 'add': grid[0]: 'grid_y': grid_y can only appear in tensor "
+       "maps at column 1"},
       {{"\"cdiv(n, BLOCK)\"", "2.5"},
        "kernel 'add': grid[0] must be an expression string or integer"},
       {{"\"grid\": [", "\"max_ctas\": 4, \"grid\": ["},
@@ -342,6 +351,208 @@ TEST(Bundle, AFollowUpHasTheSameHints) {
   EXPECT_NE(bundleError(leader).find(
                 "error: kernel 'k': kernel 'k__combine' must take the same "
                 "parameters to run as its 'then'"),
+            std::string::npos);
+}
+
+TEST(Bundle, ReadsTensorMaps) {
+  Result<Bundle> b = parseBundle(makeTensorMapBundle(), "b.bundle");
+  ASSERT_TRUE(b.ok()) << b.message();
+  const KernelInfo &k = b->kernels[0];
+  ASSERT_EQ(k.tensorMaps.size(), 2u);
+  const TensorMapInfo &map = k.tensorMaps[0];
+  EXPECT_EQ(k.params[map.param].name, "k");
+  ASSERT_EQ(map.dims.size(), 3u);
+  EXPECT_EQ(map.dims[2].text(), "grid_y / H");
+  ASSERT_EQ(map.strides.size(), 2u);
+  EXPECT_EQ(map.strides[1].text(), "skn * n");
+  EXPECT_EQ(map.box, (std::vector<uint32_t>{64, 64, 1}));
+  EXPECT_EQ(map.swizzle, 128u);
+  EXPECT_EQ(map.elemBytes, 2u);
+  EXPECT_EQ(map.dataType, 9); // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+  // Names resolve to the parameters' slots, constants and the grid's.
+  std::vector<int64_t> slots(k.numSlots(), 0);
+  slots[3] = 1000; // n
+  slots[4] = 80;   // skn
+  slots[5] = 4;    // H
+  slots[k.gridSlot(1)] = 12;
+  EXPECT_EQ(*map.dims[0].eval(slots), 64);
+  EXPECT_EQ(*map.dims[2].eval(slots), 3);
+  EXPECT_EQ(*map.strides[1].eval(slots), 80000);
+
+  const TensorMapInfo &q = k.tensorMaps[1];
+  EXPECT_EQ(k.params[q.param].name, "q");
+  EXPECT_EQ(q.box, (std::vector<uint32_t>{64, 32}));
+  EXPECT_EQ(q.swizzle, 0u); // the default
+  EXPECT_EQ(q.dataType, 6); // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+}
+
+// Written by the compiler's writer (test/Unit/Conversion checks it writes
+// exactly this).
+TEST(Bundle, ReadsTheWritersTensorMaps) {
+  Result<Bundle> b = readBundleFile(inputPath("tensor_maps.bundle"));
+  ASSERT_TRUE(b.ok()) << b.message();
+  const KernelInfo &k = b->kernels[0];
+  ASSERT_EQ(k.tensorMaps.size(), 2u);
+  const TensorMapInfo &map = k.tensorMaps[0];
+  EXPECT_EQ(k.params[map.param].name, "k");
+  ASSERT_EQ(map.dims.size(), 4u);
+  EXPECT_EQ(map.dims[3].text(), "grid_y / H");
+  ASSERT_EQ(map.strides.size(), 3u);
+  EXPECT_EQ(map.strides[2].text(), "skb");
+  EXPECT_EQ(map.box, (std::vector<uint32_t>{64, 64, 1, 1}));
+  EXPECT_EQ(map.swizzle, 128u);
+  EXPECT_EQ(map.dataType, 6); // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+  EXPECT_EQ(k.params[k.tensorMaps[1].param].name, "q");
+  EXPECT_EQ(k.tensorMaps[1].box, (std::vector<uint32_t>{64, 32}));
+  EXPECT_EQ(k.tensorMaps[1].swizzle, 0u);
+}
+
+TEST(Bundle, TensorMapElementTypes) {
+  // elem -> (bytes, CUtensorMapDataType as cuda.h numbers it).
+  const std::pair<std::string, std::pair<unsigned, int>> types[] = {
+      {"f16", {2, 6}}, {"bf16", {2, 9}}, {"f32", {4, 7}},
+      {"i32", {4, 3}}, {"i8", {1, 0}},
+  };
+  for (const auto &[elem, expected] : types) {
+    std::string text = makeTensorMapBundle();
+    std::string from = "\"elem\": \"bf16\"";
+    text.replace(text.find(from), from.size(), "\"elem\": \"" + elem + "\"");
+    // A box row of 128 bytes at most, as the swizzle needs.
+    text.replace(text.find("[64, 64, 1]"), 11, "[32, 64, 1]");
+    Result<Bundle> b = parseBundle(text, "b.bundle");
+    ASSERT_TRUE(b.ok()) << elem << ": " << b.message();
+    EXPECT_EQ(b->kernels[0].tensorMaps[0].elemBytes, expected.first) << elem;
+    EXPECT_EQ(b->kernels[0].tensorMaps[0].dataType, expected.second) << elem;
+  }
+}
+
+TEST(Bundle, TensorMapErrors) {
+  const std::string prefix = "kernel 'attention_fwd': tensor map of 'k': ";
+  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+      {{"\"param\": \"k\"", "\"param\": \"n\""},
+       "kernel 'attention_fwd': tensor map of 'n': 'n' is a i32 parameter; a "
+       "tensor map needs a ptr"},
+      {{"\"param\": \"k\"", "\"param\": \"v\""},
+       "kernel 'attention_fwd': tensor map of 'v': the kernel has no "
+       "parameter 'v'"},
+      {{"\"param\": \"k\", ", ""},
+       "kernel 'attention_fwd': missing member 'param'"},
+      {{"\"elem\": \"bf16\"", "\"elem\": \"f64\""},
+       prefix + "TMA cannot copy elements of type 'f64' (only f16, bf16, f32, "
+                "i32 and i8)"},
+      {{"\"swizzle\": 128", "\"swizle\": 128"},
+       prefix + "unknown member 'swizle'"},
+      {{"[\n    {\"param\"", "[3, {\"param\""},
+       "kernel 'attention_fwd': a tensor map must be a JSON object"},
+      {{"[\"D\", \"n\", \"grid_y / H\"]", "[]"},
+       prefix + "'dims' must have 1 to 5 entries"},
+      {{"[\"D\", \"n\", \"grid_y / H\"]", "[1, 1, 1, 1, 1, 1]"},
+       prefix + "'dims' must have 1 to 5 entries"},
+      {{"[\"skn\", \"skn * n\"]", "[\"skn\"]"},
+       prefix + "'strides' must have 2 entries, one per dim after the first"},
+      {{"\"grid_y / H\"", "\"grid_w / H\""},
+       prefix + "dims[2]: 'grid_w / H': unknown name 'grid_w' at column 1"},
+      {{"\"grid_y / H\"", "\"q\""},
+       prefix + "dims[2]: 'q': 'q' is a ptr parameter; only integer "
+                "parameters and constants can appear at column 1"},
+      {{"\"grid_y / H\"", "\"num_ctas\""},
+       prefix + "dims[2]: 'num_ctas': num_ctas can only appear in "
+                "workspace_bytes at column 1"},
+      {{"\"skn * n\"", "\"skn * \""},
+       prefix + "strides[1]: 'skn * ': expected a number, a name or '(', got "
+                "the end at end"},
+      {{"\"skn * n\"", "1.5"},
+       prefix + "strides[1] must be an expression string or integer"},
+      {{"[64, 64, 1]", "[64, 64]"},
+       prefix + "'box' must have 3 entries, one per dim"},
+      {{"[64, 64, 1]", "[64, 0, 1]"},
+       prefix + "box[1] must be an integer in [1, 256]"},
+      {{"[64, 64, 1]", "[64, 257, 1]"},
+       prefix + "box[1] must be an integer in [1, 256]"},
+      {{"[64, 64, 1]", "[64, 64, 1.5]"},
+       prefix + "box[2] must be an integer in [1, 256]"},
+      {{"[64, 64, 1]", "[4, 64, 1]"},
+       prefix + "box[0] = 4 elements of bf16 (8 bytes) is not a multiple of "
+                "16 bytes"},
+      {{"[64, 64, 1]", "[128, 64, 1]"},
+       prefix + "box[0] = 128 elements of bf16 (256 bytes) is wider than the "
+                "128-byte swizzle"},
+      {{"\"swizzle\": 128", "\"swizzle\": 64"},
+       prefix + "box[0] = 64 elements of bf16 (128 bytes) is wider than the "
+                "64-byte swizzle"},
+      {{"\"swizzle\": 128", "\"swizzle\": 16"},
+       prefix + "'swizzle' must be 0, 32, 64 or 128"},
+      {{"\"swizzle\": 128", "\"swizzle\": 128.5"},
+       prefix + "'swizzle' must be 0, 32, 64 or 128"},
+      {{"\"swizzle\": 128", "\"swizzle\": \"128\""},
+       prefix + "'swizzle' must be a number, got a string"},
+      {{"\"version\": 4", "\"version\": 3"},
+       "kernel 'attention_fwd': 'tensor_maps' needs bundle version 4"},
+      {{"map[128], .param .u64 workspace", "map[64], .param .u64 workspace"},
+       "kernel 'attention_fwd': the tensor map of 'q' is a 128-byte "
+       "CUtensorMap but PTX entry 'attention_fwd' declares 64 bytes"},
+      {{", .param .align 64 .b8 map[128], .param .u64 workspace",
+        ", .param .u64 workspace"},
+       "kernel 'attention_fwd': the bundle lists 6 parameters plus 2 tensor "
+       "maps plus the workspace pointer but PTX entry 'attention_fwd' has 8"},
+  };
+  for (const auto &[edit, expected] : cases) {
+    std::string text = makeTensorMapBundle();
+    size_t at = text.find(edit.first);
+    ASSERT_NE(at, std::string::npos) << edit.first;
+    std::string message =
+        bundleError(text.replace(at, edit.first.size(), edit.second));
+    EXPECT_NE(message.find("error: " + expected), std::string::npos)
+        << "edit: " << edit.first << " -> " << edit.second
+        << "\nerror: " << message;
+  }
+  // One map: the count reads in the singular.
+  std::string oneMap =
+      R"json([{"param": "q", "dims": ["D"], "strides": [], "box": [8]}])json";
+  EXPECT_NE(bundleError(makeTensorMapBundle(oneMap, 0))
+                .find("error: kernel 'attention_fwd': the bundle lists 6 "
+                      "parameters plus 1 tensor map plus the workspace "
+                      "pointer but PTX entry 'attention_fwd' has 7"),
+            std::string::npos);
+  EXPECT_TRUE(parseBundle(makeTensorMapBundle(oneMap, 1), "b").ok());
+  EXPECT_NE(bundleError(makeTensorMapBundle("{}", 0))
+                .find("error: kernel 'attention_fwd': 'tensor_maps' must be "
+                      "an array, got an object"),
+            std::string::npos);
+  // An empty list needs no parameters.
+  Result<Bundle> none = parseBundle(makeTensorMapBundle("[]", 0), "b");
+  ASSERT_TRUE(none.ok()) << none.message();
+  EXPECT_TRUE(none->kernels[0].tensorMaps.empty());
+}
+
+TEST(Bundle, ErrorsPointAtTheTensorMapValue) {
+  // Line 12 is `     "box": [64, 64, 1], "swizzle": 16},`.
+  std::string text = makeTensorMapBundle();
+  text.replace(text.find("\"swizzle\": 128"), 14, "\"swizzle\": 16");
+  std::string message = bundleError(text);
+  EXPECT_EQ(message.rfind("b.bundle:12:37: error: kernel 'attention_fwd': "
+                          "tensor map of 'k': 'swizzle' must be",
+                          0),
+            0u)
+      << message;
+}
+
+TEST(Bundle, AFollowUpHasTheSameTensorMaps) {
+  Result<Bundle> b = parseBundle(makeFollowUpBundleWithMaps(), "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->kernels[1].tensorMaps.size(), 1u);
+  EXPECT_NE(bundleError(makeFollowUpBundleWithMaps(8))
+                .find("error: kernel 'k': kernel 'k__combine' must have the "
+                      "same tensor maps to run as its 'then'"),
+            std::string::npos);
+  // Expressions compare by what they compute from the same names: written
+  // otherwise is the same, another formula of equal value is not.
+  std::string text = makeFollowUpBundleWithMaps();
+  text.replace(text.rfind("[\"n\"]"), 5, "[\"(n)\"]");
+  EXPECT_TRUE(parseBundle(text, "b").ok());
+  text = makeFollowUpBundleWithMaps();
+  text.replace(text.rfind("[\"n\"]"), 5, "[\"n + 0\"]");
+  EXPECT_NE(bundleError(text).find("must have the same tensor maps"),
             std::string::npos);
 }
 

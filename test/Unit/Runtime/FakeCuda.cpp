@@ -102,6 +102,7 @@ FakeCudaState *fakeCudaState() { return &state; }
 
 void fakeCudaReset() {
   state.launches.clear();
+  state.tensorMapEncodes.clear();
   state.failCall.clear();
 }
 
@@ -111,6 +112,10 @@ void fakeCudaFail(const char *call, int result) {
 }
 
 int fakeCudaLaunchCount() { return int(state.launches.size()); }
+
+int fakeCudaTensorMapEncodeCount() {
+  return int(state.tensorMapEncodes.size());
+}
 
 const char *fakeCudaDescribeLaunch(int i) {
   static std::string text;
@@ -267,6 +272,35 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   return 0;
 }
 
+// A CUDA 11 driver has no tensor maps.
+#ifndef FAKE_CUDA_WITHOUT_TENSOR_MAPS
+CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, unsigned rank,
+                                void *address, const uint64_t *dims,
+                                const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  if (CUresult failure = injected("cuTensorMapEncodeTiled"))
+    return failure;
+  if (reinterpret_cast<uintptr_t>(tensorMap) % 64 != 0 || rank < 1 || rank > 5)
+    return 1; // CUDA_ERROR_INVALID_VALUE, as the real driver says
+  state.tensorMapEncodes.push_back({dataType,
+                                    rank,
+                                    reinterpret_cast<uint64_t>(address),
+                                    {dims, dims + rank},
+                                    {strides, strides + rank - 1},
+                                    {box, box + rank},
+                                    {elementStrides, elementStrides + rank},
+                                    interleave,
+                                    swizzle,
+                                    l2Promotion,
+                                    oobFill});
+  uint64_t opaque[16] = {state.tensorMapEncodes.size(),
+                         reinterpret_cast<uint64_t>(address)};
+  std::memcpy(tensorMap, opaque, sizeof(opaque));
+  return 0;
+}
+#endif
+
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   if (CUresult failure = injected("cuMemAlloc_v2"))
     return failure;
@@ -335,4 +369,9 @@ std::string fakeCudaPath() {
   if (!dladdr(reinterpret_cast<void *>(&fakeCudaState), &info))
     return "";
   return info.dli_fname;
+}
+
+std::string fakeOldCudaPath() {
+  std::string path = fakeCudaPath();
+  return path.substr(0, path.rfind('/') + 1) + "libTesselFakeCudaOld.so";
 }

@@ -11,6 +11,7 @@
 #ifndef TESSEL_TEST_FAKECUDA_H
 #define TESSEL_TEST_FAKECUDA_H
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,19 @@ struct FakeLaunch {
   /// The bytes of each kernel parameter, sized as the entry's PTX declares
   /// them (empty where the PTX has no such entry).
   std::vector<std::string> args;
+};
+
+/// The arguments of one cuTensorMapEncodeTiled call (the arrays cut to the
+/// rank). The fake's CUtensorMap holds the call's number (from 1) in its
+/// first 8 bytes and the address in the next 8, so tests can tell which
+/// encoding a launch received.
+struct FakeTensorMapEncode {
+  int dataType;
+  unsigned rank;
+  uint64_t address;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box, elementStrides;
+  int interleave, swizzle, l2Promotion, oobFill;
 };
 
 struct FakeCudaState {
@@ -48,6 +62,7 @@ struct FakeCudaState {
   int memsets = 0;
   int maxDynamicShared = 0; // the last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED...
   std::vector<FakeLaunch> launches;
+  std::vector<FakeTensorMapEncode> tensorMapEncodes;
 };
 
 /// The fake's state; tests reset it by assigning FakeCudaState().
@@ -60,6 +75,7 @@ extern "C" void fakeCudaReset();
 /// Makes the entry point `call` return `result` (an empty name: none).
 extern "C" void fakeCudaFail(const char *call, int result);
 extern "C" int fakeCudaLaunchCount();
+extern "C" int fakeCudaTensorMapEncodeCount();
 /// Launch `i` as one line: "FUNCTION grid=X,Y,Z block=X,Y,Z shared=N
 /// stream=0xS args=HEX,HEX,..." (each argument's bytes in hex, in memory
 /// order); valid until the next call.
@@ -67,6 +83,9 @@ extern "C" const char *fakeCudaDescribeLaunch(int i);
 
 /// The path the fake library was loaded from (for RuntimeOptions).
 std::string fakeCudaPath();
+/// The path of the fake driver without cuTensorMapEncodeTiled (a CUDA 11
+/// driver), next to the fake.
+std::string fakeOldCudaPath();
 
 /// PTX that makes the fake JIT fail with a log.
 constexpr const char *kFakeJitError = "FAKE_JIT_ERROR";

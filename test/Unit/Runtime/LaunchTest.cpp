@@ -274,3 +274,133 @@ TEST(Grid, PersistentKernelsRefuseACallerGrid) {
   EXPECT_EQ(plan.message(), "kernel 'k': a persistent kernel sizes its own "
                             "grid; launch it without one");
 }
+
+namespace {
+
+/// attention_fwd of makeTensorMapBundle(maps, ptxMaps).
+KernelInfo tensorMapKernel(const std::string &maps = kTestTensorMaps,
+                           int ptxMaps = 2) {
+  Result<Bundle> b =
+      parseBundle(makeTensorMapBundle(maps, ptxMaps), "tma.bundle");
+  EXPECT_TRUE(b.ok()) << b.message();
+  return b.ok() ? b->kernels[0] : KernelInfo();
+}
+
+std::vector<Arg> tensorMapArgs(int32_t n, int64_t skn, int32_t H,
+                               uint64_t k = 0x7f0000001000) {
+  return {Arg::ptr(0x7f0000000000),
+          Arg::ptr(k),
+          Arg::ptr(0x7f0000000004),
+          Arg::i32(n),
+          Arg::i64(skn),
+          Arg::i32(H)};
+}
+
+std::vector<uint64_t> dims(const TensorMapShape &shape) {
+  return {std::begin(shape.dims), std::end(shape.dims)};
+}
+std::vector<uint64_t> strides(const TensorMapShape &shape) {
+  return {std::begin(shape.strides), std::end(shape.strides)};
+}
+
+} // namespace
+
+TEST(TensorMaps, DimsAndByteStridesFromArgumentsAndGrid) {
+  KernelInfo k = tensorMapKernel();
+  Result<LaunchPlan> plan = planLaunch(k, tensorMapArgs(1000, 80, 4), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[1], 8u); // 2 * H
+  ASSERT_EQ(plan->tensorMaps.size(), 2u);
+  // k (bf16): D, n, grid_y / H; strides skn and skn * n elements of 2 bytes.
+  EXPECT_EQ(dims(plan->tensorMaps[0]),
+            (std::vector<uint64_t>{64, 1000, 2, 0, 0}));
+  EXPECT_EQ(strides(plan->tensorMaps[0]),
+            (std::vector<uint64_t>{160, 160000, 0, 0}));
+  // q (f16): D, n; stride D.
+  EXPECT_EQ(dims(plan->tensorMaps[1]),
+            (std::vector<uint64_t>{64, 1000, 0, 0, 0}));
+  EXPECT_EQ(strides(plan->tensorMaps[1]),
+            (std::vector<uint64_t>{128, 0, 0, 0}));
+
+  // The grid names are the grid the launch uses, the caller's included.
+  Grid grid = {3, 12, 1};
+  plan = planLaunch(k, tensorMapArgs(1000, 80, 4), 132, 2, &grid);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->tensorMaps[0].dims[2], 3u);
+  // An empty dim (2 / 4 = 0) is encoded as 1: the kernel reads nothing of it.
+  grid = {1, 2, 1};
+  plan = planLaunch(k, tensorMapArgs(1000, 80, 4), 132, 2, &grid);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->tensorMaps[0].dims[2], 1u);
+  // Nothing launches on an empty grid: no maps.
+  plan = planLaunch(k, tensorMapArgs(0, 80, 4), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_TRUE(plan->empty());
+  EXPECT_TRUE(plan->tensorMaps.empty());
+}
+
+TEST(TensorMaps, PersistentGridNames) {
+  std::string text = makeTensorMapBundle(
+      R"json([{"param": "q", "dims": ["D", "grid_x * grid_y * grid_z"], "strides": ["D"], "box": [64, 32]}])json",
+      1);
+  const std::string from =
+      R"json({"kind": "grid", "grid": ["cdiv(n, 64)", "2 * H"], )json";
+  text.replace(text.find(from), from.size(),
+               R"json({"kind": "persistent", )json");
+  Result<Bundle> b = parseBundle(text, "p.bundle");
+  ASSERT_TRUE(b.ok()) << b.message();
+  Result<LaunchPlan> plan =
+      planLaunch(b->kernels[0], tensorMapArgs(1000, 80, 4), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->tensorMaps[0].dims[1], 264u); // the grid sized by occupancy
+}
+
+TEST(TensorMaps, ErrorsNameKernelMapAndValue) {
+  KernelInfo k = tensorMapKernel();
+  const std::string map = "kernel 'attention_fwd': tensor map of 'k': ";
+  EXPECT_EQ(planError(k, tensorMapArgs(1000, 100, 4)),
+            map + "stride 'skn' = 100 elements (200 bytes) is not a multiple "
+                  "of 16 bytes");
+  EXPECT_EQ(planError(k, tensorMapArgs(1000, -8, 4)),
+            map + "stride 'skn' = -8 elements (-16 bytes) is outside [0, 2^40) "
+                  "bytes");
+  EXPECT_EQ(planError(k, tensorMapArgs(1000, int64_t(1) << 39, 4)),
+            map + "stride 'skn' = 549755813888 elements (1099511627776 bytes) "
+                  "is outside [0, 2^40) bytes");
+  EXPECT_EQ(planError(k, tensorMapArgs(1, int64_t(1) << 62, 4)),
+            map + "stride 'skn' = 4611686018427387904 elements is outside "
+                  "[0, 2^40) bytes");
+  EXPECT_EQ(planError(k, tensorMapArgs(1 << 30, int64_t(1) << 34, 4)),
+            map + "stride 'skn * n': integer overflow");
+  Grid grid = {1, 1, 1};
+  Result<LaunchPlan> plan =
+      planLaunch(k, tensorMapArgs(1000, 80, 0), 132, 2, &grid);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(), map + "dim 'grid_y / H': division by zero");
+
+  // A dim is at most 2^32.
+  k = tensorMapKernel(
+      R"json([{"param": "q", "dims": ["skn", "n"], "strides": ["D"], "box": [64, 32]}])json",
+      1);
+  EXPECT_TRUE(
+      planLaunch(k, tensorMapArgs(1000, int64_t(1) << 32, 4), 132, 2).ok());
+  EXPECT_EQ(planError(k, tensorMapArgs(1000, (int64_t(1) << 32) + 1, 4)),
+            "kernel 'attention_fwd': tensor map of 'q': dim 'skn' = "
+            "4294967297 exceeds 2^32 elements");
+}
+
+TEST(TensorMaps, BasesAreAligned) {
+  KernelInfo k = tensorMapKernel();
+  // o has no tensor map: any address.
+  EXPECT_TRUE(checkArgs(k, tensorMapArgs(1000, 80, 4)).ok());
+  const std::string expected = "kernel 'attention_fwd': argument 'k' = "
+                               "0x7f0000001008 is not 16-byte aligned (its "
+                               "tensor map needs it)";
+  EXPECT_EQ(checkArgs(k, tensorMapArgs(1000, 80, 4, 0x7f0000001008)).message(),
+            expected);
+  // Every launch plan checks the arguments first, empty ones too.
+  EXPECT_EQ(planError(k, tensorMapArgs(1000, 80, 4, 0x7f0000001008)), expected);
+  EXPECT_EQ(planError(k, tensorMapArgs(0, 80, 4, 0x7f0000001008)), expected);
+  EXPECT_TRUE(tensorMapBaseFits(0x7f0000001010));
+  EXPECT_FALSE(tensorMapBaseFits(0x7f0000001001));
+}

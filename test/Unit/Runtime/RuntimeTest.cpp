@@ -574,3 +574,252 @@ TEST_F(FakeDriver, PreparedLaunchEdgeCases) {
           .message(),
       "kernel 'vector_add': it was loaded by another Runtime");
 }
+
+namespace {
+
+/// The runtime with attention_fwd of makeTensorMapBundle() loaded.
+class FakeDriverTensorMaps : public FakeDriver {
+protected:
+  void SetUp() override {
+    FakeDriver::SetUp();
+    rt = create();
+    ASSERT_TRUE(rt);
+    Result<Module> module =
+        rt->loadBundleFromString(makeTensorMapBundle(), "tma.bundle");
+    ASSERT_TRUE(module.ok()) << module.message();
+    Result<Kernel> k = module->kernel("attention_fwd");
+    ASSERT_TRUE(k.ok()) << k.message();
+    kernel = *k;
+  }
+
+  static std::vector<Arg> args(uint64_t q, uint64_t k, int32_t n = 1000,
+                               int64_t skn = 80, int32_t H = 4) {
+    return {Arg::ptr(q), Arg::ptr(k),   Arg::ptr(0x7f0000000004),
+            Arg::i32(n), Arg::i64(skn), Arg::i32(H)};
+  }
+  Status launch(uint64_t q, uint64_t k, int32_t n = 1000) {
+    return rt->launch(*kernel, args(q, k, n));
+  }
+
+  /// The bytes the fake encodes for its encoding number `serial` of the
+  /// tensor at `address`.
+  static std::string mapBytes(uint64_t serial, uint64_t address) {
+    uint64_t opaque[16] = {serial, address};
+    return std::string(reinterpret_cast<const char *>(opaque), 128);
+  }
+
+  std::unique_ptr<Runtime> rt;
+  std::optional<Kernel> kernel;
+};
+
+constexpr uint64_t kQ = 0x7f0000000000, kK = 0x7f0000100000;
+
+} // namespace
+
+TEST_F(FakeDriverTensorMaps, EncodedFromTheLaunchAndPassedAfterTheArguments) {
+  // Each map's parameter is 64-byte aligned storage, as the driver reads it.
+  std::vector<bool> aligned;
+  fake.kernel = [&](const FakeLaunch &, void **params) {
+    for (int i : {6, 7})
+      aligned.push_back(reinterpret_cast<uintptr_t>(params[i]) % 64 == 0);
+  };
+  Status s = launch(kQ, kK);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake.tensorMapEncodes.size(), 2u);
+  const FakeTensorMapEncode &k = fake.tensorMapEncodes[0];
+  EXPECT_EQ(k.dataType, 9); // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+  EXPECT_EQ(k.rank, 3u);
+  EXPECT_EQ(k.address, kK);
+  EXPECT_EQ(k.dims, (std::vector<uint64_t>{64, 1000, 2}));
+  EXPECT_EQ(k.strides, (std::vector<uint64_t>{160, 160000})); // bytes
+  EXPECT_EQ(k.box, (std::vector<uint32_t>{64, 64, 1}));
+  EXPECT_EQ(k.elementStrides, (std::vector<uint32_t>{1, 1, 1}));
+  EXPECT_EQ(k.interleave, 0);  // CU_TENSOR_MAP_INTERLEAVE_NONE
+  EXPECT_EQ(k.swizzle, 3);     // CU_TENSOR_MAP_SWIZZLE_128B
+  EXPECT_EQ(k.l2Promotion, 3); // CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+  EXPECT_EQ(k.oobFill, 0);     // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros
+  const FakeTensorMapEncode &q = fake.tensorMapEncodes[1];
+  EXPECT_EQ(q.dataType, 6); // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+  EXPECT_EQ(q.rank, 2u);
+  EXPECT_EQ(q.address, kQ);
+  EXPECT_EQ(q.dims, (std::vector<uint64_t>{64, 1000}));
+  EXPECT_EQ(q.strides, (std::vector<uint64_t>{128}));
+  EXPECT_EQ(q.swizzle, 0); // CU_TENSOR_MAP_SWIZZLE_NONE
+
+  // The arguments, the maps in bundle order, then the workspace pointer.
+  ASSERT_EQ(fake.launches.size(), 1u);
+  const std::vector<std::string> &params = fake.launches[0].args;
+  ASSERT_EQ(params.size(), 9u);
+  EXPECT_EQ(params[1], std::string(reinterpret_cast<const char *>(&kK), 8));
+  EXPECT_EQ(params[6], mapBytes(1, kK));
+  EXPECT_EQ(params[7], mapBytes(2, kQ));
+  EXPECT_EQ(params[8].size(), 8u);
+  EXPECT_NE(params[8], std::string(8, '\0')); // the workspace
+  EXPECT_EQ(fake.memsets, 1);
+  EXPECT_EQ(aligned, (std::vector<bool>{true, true}));
+
+  // Swizzle spans map to their modes.
+  for (auto [bytes, mode] : {std::pair<int, int>{32, 1}, {64, 2}}) {
+    std::string maps = R"json([{"param": "k", "dims": ["D"], "strides": [],
+        "box": [16], "swizzle": )json" +
+                       std::to_string(bytes) + "}]";
+    Result<Module> m =
+        rt->loadBundleFromString(makeTensorMapBundle(maps, 1), "s.bundle");
+    ASSERT_TRUE(m.ok()) << m.message();
+    ASSERT_TRUE(rt->launch(*m->kernel("attention_fwd"), args(kQ, kK)).ok());
+    EXPECT_EQ(fake.tensorMapEncodes.back().swizzle, mode) << bytes;
+  }
+}
+
+TEST_F(FakeDriverTensorMaps, RepeatedLaunchesReuseTheEncodedMaps) {
+  ASSERT_TRUE(launch(kQ, kK).ok());
+  ASSERT_TRUE(launch(kQ, kK).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 2u);
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].args, fake.launches[0].args);
+  // A new pointer: its map only.
+  ASSERT_TRUE(launch(kQ, kK + 0x100).ok());
+  ASSERT_EQ(fake.tensorMapEncodes.size(), 3u);
+  EXPECT_EQ(fake.tensorMapEncodes[2].address, kK + 0x100);
+  EXPECT_EQ(fake.launches[2].args[6], mapBytes(3, kK + 0x100));
+  EXPECT_EQ(fake.launches[2].args[7], mapBytes(2, kQ));
+  // New dims: both (n is in both).
+  ASSERT_TRUE(launch(kQ, kK, 2000).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 5u);
+  EXPECT_EQ(fake.tensorMapEncodes[4].dims, (std::vector<uint64_t>{64, 2000}));
+  // Earlier values are still known.
+  ASSERT_TRUE(launch(kQ, kK).ok());
+  ASSERT_TRUE(launch(kQ, kK + 0x100).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 5u);
+  EXPECT_EQ(fake.launches.back().args[6], mapBytes(3, kK + 0x100));
+}
+
+TEST_F(FakeDriverTensorMaps, TheCacheIsBounded) {
+  // 4096 maps cached (q's and 4095 of k's), then one more: it starts over.
+  for (uint64_t i = 0; i < 4095; ++i)
+    ASSERT_TRUE(launch(kQ, kK + 16 * i).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 4096u);
+  ASSERT_TRUE(launch(kQ, kK).ok()); // still cached
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 4096u);
+  // The new map of k empties the cache, so q's is encoded again too.
+  ASSERT_TRUE(launch(kQ, kK + 16 * 4095).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 4098u);
+  ASSERT_TRUE(launch(kQ, kK).ok()); // forgotten
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 4099u);
+}
+
+TEST_F(FakeDriverTensorMaps, PreparedLaunchesEncodeOnlyWhatChanged) {
+  ASSERT_TRUE(launch(kQ, kK).ok());
+  Result<PreparedLaunch> prepared = rt->prepare(*kernel, args(0, 0));
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 2u); // placeholders: nothing yet
+  EXPECT_EQ(prepared->pointerParams(), (std::vector<uint32_t>{0, 1, 2}));
+  const uint64_t o = 0x7f0000000004;
+  const DevicePtr pointers[] = {kQ, kK, o};
+  ASSERT_TRUE(prepared->launch(pointers).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 2u); // the launch's, cached
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].args, fake.launches[0].args);
+
+  // New bases: encoded once, then reused.
+  const DevicePtr moved[] = {kQ + 0x40, kK, o + 8};
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(prepared->launch(moved).ok());
+  ASSERT_EQ(fake.tensorMapEncodes.size(), 3u);
+  EXPECT_EQ(fake.tensorMapEncodes[2].address, kQ + 0x40);
+  EXPECT_EQ(fake.launches.back().args[6], mapBytes(1, kK));
+  EXPECT_EQ(fake.launches.back().args[7], mapBytes(3, kQ + 0x40));
+  // Back: from the cache.
+  ASSERT_TRUE(prepared->launch(pointers).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 3u);
+  EXPECT_EQ(fake.launches.back().args, fake.launches[0].args);
+
+  // A misaligned base is refused before anything is enqueued.
+  const DevicePtr misaligned[] = {kQ, kK + 8, o};
+  EXPECT_FALSE(prepared->pointersFit(misaligned));
+  EXPECT_TRUE(prepared->pointersFit(moved));
+  size_t launches = fake.launches.size();
+  EXPECT_EQ(prepared->launch(misaligned).message(),
+            "kernel 'attention_fwd': argument 'k' = 0x7f0000100008 is not "
+            "16-byte aligned (its tensor map needs it)");
+  EXPECT_EQ(fake.launches.size(), launches);
+  EXPECT_EQ(fake.memsets, int(launches));
+}
+
+TEST_F(FakeDriverTensorMaps, ErrorsComeBeforeAnythingIsEnqueued) {
+  EXPECT_EQ(launch(kQ, kK + 8).message(),
+            "kernel 'attention_fwd': argument 'k' = 0x7f0000100008 is not "
+            "16-byte aligned (its tensor map needs it)");
+  EXPECT_EQ(rt->launch(*kernel, args(kQ, kK, 1000, 100)).message(),
+            "kernel 'attention_fwd': tensor map of 'k': stride 'skn' = 100 "
+            "elements (200 bytes) is not a multiple of 16 bytes");
+  EXPECT_EQ(rt->prepare(*kernel, args(0, 0, 1000, 100)).message(),
+            "kernel 'attention_fwd': tensor map of 'k': stride 'skn' = 100 "
+            "elements (200 bytes) is not a multiple of 16 bytes");
+  fake.failCall = "cuTensorMapEncodeTiled";
+  EXPECT_EQ(launch(kQ, kK).message(),
+            "kernel 'attention_fwd': tensor map of 'k': cuTensorMapEncodeTiled "
+            "failed: CUDA_ERROR_ILLEGAL_ADDRESS (fake description) (address "
+            "0x7f0000100000, dims [64, 1000, 2], byte strides [160, 160000], "
+            "box [64, 64, 1], swizzle 128)");
+  Result<PreparedLaunch> prepared = rt->prepare(*kernel, args(0, 0));
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  const DevicePtr pointers[] = {kQ, kK, 0};
+  EXPECT_EQ(prepared->launch(pointers).message().rfind(
+                "kernel 'attention_fwd': tensor map of 'k': "
+                "cuTensorMapEncodeTiled failed",
+                0),
+            0u);
+  EXPECT_TRUE(fake.launches.empty());
+  EXPECT_EQ(fake.memsets, 0);
+  EXPECT_EQ(fake.contextDepth, 0);
+  // A failed encoding is not kept: the next launch encodes.
+  fake.failCall.clear();
+  ASSERT_TRUE(prepared->launch(pointers).ok());
+  EXPECT_EQ(fake.tensorMapEncodes.size(), 2u);
+  EXPECT_EQ(fake.launches[0].args[6], mapBytes(1, kK));
+}
+
+TEST_F(FakeDriver, FollowUpsReceiveTheTensorMaps) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  Result<Module> module =
+      rt->loadBundleFromString(makeFollowUpBundleWithMaps(), "s");
+  ASSERT_TRUE(module.ok()) << module.message();
+  const uint64_t x = 0x7f0000000100;
+  ASSERT_TRUE(
+      rt->launch(*module->kernel("k"), {Arg::ptr(x), Arg::i32(5)}).ok());
+  ASSERT_EQ(fake.launches.size(), 2u);
+  ASSERT_EQ(fake.tensorMapEncodes.size(), 1u);
+  EXPECT_EQ(fake.tensorMapEncodes[0].dims, std::vector<uint64_t>{5});
+  for (const FakeLaunch &launch : fake.launches) {
+    ASSERT_EQ(launch.args.size(), 4u) << launch.function;
+    EXPECT_EQ(launch.args[2].size(), 128u);
+    EXPECT_EQ(launch.args[2].substr(8, 8),
+              std::string(reinterpret_cast<const char *>(&x), 8));
+  }
+  EXPECT_EQ(fake.launches[1].args, fake.launches[0].args);
+}
+
+TEST_F(FakeDriver, DriversWithoutTensorMapsRunTheOtherKernels) {
+  RuntimeOptions options;
+  options.driverLibrary = fakeOldCudaPath();
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create(options);
+  ASSERT_TRUE(rt.ok()) << rt.message();
+  Result<Module> plain = (*rt)->loadBundle(inputPath("vector_add.bundle"));
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_TRUE((*rt)
+                  ->launch(*plain->kernel("vector_add"),
+                           {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)})
+                  .ok());
+  Result<Module> maps =
+      (*rt)->loadBundleFromString(makeTensorMapBundle(), "tma.bundle");
+  ASSERT_TRUE(maps.ok()) << maps.message();
+  Status s = (*rt)->launch(*maps->kernel("attention_fwd"),
+                           {Arg::ptr(kQ), Arg::ptr(kK), Arg::ptr(0),
+                            Arg::i32(1000), Arg::i64(80), Arg::i32(4)});
+  EXPECT_EQ(s.message(),
+            "kernel 'attention_fwd': tensor map of 'k': the CUDA driver has no "
+            "cuTensorMapEncodeTiled (driver too old: tensor maps need CUDA 12 "
+            "or newer)");
+}

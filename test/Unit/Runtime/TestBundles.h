@@ -38,6 +38,18 @@ inline std::string makePtx(const std::string &entry,
   return ptx + ") { ret; }";
 }
 
+/// `text` with every `from` replaced by `to`.
+inline std::string replaceAll(std::string text, const std::string &from,
+                              const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// A CUtensorMap parameter as the compiler declares it.
+constexpr const char *kPtxTensorMap = ".param .align 64 .b8 map[128]";
+
 /// A bundle holding one kernel (a JSON object) and the PTX (which must need
 /// no JSON escaping).
 inline std::string makeBundle(const std::string &kernel, const std::string &ptx,
@@ -62,6 +74,55 @@ inline std::string makeFollowUpBundle() {
                     " .visible .entry k__combine(.param .u64 p0, .param .u32 "
                     "p1, .param .u64 p2) { ret; }";
   return makeBundle(kernels, ptx, "sm_90", 2);
+}
+
+/// The tensor maps of makeTensorMapBundle() unless it is given others: of 'k'
+/// (bf16, 3-D, the last dim from the grid) and of 'q' (f16, 2-D).
+constexpr const char *kTestTensorMaps = R"json([
+    {"param": "k", "dims": ["D", "n", "grid_y / H"], "strides": ["skn", "skn * n"],
+     "box": [64, 64, 1], "swizzle": 128},
+    {"param": "q", "dims": ["D", "n"], "strides": ["D"], "box": [64, 32]}])json";
+
+/// A version-4 bundle of kernel attention_fwd(q: f16 ptr, k: bf16 ptr,
+/// o: f32 ptr, n: i32, skn: i64, H: i32), constant D = 64, grid
+/// (cdiv(n, 64), 2 * H), a 64-byte workspace and the tensor maps `maps`,
+/// with as many CUtensorMap parameters in the PTX.
+inline std::string
+makeTensorMapBundle(const std::string &maps = kTestTensorMaps,
+                    int ptxMaps = 2) {
+  std::string kernel =
+      R"json({"name": "attention_fwd", "ptx_entry": "attention_fwd", "num_warps": 4,
+  "params": [{"name": "q", "kind": "ptr", "elem": "f16"},
+             {"name": "k", "kind": "ptr", "elem": "bf16"},
+             {"name": "o", "kind": "ptr", "elem": "f32"},
+             {"name": "n", "kind": "i32"}, {"name": "skn", "kind": "i64"},
+             {"name": "H", "kind": "i32"}],
+  "constants": {"D": 64},
+  "launch": {"kind": "grid", "grid": ["cdiv(n, 64)", "2 * H"], "workspace_bytes": 64},
+  "tensor_maps": )json" +
+      maps + "}";
+  std::string ptx = makePtx("attention_fwd",
+                            {".u64", ".u64", ".u64", ".u32", ".u64", ".u32"});
+  for (int i = 0; i < ptxMaps; ++i)
+    ptx.insert(ptx.rfind(')'), std::string(", ") + kPtxTensorMap);
+  ptx.insert(ptx.rfind(')'), ", .param .u64 workspace");
+  return makeBundle(kernel, ptx, "sm_90", 4);
+}
+
+/// makeFollowUpBundle() as version 4, with a 1-D tensor map of 'x' on both
+/// kernels; its box is 4 in k and `combineBox` in k__combine.
+inline std::string makeFollowUpBundleWithMaps(int combineBox = 4) {
+  std::string text =
+      replaceAll(makeFollowUpBundle(), "\"version\": 2", "\"version\": 4");
+  const std::string map =
+      R"json("tensor_maps": [{"param": "x", "dims": ["n"], "strides": [], "box": [4]}],
+  "launch")json";
+  text = replaceAll(text, "\"launch\"", map);
+  const std::string box = "\"box\": [4]";
+  text.replace(text.rfind(box), box.size(),
+               "\"box\": [" + std::to_string(combineBox) + "]");
+  return replaceAll(text, ", .param .u64 p2",
+                    std::string(", ") + kPtxTensorMap + ", .param .u64 p2");
 }
 
 #endif // TESSEL_TEST_TESTBUNDLES_H
