@@ -53,6 +53,30 @@ static void writeLaunch(llvm::raw_ostream &os, const KernelInfo &k) {
   os << "}";
 }
 
+/// A JSON array of `values`, each written by `write`.
+template <class T, class Write>
+static void writeArray(llvm::raw_ostream &os, const std::vector<T> &values,
+                       Write write) {
+  os << "[";
+  for (auto [i, v] : llvm::enumerate(values)) {
+    os << (i ? ", " : "");
+    write(v);
+  }
+  os << "]";
+}
+
+static void writeTensorMap(llvm::raw_ostream &os,
+                           const KernelInfo::TensorMap &map) {
+  auto string = [&](const std::string &s) { os << quote(s); };
+  os << "{\"param\": " << quote(map.param) << ", \"dims\": ";
+  writeArray(os, map.dims, string);
+  os << ", \"strides\": ";
+  writeArray(os, map.strides, string);
+  os << ", \"box\": ";
+  writeArray(os, map.box, [&](int64_t b) { os << b; });
+  os << ", \"swizzle\": " << map.swizzle << "}";
+}
+
 static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
   os << "    {\n"
      << "      \"name\": " << quote(k.name) << ",\n"
@@ -75,27 +99,38 @@ static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
     os << (i ? ", " : "") << quote(c.first) << ": " << c.second;
   os << "},\n      \"launch\": ";
   writeLaunch(os, k);
+  if (!k.tensorMaps.empty()) {
+    os << ",\n      \"tensor_maps\": [";
+    for (auto [i, map] : llvm::enumerate(k.tensorMaps)) {
+      os << (i ? ",\n" : "\n") << "        ";
+      writeTensorMap(os, map);
+    }
+    os << "\n      ]";
+  }
   os << "\n    }";
 }
 
 std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
-  // Version 2 added "then", version 3 "multiple_of": a bundle gets the
-  // lowest version that has what it uses, so it stays readable by older
-  // runtimes.
+  // Version 2 added "then", version 3 "multiple_of", version 4
+  // "tensor_maps": a bundle gets the lowest version that has what it uses, so
+  // it stays readable by older runtimes.
   bool followUps = llvm::any_of(
       kernels, [](const KernelInfo &k) { return !k.then.empty(); });
   bool hints = llvm::any_of(kernels, [](const KernelInfo &k) {
     return llvm::any_of(
         k.params, [](const KernelInfo::Param &p) { return p.multipleOf != 0; });
   });
+  bool tensorMaps = llvm::any_of(
+      kernels, [](const KernelInfo &k) { return !k.tensorMaps.empty(); });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
      << "  \"version\": "
-     << (hints       ? 3
+     << (tensorMaps  ? 4
+         : hints     ? 3
          : followUps ? 2
                      : 1)
      << ",\n"

@@ -42,6 +42,21 @@ struct KernelInfo {
   /// The kernel launched right after this one on the same grid, with the
   /// same arguments and workspace (split-K's combine kernel); empty: none.
   std::string then;
+  /// A TMA tensor map (CUtensorMap) the runtime encodes at each launch with
+  /// cuTensorMapEncodeTiled and passes by value after the parameters.
+  struct TensorMap {
+    /// The ptr parameter giving the base address (and element type).
+    std::string param;
+    /// Element counts, innermost first: launch expressions.
+    std::vector<std::string> dims;
+    /// Elements between consecutive indices of dims 1..: launch expressions.
+    std::vector<std::string> strides;
+    /// The box, innermost first.
+    std::vector<int64_t> box;
+    /// Bytes: 0, 32, 64 or 128.
+    unsigned swizzle = 0;
+  };
+  std::vector<TensorMap> tensorMaps;
 };
 
 /// Runs tessel-expand-online, tessel-lower-stream-k (with `streamK`),
