@@ -26,6 +26,8 @@ BUILD_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(tess
 FAKE_DRIVER = os.path.join(BUILD_DIR, "bin", "libTesselFakeCuda.so")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 VECTOR_ADD = os.path.join(ROOT, "test", "Unit", "Runtime", "Inputs", "vector_add.bundle")
+# attention_fwd(q, k, o, Nk, HKV, H, skn, skh, skb) with tensor maps of k and q (bundle version 4).
+TENSOR_MAPS = os.path.join(ROOT, "test", "Unit", "Runtime", "Inputs", "tensor_maps.bundle")
 
 class Driver:
     """The stand-in driver's record of launches, through ctypes."""
@@ -34,6 +36,9 @@ class Driver:
         self.lib = ctypes.CDLL(FAKE_DRIVER)
         self.lib.fakeCudaDescribeLaunch.restype = ctypes.c_char_p
         self.lib.fakeCudaFail.argtypes = (ctypes.c_char_p, ctypes.c_int)
+
+    def tensor_map_encodes(self):
+        return self.lib.fakeCudaTensorMapEncodeCount()
 
     def reset(self):
         self.lib.fakeCudaReset()
@@ -128,6 +133,56 @@ def test_prepared_launch_errors_name_the_kernel(rt, driver):
     with pytest.raises(tessel.LaunchError, match=r"kernel 'vector_add': cuLaunchKernel failed: "
                                                  r"CUDA_ERROR_ILLEGAL_ADDRESS"):
         prepared.launch_on(0, 16, 32, 48)
+
+
+def _fake_tensor_map(serial, address):
+    """The hex of the CUtensorMap the stand-in driver encodes: its call number, then the address."""
+    return serial.to_bytes(8, "little").hex() + address.to_bytes(8, "little").hex() + "00" * 112
+
+
+def test_tensor_maps_on_every_launch_path(rt, driver):
+    k = rt.load_bundle(TENSOR_MAPS).kernel("attention_fwd")
+    q, kv, o = 0x10000, 0x20000, 0x30000
+    scalars = [256, 2, 4, 64, 16384, 32768]           # Nk, HKV, H, skn, skh, skb
+    rt.launch(k, [q, kv, o, *scalars], grid=[2, 8])
+    assert rt.try_launch(k, (q, kv, o, *scalars), (2, 8)) is True
+    prepared = rt.prepare(k, [0, 0, 0, *scalars], grid=[2, 8])
+    assert prepared.launch_on(0, q, kv, o) is True
+    launches = driver.launches()
+    assert len(launches) == 3 and len(set(launches)) == 1, launches
+    # The arguments, then the maps of k and q; encoded once, by the first launch.
+    def maps(launch):
+        args = launch.split(" args=")[1].split(",")
+        assert len(args) == 11
+        return args[9:]
+    assert maps(launches[0]) == [_fake_tensor_map(1, kv), _fake_tensor_map(2, q)]
+    assert driver.tensor_map_encodes() == 2
+    # A new buffer: its map is encoded, the other one reused.
+    assert prepared.launch_on(0, q, kv + 0x100, o) is True
+    assert maps(driver.launches()[-1]) == [_fake_tensor_map(3, kv + 0x100),
+                                           _fake_tensor_map(2, q)]
+
+
+def test_tensor_map_errors_name_the_kernel(rt, driver):
+    k = rt.load_bundle(TENSOR_MAPS).kernel("attention_fwd")
+    scalars = [256, 2, 4, 64, 16384, 32768]
+    misaligned = (r"kernel 'attention_fwd': argument 'k' = 0x20008 is not 16-byte aligned \(its "
+                  r"tensor map needs it\)")
+    with pytest.raises(tessel.LaunchError, match=misaligned):
+        rt.launch(k, [0x10000, 0x20008, 0x30000, *scalars], grid=[2, 8])
+    with pytest.raises(tessel.LaunchError, match=misaligned):
+        rt.try_launch(k, (0x10000, 0x20008, 0x30000, *scalars), (2, 8))
+    prepared = rt.prepare(k, [0, 0, 0, *scalars], grid=[2, 8])
+    assert prepared.launch_on(0, 0x10000, 0x20008, 0x30000) is False
+    with pytest.raises(tessel.LaunchError, match=r"kernel 'attention_fwd': tensor map of 'k': "
+                                                 r"stride 'skn' = 4 elements \(8 bytes\) is "
+                                                 r"not a multiple of 16 bytes"):
+        rt.prepare(k, [0, 0, 0, 256, 2, 4, 4, 16384, 32768], grid=[2, 8])
+    driver.fail("cuTensorMapEncodeTiled")
+    with pytest.raises(tessel.LaunchError, match=r"kernel 'attention_fwd': tensor map of 'k': "
+                                                 r"cuTensorMapEncodeTiled failed"):
+        prepared.launch_on(0, 0x10000, 0x20000, 0x30000)
+    assert driver.launches() == []
 
 
 # ---------------------------------------------------------------------------------------------
