@@ -69,6 +69,26 @@ def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
 // GPU path: layouts and the conversion to the LLVM dialect
 //===----------------------------------------------------------------------===//
 
+def TesselLowerTensorDescs : Pass<"tessel-lower-tensor-descs", "ModuleOp"> {
+  let summary = "Make tensor descriptors TMA tensor maps, or pointer arithmetic";
+  let description = [{
+    Runs before tessel-assign-layouts. On sm_90a (the Hopper path, where
+    the copies land in the layouts warpgroup MMA reads), a
+    tessel.make_tensor_desc of a grid
+    kernel whose base is a pointer argument, whose sizes and strides a
+    launch can compute from the kernel's integer arguments, constants and
+    grid size, and whose blocks the copy engine can write in the layout the
+    tensor cores read (getTMABox) becomes a new kernel argument: a tensor
+    map the runtime encodes at launch, described by the argument's
+    `tessel.tensor_map` attribute. Its block loads stay (tessel-pipeline
+    turns them into tessel.tma_load). Every other block load becomes a
+    masked tessel.load of the pointers it reads, with zeros outside the
+    array; within a block, offsets are i32 when the strides are i32 values
+    (as the kernels' own pointer arithmetic), i64 otherwise.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TesselAssignLayouts : Pass<"tessel-assign-layouts", "ModuleOp"> {
   let summary = "Give every tile a layout encoding; convert_layout where they meet";
   let description = [{

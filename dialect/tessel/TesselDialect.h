@@ -20,8 +20,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "tessel/TesselOpsDialect.h.inc"
 
@@ -87,6 +87,22 @@ int64_t getMultipleOf(func::FuncOp kernel, unsigned index);
 /// Whether a kernel argument of `type` may carry `tessel.multiple_of`: i32,
 /// i64 and pointers, which a launch passes as integers and addresses.
 bool acceptsMultipleOf(Type type);
+/// How tensor-memory-accelerator copies move one block of a tensor
+/// descriptor into a memdesc of its tile (rows x cols, cols contiguous) laid
+/// out as SharedTileLayout says: `copies` boxes, one per column block, box k
+/// starting `k * box[rank - 1]` elements along the innermost dimension and
+/// `k * copyStrideBytes` bytes into the buffer.
+struct TMABox {
+  SmallVector<int64_t> box; ///< per dimension, outermost first
+  int64_t swizzleBytes;     ///< 0, 32, 64 or 128
+  int64_t copies;
+  int64_t copyStrideBytes;
+  int64_t bytes; ///< written by all the copies together
+};
+/// The copies of one block of `desc`; nullopt when TMA cannot write its tile
+/// in that layout (16-bit elements, a 2-D tile whose columns are the
+/// innermost dimension, rows a multiple of 8 and at most 256).
+std::optional<TMABox> getTMABox(TensorDescType desc);
 /// The `tessel.target` of the module around `op` ("sm_80" when none).
 StringRef getTarget(Operation *op);
 /// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the

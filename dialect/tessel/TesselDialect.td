@@ -80,6 +80,15 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getRotateAttrName() {
       return llvm::StringLiteral("tessel.rotate");
     }
+    /// Dictionary attribute on a kernel argument of type
+    /// !tessel.tensor_desc: the argument is a TMA tensor map the runtime
+    /// encodes at launch; `base` is the index of the pointer argument it
+    /// describes, `sizes` and `strides` the launch expressions (over the
+    /// kernel's integer parameters, its constants and grid_x/y/z) of its
+    /// dimensions, outermost first (docs/bundle.md).
+    static constexpr llvm::StringLiteral getTensorMapAttrName() {
+      return llvm::StringLiteral("tessel.tensor_map");
+    }
   private:
     void registerTypes();
     void registerAttributes();

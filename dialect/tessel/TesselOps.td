@@ -219,6 +219,41 @@ def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Tessel_MakeTensorDescOp : Tessel_Op<"make_tensor_desc", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "Describe a strided array in global memory for block loads";
+  let description = [{
+    The array at `base` has `shape[i]` elements along dimension i; moving
+    one index along dimension i < rank - 1 moves `strides[i]` elements, and
+    the innermost dimension is contiguous (its stride, 1, is not written).
+    `base`'s pointee is the descriptor's element type.
+  }];
+  let arguments = (ins Tessel_PtrLike:$base, Variadic<I64>:$shape,
+                       Variadic<I64>:$strides);
+  let results = (outs Tessel_TensorDesc:$result);
+  let assemblyFormat = [{
+    $base `,` `[` $shape `]` `,` `[` $strides `]` attr-dict `:` type($base)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_LoadBlockOp : Tessel_Op<"load_block", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load the block of a tensor descriptor that starts at `coords`";
+  let description = [{
+    Element k of the result is the array element at coords + the block index
+    of k (the block's unit dimensions dropped from the result, see
+    TensorDescType); elements outside the array (an index below 0 or at
+    or past its size, in any dimension) are 0 and are not read.
+  }];
+  let arguments = (ins Tessel_TensorDesc:$desc, Variadic<I32>:$coords);
+  let results = (outs Tessel_Tile:$result);
+  let assemblyFormat = [{
+    $desc `[` $coords `]` attr-dict `:` type($desc) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tessel_StoreOp : Tessel_Op<"store", [
     MemoryEffects<[MemWrite]>,
     TypesMatchWith<"value holds the pointees", "ptr", "value",
@@ -519,6 +554,63 @@ def Tessel_AsyncWaitOp : Tessel_Op<"async_wait", [
   }];
   let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
   let assemblyFormat = "$pending attr-dict";
+}
+
+def Tessel_MBarrierAllocOp : Tessel_Op<"mbarrier_alloc", [
+    MemoryEffects<[MemAlloc<DefaultResource, 0, FullEffect>,
+                   MemWrite<DefaultResource, 0, FullEffect>]>]> {
+  let summary = "Transaction barriers in shared memory, ready for use";
+  let description = [{
+    Each barrier is initialised with one expected arrival (the thread that
+    issues a tessel.tma_load), and every thread of the CTA and the copy
+    engine see them initialised after this op (it ends with a CTA barrier).
+  }];
+  let results = (outs Tessel_MBarriers:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_TMALoadOp : Tessel_Op<"tma_load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a block of a tensor descriptor into shared memory (TMA)";
+  let description = [{
+    One thread of the CTA announces the tile's bytes to barrier `index` of
+    `barriers` and starts bulk tensor copies (cp.async.bulk.tensor) of the
+    block at `coords` of `desc` (a kernel parameter: a TMA tensor map) into
+    `dst`, whose layout is the one the copies' swizzle writes; the barrier's
+    phase completes when they have landed (tessel.mbarrier_wait). Elements
+    outside the array are written as 0. With an `issue` operand that is
+    false nothing happens (the same in every thread).
+  }];
+  let arguments = (ins Tessel_TensorDesc:$desc, Variadic<I32>:$coords,
+                       Tessel_MemDesc:$dst, Tessel_MBarriers:$barriers,
+                       I32:$index, Optional<I1>:$issue);
+  let assemblyFormat = [{
+    $desc `[` $coords `]` `,` $dst `,` $barriers `[` $index `]`
+    (`if` $issue^)? attr-dict `:` type($desc) `,` type($dst) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tessel_MBarrierWaitOp : Tessel_Op<"mbarrier_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until barrier `index` completes the phase of parity `phase`";
+  let description = [{
+    Every thread waits; after it, the data of the copies the phase counted
+    is visible to the thread.
+  }];
+  let arguments = (ins Tessel_MBarriers:$barriers, I32:$index, I32:$phase);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $phase attr-dict `:` type($barriers)
+  }];
+}
+
+def Tessel_BarrierOp : Tessel_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until every thread of the CTA gets here";
+  let description = [{
+    Every thread's earlier shared-memory accesses happen before any thread's
+    later ones (bar.sync).
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -91,6 +91,44 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
   }];
 }
 
+def Tessel_TensorDescType : Tessel_Type<"TensorDesc", "tensor_desc"> {
+  let summary = "A strided array in global memory, read in blocks of one shape";
+  let description = [{
+    `!tessel.tensor_desc<1x64x128xbf16>` describes an array of bf16 in
+    global memory (a base pointer, a size and a stride per dimension, the
+    innermost dimension contiguous) that tessel.load_block reads in blocks
+    of 1x64x128 elements. A block's unit dimensions are dropped from the
+    tile it loads (at most two remain: `getTileShape`). On targets with the
+    tensor memory accelerator a descriptor whose base, sizes and strides a
+    launch can compute becomes a TMA tensor map, a kernel parameter the
+    runtime encodes.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$blockShape,
+                        "Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    unsigned getRank() const { return getBlockShape().size(); }
+    /// The shape of the tile a block load yields: the block's dimensions
+    /// that are not 1 (one element when all are).
+    SmallVector<int64_t> getTileShape() const;
+    /// For each dimension of getTileShape(), the block dimension it is.
+    SmallVector<unsigned> getTileDims() const;
+  }];
+}
+
+def Tessel_MBarriersType : Tessel_Type<"MBarriers", "mbarriers"> {
+  let summary = "Transaction barriers (mbarrier) in shared memory";
+  let description = [{
+    `!tessel.mbarriers<3>`: three barriers, one per buffer of a pipeline,
+    each completing a phase when its expected bytes of asynchronous copies
+    have landed and its arrivals are in.
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+}
+
 def Tessel_SoftmaxStateType : Tessel_Type<"SoftmaxState", "softmax_state"> {
   let summary = "State of an online softmax over `rows` rows";
   let description = [{
@@ -139,6 +177,12 @@ def Tessel_FlagPtr : Type<
     "pointer to i32">;
 def Tessel_MemDesc : Type<CPred<"::llvm::isa<::mlir::tessel::MemDescType>($_self)">,
                           "shared-memory descriptor">;
+def Tessel_TensorDesc : Type<
+    CPred<"::llvm::isa<::mlir::tessel::TensorDescType>($_self)">,
+    "tensor descriptor">;
+def Tessel_MBarriers : Type<
+    CPred<"::llvm::isa<::mlir::tessel::MBarriersType>($_self)">,
+    "mbarriers">;
 def Tessel_TileOrMemDesc : AnyTypeOf<[Tessel_Tile, Tessel_MemDesc]>;
 def Tessel_SoftmaxState : Type<
     CPred<"::llvm::isa<::mlir::tessel::SoftmaxStateType>($_self)">,

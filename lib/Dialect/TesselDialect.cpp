@@ -167,18 +167,56 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
 
 /// Argument attributes of kernels: only `tessel.multiple_of`, a positive i64
 /// on an argument a launch passes as an integer or an address.
+/// `tessel.tensor_map` on a !tessel.tensor_desc argument: the index of a
+/// pointer argument to its elements, and as many sizes and strides (launch
+/// expressions) as the descriptor has dimensions and dimensions less one.
+static LogicalResult verifyTensorMap(func::FuncOp func, unsigned argIndex,
+                                     Attribute value) {
+  auto fail = [&]() {
+    return func.emitError()
+           << "'" << TesselDialect::getTensorMapAttrName() << "' on argument "
+           << argIndex
+           << " needs a !tessel.tensor_desc argument and {base = <index of a "
+              "pointer argument to its elements>, sizes = [<one string per "
+              "dimension>], strides = [<one per dimension but the "
+              "innermost>]}, got "
+           << value;
+  };
+  auto desc = dyn_cast<TensorDescType>(func.getArgumentTypes()[argIndex]);
+  auto map = dyn_cast<DictionaryAttr>(value);
+  if (!desc || !map || map.size() != 3)
+    return fail();
+  auto base = map.getAs<IntegerAttr>("base");
+  auto sizes = map.getAs<ArrayAttr>("sizes");
+  auto strides = map.getAs<ArrayAttr>("strides");
+  auto allStrings = [](ArrayAttr a) {
+    return llvm::all_of(a, llvm::IsaPred<StringAttr>);
+  };
+  if (!base || !sizes || !strides || !allStrings(sizes) ||
+      !allStrings(strides) || sizes.size() != desc.getRank() ||
+      strides.size() + 1 != desc.getRank() || base.getInt() < 0 ||
+      base.getInt() >= func.getNumArguments())
+    return fail();
+  auto ptr = dyn_cast<PtrType>(func.getArgumentTypes()[base.getInt()]);
+  if (!ptr || ptr.getPointeeType() != desc.getElementType())
+    return fail();
+  return success();
+}
+
 LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned regionIndex,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().strref();
-  if (name != getMultipleOfAttrName())
+  if (name != getMultipleOfAttrName() && name != getTensorMapAttrName())
     return op->emitError() << "unknown tessel argument attribute '" << name
                            << "'";
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func || !op->hasAttr(getKernelAttrName()))
     return op->emitError() << "'" << name
                            << "' is only valid on arguments of a kernel";
+  if (name == getTensorMapAttrName())
+    return verifyTensorMap(func, argIndex, attr.getValue());
   auto value = dyn_cast<IntegerAttr>(attr.getValue());
   if (!value || !value.getType().isSignlessInteger(64) || value.getInt() < 1)
     return op->emitError() << "'" << name

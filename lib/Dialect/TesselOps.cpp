@@ -549,6 +549,54 @@ LogicalResult LocalLoadOp::verify() {
                            result.getShape(), src.getShape());
 }
 
+LogicalResult MakeTensorDescOp::verify() {
+  auto desc = cast<TensorDescType>(getType());
+  auto base = dyn_cast<PtrType>(getBase().getType());
+  if (!base || base.getPointeeType() != desc.getElementType())
+    return emitOpError() << "base must be a pointer to "
+                         << desc.getElementType() << ", got "
+                         << getBase().getType();
+  if (getShape().size() != desc.getRank() ||
+      getStrides().size() + 1 != desc.getRank())
+    return emitOpError() << "a descriptor of rank " << desc.getRank()
+                         << " needs " << desc.getRank() << " sizes and "
+                         << desc.getRank() - 1
+                         << " strides (the innermost is 1), got "
+                         << getShape().size() << " and " << getStrides().size();
+  return success();
+}
+
+LogicalResult LoadBlockOp::verify() {
+  auto desc = cast<TensorDescType>(getDesc().getType());
+  auto result = cast<TileType>(getType());
+  if (getCoords().size() != desc.getRank())
+    return emitOpError() << "needs " << desc.getRank() << " coordinates, got "
+                         << getCoords().size();
+  if (result.getShape() != ArrayRef<int64_t>(desc.getTileShape()) ||
+      result.getElementType() != desc.getElementType())
+    return emitOpError() << "result must be the block of " << desc
+                         << " without its unit dimensions, got " << result;
+  return success();
+}
+
+LogicalResult TMALoadOp::verify() {
+  auto desc = cast<TensorDescType>(getDesc().getType());
+  auto dst = cast<MemDescType>(getDst().getType());
+  if (getCoords().size() != desc.getRank())
+    return emitOpError() << "needs " << desc.getRank() << " coordinates, got "
+                         << getCoords().size();
+  if (!getTMABox(desc))
+    return emitOpError() << "the tensor memory accelerator cannot write a "
+                            "block of "
+                         << desc;
+  if (dst.getShape() != ArrayRef<int64_t>(desc.getTileShape()) ||
+      dst.getElementType() != desc.getElementType() ||
+      dst.getContiguousDim() != 1)
+    return emitOpError() << "destination must hold one block of " << desc
+                         << " with its rows contiguous, got " << dst;
+  return success();
+}
+
 LogicalResult AsyncCopyOp::verify() {
   auto ptr = cast<TileType>(getPtr().getType());
   auto dst = cast<MemDescType>(getDst().getType());

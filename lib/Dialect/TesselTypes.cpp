@@ -248,6 +248,96 @@ LogicalResult KLStateType::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// TensorDescType, MBarriersType
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+TensorDescType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> blockShape, Type elementType) {
+  if (blockShape.empty() || blockShape.size() > 5)
+    return emitError() << "tensor descriptor needs 1 to 5 dimensions, got "
+                       << blockShape.size();
+  if (llvm::any_of(blockShape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "tensor descriptor block dimensions must be "
+                          "positive";
+  if (!isScalarElementType(elementType) || elementType.isInteger(1))
+    return emitError() << "tensor descriptor element type must be a number, "
+                          "got "
+                       << elementType;
+  if (llvm::count_if(blockShape, [](int64_t d) { return d != 1; }) > 2)
+    return emitError() << "a block may have at most two dimensions other "
+                          "than 1 (it loads a tile), got "
+                       << blockShape.size();
+  return success();
+}
+
+SmallVector<unsigned> TensorDescType::getTileDims() const {
+  SmallVector<unsigned> dims;
+  for (auto [i, d] : llvm::enumerate(getBlockShape()))
+    if (d != 1)
+      dims.push_back(i);
+  return dims;
+}
+
+SmallVector<int64_t> TensorDescType::getTileShape() const {
+  SmallVector<int64_t> shape;
+  for (unsigned d : getTileDims())
+    shape.push_back(getBlockShape()[d]);
+  if (shape.empty())
+    shape.push_back(1);
+  return shape;
+}
+
+Type TensorDescType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return parser.getChecked<TensorDescType>(parser.getContext(), shape,
+                                           elementType);
+}
+
+void TensorDescType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t dim : getBlockShape())
+    printer << dim << "x";
+  printer << getElementType() << ">";
+}
+
+std::optional<TMABox> mlir::tessel::getTMABox(TensorDescType desc) {
+  SmallVector<unsigned> dims = desc.getTileDims();
+  ArrayRef<int64_t> block = desc.getBlockShape();
+  unsigned rank = desc.getRank();
+  if (desc.getElementType().getIntOrFloatBitWidth() != 16 || dims.size() != 2 ||
+      dims[1] != rank - 1 || block[dims[0]] % 8 != 0 || block[dims[0]] > 256 ||
+      block[rank - 1] % 8 != 0)
+    return std::nullopt;
+  SharedTileLayout layout =
+      SharedTileLayout::get(block[dims[0]], block[rank - 1], 2);
+  TMABox t;
+  t.swizzleBytes = layout.getNvmmaSwizzleBytes();
+  if (!t.swizzleBytes && layout.blockElems != layout.chunkElems)
+    return std::nullopt;
+  t.box.assign(block.begin(), block.end());
+  t.box[rank - 1] = layout.blockElems;
+  t.copies = layout.blocks;
+  t.copyStrideBytes = layout.getBlockStrideBytes();
+  t.bytes = t.copies * block[dims[0]] * layout.getBlockBytes();
+  return t;
+}
+
+LogicalResult
+MBarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t count) {
+  if (count <= 0)
+    return emitError() << "mbarriers need a positive count, got " << count;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // BlockedEncodingAttr
 //===----------------------------------------------------------------------===//
 

@@ -86,7 +86,8 @@ static const char *const kBuiltins[] = {"program_id",    "num_programs",
                                         "kl_merge",      "kl_finalize",
                                         "stream_k",      "float",
                                         "range",         "static_range",
-                                        "multiple_of"};
+                                        "multiple_of",   "tensor_desc",
+                                        "load_block"};
 
 bool Generator::isBuiltin(const std::string &name) const {
   for (const char *b : kBuiltins)
@@ -387,6 +388,123 @@ static TValue genMemory(CallCtx &c) {
                   "needs f32 or i32 pointees, got " + g.describe(ptrType));
   return TValue::ofValue(tsl::AtomicAddOp::create(
       g.builder, at, value.getType(), ptr, value, *mask));
+}
+
+/// The elements of a tuple argument (a single value counts as a tuple of
+/// one), each pointed at by its own expression when the tuple is written out.
+static std::vector<std::pair<const ast::Expr *, TValue>>
+tupleArg(CallCtx &c, const ast::Expr *e) {
+  TValue v = c.arg(e);
+  std::vector<TValue> elems =
+      v.kind == TValue::Kind::Tuple ? v.elements : std::vector<TValue>{v};
+  auto *tuple = ast::rtti::dyn_cast<ast::Tuple>(e);
+  bool exact = tuple && tuple->getElements().size() == elems.size();
+  std::vector<std::pair<const ast::Expr *, TValue>> out;
+  for (size_t i = 0; i < elems.size(); ++i)
+    out.emplace_back(exact ? tuple->getElements()[i].get() : e, elems[i]);
+  return out;
+}
+
+/// Integer scalars (constexpr or values) converted to `type`; nullopt after
+/// an error.
+static std::optional<SmallVector<Value>>
+intScalars(CallCtx &c, ArrayRef<std::pair<const ast::Expr *, TValue>> elems,
+           Type type, const std::string &what) {
+  SmallVector<Value> values;
+  for (auto &[e, v] : elems) {
+    if (v.isInvalid())
+      return std::nullopt;
+    bool intConst = v.isConst() && v.constant.kind == Const::Kind::Int;
+    bool intValue = v.isValue() && isInt(v.value.getType()) &&
+                    !v.value.getType().isInteger(1);
+    if (!intConst && !intValue) {
+      c.fail(e, what + " must be integer scalars, got " + c.g.describe(v));
+      return std::nullopt;
+    }
+    Value x = c.value(e, v, type);
+    if (!x)
+      return std::nullopt;
+    values.push_back(c.g.convert(e->getLoc(), x, type));
+  }
+  return values;
+}
+
+static TValue genTensorDesc(CallCtx &c) {
+  Generator &g = c.g;
+  auto args =
+      matchArgs(g, c.call, c.name, {"base", "shape", "strides", "block"}, 4);
+  if (!args)
+    return TValue::invalid();
+  TValue base = c.arg((*args)[0]);
+  if (base.isInvalid())
+    return base;
+  auto ptr = base.isValue() ? dyn_cast<tsl::PtrType>(base.value.getType())
+                            : tsl::PtrType();
+  if (!ptr)
+    return c.fail((*args)[0],
+                  "the base must be a pointer, got " + g.describe(base));
+  auto block = shapeArg(c, (*args)[3]);
+  if (!block)
+    return TValue::invalid();
+  auto shapeElems = tupleArg(c, (*args)[1]);
+  auto strideElems = tupleArg(c, (*args)[2]);
+  size_t rank = block->size();
+  if (rank > 5)
+    return c.fail((*args)[3], "a block has at most 5 dimensions, got " +
+                                  std::to_string(rank));
+  if (shapeElems.size() != rank || strideElems.size() != rank)
+    return c.fail((*args)[1], "shape, strides and block need one entry per "
+                              "dimension, got " +
+                                  std::to_string(shapeElems.size()) + ", " +
+                                  std::to_string(strideElems.size()) + " and " +
+                                  std::to_string(rank));
+  const auto &[innerExpr, inner] = strideElems.back();
+  if (!inner.isConst() || inner.constant.kind != Const::Kind::Int ||
+      inner.constant.i != 1)
+    return c.fail(innerExpr, "the innermost stride must be the constant 1 "
+                             "(rows are contiguous), got " +
+                                 g.describe(inner));
+  strideElems.pop_back();
+  Type i64 = g.builder.getI64Type();
+  auto shape = intScalars(c, shapeElems, i64, "sizes");
+  auto strides = intScalars(c, strideElems, i64, "strides");
+  if (!shape || !strides)
+    return TValue::invalid();
+  if (llvm::count_if(*block, [](int64_t d) { return d != 1; }) > 2)
+    return c.fail((*args)[3], "at most two block dimensions may differ from "
+                              "1 (a block loads a 1-D or 2-D tile)");
+  auto type = tsl::TensorDescType::get(g.builder.getContext(), *block,
+                                       ptr.getPointeeType());
+  return TValue::ofValue(tsl::MakeTensorDescOp::create(
+      g.builder, g.loc(c.l), type, base.value, *shape, *strides));
+}
+
+static TValue genLoadBlock(CallCtx &c) {
+  Generator &g = c.g;
+  auto args = matchArgs(g, c.call, c.name, {"desc", "offsets"}, 2);
+  if (!args)
+    return TValue::invalid();
+  TValue desc = c.arg((*args)[0]);
+  if (desc.isInvalid())
+    return desc;
+  auto type = desc.isValue()
+                  ? dyn_cast<tsl::TensorDescType>(desc.value.getType())
+                  : tsl::TensorDescType();
+  if (!type)
+    return c.fail((*args)[0],
+                  "expected a tensor_desc, got " + g.describe(desc));
+  auto elems = tupleArg(c, (*args)[1]);
+  if (elems.size() != type.getRank())
+    return c.fail((*args)[1], "needs one offset per dimension (" +
+                                  std::to_string(type.getRank()) + "), got " +
+                                  std::to_string(elems.size()));
+  auto coords = intScalars(c, elems, g.builder.getI32Type(), "offsets");
+  if (!coords)
+    return TValue::invalid();
+  return TValue::ofValue(tsl::LoadBlockOp::create(
+      g.builder, g.loc(c.l),
+      g.shaped(type.getTileShape(), type.getElementType()), desc.value,
+      *coords));
 }
 
 static TValue genElementwiseMath(CallCtx &c) {
@@ -1043,6 +1161,10 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
     return genStreamK(call);
   if (name == "multiple_of")
     return genMultipleOf(c);
+  if (name == "tensor_desc")
+    return genTensorDesc(c);
+  if (name == "load_block")
+    return genLoadBlock(c);
   if (name == "float") {
     auto args = matchArgs(*this, call, name, {"x"}, 1);
     if (!args)

@@ -66,6 +66,11 @@ std::string Generator::describe(Type type) {
     os << "softmax_state<" << st.getRows() << "x" << st.getCols() << ">";
   } else if (auto st = dyn_cast<tsl::KLStateType>(type)) {
     os << "kl_state<" << st.getRows() << ">";
+  } else if (auto desc = dyn_cast<tsl::TensorDescType>(type)) {
+    os << "tensor_desc<";
+    for (int64_t d : desc.getBlockShape())
+      os << d << "x";
+    os << describe(desc.getElementType()) << ">";
   } else {
     os << type;
   }

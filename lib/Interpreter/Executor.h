@@ -155,6 +155,8 @@ private:
 
   Access accessOf(mlir::Value ptr, mlir::Value mask);
   mlir::LogicalResult execLoad(mlir::Operation *op);
+  mlir::LogicalResult execMakeTensorDesc(mlir::Operation *op);
+  mlir::LogicalResult execLoadBlock(mlir::Operation *op);
   mlir::LogicalResult execStore(mlir::Operation *op);
   mlir::LogicalResult execAtomicAdd(mlir::Operation *op);
   mlir::LogicalResult execFlag(mlir::Operation *op, bool signal);

@@ -7,6 +7,11 @@
 // Atomic lanes are applied in row-major lane order, so lanes hitting the
 // same element all take effect.
 //
+// A tensor descriptor is its base pointer (one pointer lane) and its sizes
+// then strides (integer lanes, the innermost stride 1 included). A block
+// load reads the elements inside the array and gives 0 outside it, as the
+// tensor memory accelerator does.
+//
 // tessel.flag_signal sets an i32 flag to 1; tessel.flag_wait clears a set
 // flag. Programs run one after another, so a wait that finds its flag
 // unset can never be satisfied: it is reported as a deadlock. (Matched by
@@ -125,6 +130,61 @@ LogicalResult Executor::execAtomicAdd(Operation *op) {
   return success();
 }
 
+LogicalResult Executor::execMakeTensorDesc(Operation *op) {
+  auto make = cast<ts::MakeTensorDescOp>(op);
+  RtValue desc;
+  desc.ptrs = get(make.getBase()).ptrs;
+  for (Value v : make.getShape())
+    desc.ints.push_back(get(v).ints[0]);
+  for (Value v : make.getStrides())
+    desc.ints.push_back(get(v).ints[0]);
+  desc.ints.push_back(1);
+  set(make.getResult(), std::move(desc));
+  return success();
+}
+
+LogicalResult Executor::execLoadBlock(Operation *op) {
+  auto load = cast<ts::LoadBlockOp>(op);
+  auto type = cast<ts::TensorDescType>(load.getDesc().getType());
+  const RtValue &desc = get(load.getDesc());
+  unsigned rank = type.getRank();
+  ArrayRef<int64_t> sizes = ArrayRef<int64_t>(desc.ints).take_front(rank);
+  ArrayRef<int64_t> strides = ArrayRef<int64_t>(desc.ints).drop_front(rank);
+  SmallVector<int64_t> start;
+  for (Value c : load.getCoords())
+    start.push_back(get(c).ints[0]);
+  SmallVector<unsigned> tileDims = type.getTileDims();
+  ArrayRef<int64_t> shape = shapeOf(load.getType());
+  ElemKind kind = ElemType::get(load.getType())->kind;
+  RtValue out = RtValue::lanes(kind, shape);
+  RtValue ptr;
+  ptr.ptrs.resize(1);
+  Access access{&ptr, nullptr, {}};
+  for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
+    SmallVector<int64_t> index(start);
+    // Row-major lane i of the tile, spread over the block's dimensions.
+    int64_t rest = i;
+    for (size_t t = tileDims.size(); t-- > 0;) {
+      index[tileDims[t]] += rest % shape[t];
+      rest /= shape[t];
+    }
+    PtrLane &p = ptr.ptrs[0];
+    p = desc.ptrs[0];
+    bool inside = true;
+    for (unsigned d = 0; d < rank; ++d) {
+      inside &= index[d] >= 0 && index[d] < sizes[d];
+      p.offset += index[d] * strides[d];
+    }
+    if (!inside)
+      continue;
+    if (auto why = checkBounds(memory, access, 0, "block load"))
+      return fail(op, *why + " (block element " + laneName(shape, i) + ")");
+    out.setLane(kind, i, loadLane(memory, kind, p));
+  }
+  set(load.getResult(), std::move(out));
+  return success();
+}
+
 LogicalResult Executor::execFlag(Operation *op, bool signal) {
   Value flag = op->getOperand(0);
   Access access = accessOf(flag, nullptr);
@@ -152,6 +212,10 @@ Executor::OptResult Executor::execMemoryOp(Operation *op) {
     return execFlag(op, name == "tessel.flag_signal");
   if (isa<ts::LoadOp>(op))
     return execLoad(op);
+  if (isa<ts::MakeTensorDescOp>(op))
+    return execMakeTensorDesc(op);
+  if (isa<ts::LoadBlockOp>(op))
+    return execLoadBlock(op);
   if (isa<ts::StoreOp>(op))
     return execStore(op);
   if (isa<ts::AtomicAddOp>(op))

@@ -243,14 +243,18 @@ LogicalResult KernelLayouts::collect(Operation *op) {
       for (BlockArgument arg : block.getArguments())
         if (tileOf(arg))
           id(arg);
+  // Tiles of global accesses: their shape's layout vectorises the
+  // narrowest element accessed.
+  auto anchorElements = [&](TileType tile, Type elem) {
+    auto [it, inserted] =
+        anchorBytes.try_emplace(SmallVector<int64_t>(tile.getShape()), 0);
+    unsigned bytes = elementBytes(elem);
+    it->second = inserted ? bytes : std::min(it->second, bytes);
+  };
   auto anchor = [&](Value ptr) {
-    if (auto tile = tileOf(ptr)) {
-      Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
-      SmallVector<int64_t> shape(tile.getShape());
-      auto [it, inserted] = anchorBytes.try_emplace(shape, 0);
-      unsigned bytes = elementBytes(pointee);
-      it->second = inserted ? bytes : std::min(it->second, bytes);
-    }
+    if (auto tile = tileOf(ptr))
+      anchorElements(tile,
+                     cast<PtrType>(tile.getElementType()).getPointeeType());
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, AddPtrOp>(
@@ -263,6 +267,14 @@ LogicalResult KernelLayouts::collect(Operation *op) {
         joinAll(op);
         if (tileOf(op->getOperand(0)))
           memoryTiles.push_back(op->getOperand(0));
+        return success();
+      })
+      // A block load (a TMA copy on its way to shared memory) is placed
+      // like the loads of the same elements.
+      .Case([&](LoadBlockOp load) {
+        auto tile = tileOf(load.getResult());
+        anchorElements(tile, tile.getElementType());
+        memoryTiles.push_back(load.getResult());
         return success();
       })
       .Case([&](DotOp dot) {

@@ -21,8 +21,18 @@
 // dots are marked `tessel.rotate` (one such dot per loop: each carries its A
 // operand's registers into the next iteration).
 //
+// A block load of a tensor map (tessel-lower-tensor-descs kept it for the
+// tensor memory accelerator) is copied the same way by tessel.tma_load, one
+// thread issuing, completing on barrier `slot` of the buffers' mbarriers:
+// iteration i waits for phase parity (i / slots) % 2 of barrier i % slots.
+// A CTA barrier at the top of each iteration orders the previous
+// iteration's reads of the buffer before its refill. A block load that
+// feeds something else than dots is read back from the buffer; one outside
+// loops is copied and waited for where it is.
+//
 //===----------------------------------------------------------------------===//
 
+#include "LoopSlice.h"
 #include "tessel/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,48 +53,20 @@ namespace {
 
 /// A load the pass can move into shared memory, and how.
 struct Candidate {
-  LoadOp load;
-  /// The pure ops of the loop body that compute its pointers and mask, in
-  /// an order that defines before use.
+  /// A tessel.load (copied by cp.async) or tessel.load_block (by TMA).
+  Operation *load;
+  /// The pure ops of the loop body that compute its pointers and mask, or
+  /// its block's coordinates, in an order that defines before use.
   SetVector<Operation *> slice;
   MemDescType bufferType; // one buffer (2-D)
   /// Its dots may run an iteration late: one buffer more.
   bool readLate = false;
+  /// Only dots read it (from the buffer); otherwise its tile is read back
+  /// from the buffer where it was loaded.
+  bool feedsDots = true;
   unsigned slots(unsigned stages) const { return stages + (readLate ? 1 : 0); }
+  bool tma() const { return isa<LoadBlockOp>(load); }
 };
-
-/// The kernel argument a pointer (tile) is an offset of, or null when it
-/// cannot be told.
-static Value baseArgument(Value ptr) {
-  while (Operation *def = ptr.getDefiningOp()) {
-    if (isa<AddPtrOp, SplatOp, BroadcastOp, ExpandDimsOp, ConvertLayoutOp>(def))
-      ptr = def->getOperand(0);
-    else
-      return {};
-  }
-  return isa<BlockArgument>(ptr) ? ptr : Value();
-}
-
-/// Adds to `slice` the ops of `body` that `v` depends on; false when `v`
-/// depends on anything but the induction variable, loop invariants and
-/// pure region-free ops.
-static bool collectSlice(Value v, scf::ForOp loop,
-                         SetVector<Operation *> &slice) {
-  if (v == loop.getInductionVar() ||
-      !loop.getBody()->getParent()->isAncestor(v.getParentRegion()))
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
-      !isMemoryEffectFree(def))
-    return false;
-  if (slice.contains(def))
-    return true;
-  for (Value operand : def->getOperands())
-    if (!collectSlice(operand, loop, slice))
-      return false;
-  slice.insert(def);
-  return true;
-}
 
 /// Whether a tensor-core dot can read `b` (K x N) from shared memory: the
 /// MMA steps and the warps' columns tile it exactly.
@@ -98,8 +80,8 @@ static bool fitsMma(DotOp dot, ArrayRef<int64_t> b) {
 
 /// Whether every use of the load is the B operand of a tensor-core dot
 /// that fits, directly or through a transpose.
-static bool onlyFeedsDots(LoadOp load) {
-  auto tile = cast<TileType>(load.getType());
+static bool onlyFeedsDots(Operation *load) {
+  auto tile = cast<TileType>(load->getResult(0).getType());
   auto isB = [](OpOperand &use) {
     auto dot = dyn_cast<DotOp>(use.getOwner());
     return dot && use.getOperandNumber() == 1;
@@ -124,7 +106,7 @@ static bool onlyFeedsDots(LoadOp load) {
 }
 
 /// The dots that read `load` as B, directly or through a transpose.
-static SmallVector<DotOp> consumerDots(LoadOp load) {
+static SmallVector<DotOp> consumerDots(Operation *load) {
   SmallVector<DotOp> dots;
   for (Operation *user : load->getUsers()) {
     if (auto dot = dyn_cast<DotOp>(user)) {
@@ -161,6 +143,13 @@ static bool isZero(Value v) {
           matchPattern(value, m_AnyZeroFloat()));
 }
 
+/// Whether tessel-rotate-warpgroup-dots may issue every dot reading `load`
+/// an iteration late.
+static bool dotsMayRunLate(Operation *load, scf::ForOp loop) {
+  return llvm::all_of(consumerDots(load),
+                      [&](DotOp dot) { return mayRunLate(dot, loop); });
+}
+
 static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
                                         ArrayRef<Value> writtenBases) {
   auto tile = cast<TileType>(load.getType());
@@ -183,9 +172,44 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
     return std::nullopt;
   c.bufferType =
       MemDescType::get(load.getContext(), tile.getShape(), elem, order);
-  c.readLate = llvm::all_of(consumerDots(load),
-                            [&](DotOp dot) { return mayRunLate(dot, loop); });
+  c.readLate = dotsMayRunLate(load, loop);
   return c;
+}
+
+/// A block load of a tensor map: tessel-lower-tensor-descs checked that its
+/// array is not written and that its coordinates can be computed ahead.
+static FailureOr<Candidate> analyse(LoadBlockOp load, scf::ForOp loop) {
+  auto tile = cast<TileType>(load.getType());
+  Candidate c{load, {}, {}};
+  for (Value coord : load.getCoords())
+    if (!collectSlice(coord, loop, c.slice))
+      return load.emitOpError("its coordinates must be computed from the "
+                              "loop's induction variable and invariants");
+  c.bufferType = MemDescType::get(load.getContext(), tile.getShape(),
+                                  tile.getElementType(), {1, 0});
+  c.feedsDots = onlyFeedsDots(load);
+  c.readLate = c.feedsDots && dotsMayRunLate(load, loop);
+  return c;
+}
+
+/// Replaces the tile `load` yields by a read of it from `view`, where the
+/// load was.
+static void readBack(Operation *load, Value view) {
+  OpBuilder b(load);
+  Value tile =
+      LocalLoadOp::create(b, load->getLoc(), load->getResult(0).getType(), view,
+                          ArrayRef<int64_t>{0, 0});
+  load->getResult(0).replaceAllUsesWith(tile);
+}
+
+/// The coordinates, buffer and barrier of a TMA copy: `dst[slot]` of
+/// `buffer` on barrier `slot` of `barriers`.
+static void copyBlock(OpBuilder &b, LoadBlockOp load, ValueRange coords,
+                      MemDescType bufferType, Value buffer, Value barriers,
+                      Value slot, Value issue) {
+  Location loc = load.getLoc();
+  Value dst = MemDescIndexOp::create(b, loc, bufferType, buffer, slot);
+  TMALoadOp::create(b, loc, load.getDesc(), coords, dst, barriers, slot, issue);
 }
 
 /// The pipeline of one loop's candidates.
@@ -209,9 +233,11 @@ private:
   }
   /// `index` modulo each candidate's number of buffers.
   SmallVector<Value> slotsOf(ArrayRef<Candidate> candidates, Value index);
-  /// Issues the copies of the iteration at `iv` into buffers `slots`.
+  /// Issues the copies of the iteration at `iv` into buffers `slots` (TMA
+  /// copies on their barriers `slots`).
   void copyIteration(MutableArrayRef<Candidate> candidates,
-                     ArrayRef<Value> buffers, Value iv, ArrayRef<Value> slots);
+                     ArrayRef<Value> buffers, ArrayRef<Value> barriers,
+                     Value iv, ArrayRef<Value> slots);
 
   scf::ForOp loop;
   unsigned stages;
@@ -235,33 +261,46 @@ SmallVector<Value> LoopPipeliner::slotsOf(ArrayRef<Candidate> candidates,
 }
 
 void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
-                                  ArrayRef<Value> buffers, Value iv,
+                                  ArrayRef<Value> buffers,
+                                  ArrayRef<Value> barriers, Value iv,
                                   ArrayRef<Value> slots) {
   Location loc = loop.getLoc();
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
                                         loop.getUpperBound());
-  for (auto [c, buffer, slot] : llvm::zip(candidates, buffers, slots)) {
+  bool asyncCopies = false;
+  for (auto [c, buffer, bars, slot] :
+       llvm::zip(candidates, buffers, barriers, slots)) {
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
     for (Operation *op : c.slice)
       b.clone(*op, map);
-    Value ptr = map.lookupOrDefault(c.load.getPtr());
+    if (auto block = dyn_cast<LoadBlockOp>(c.load)) {
+      SmallVector<Value> coords = llvm::map_to_vector(
+          block.getCoords(), [&](Value v) { return map.lookupOrDefault(v); });
+      copyBlock(b, block, coords, c.bufferType, buffer, bars, slot, inRange);
+      continue;
+    }
+    auto load = cast<LoadOp>(c.load);
+    Value ptr = map.lookupOrDefault(load.getPtr());
     auto ptrType = cast<TileType>(ptr.getType());
     Value mask = SplatOp::create(b, loc, ptrType.withElementType(b.getI1Type()),
                                  inRange);
-    if (Value m = c.load.getMask())
+    if (Value m = load.getMask())
       mask = BinaryOp::create(b, loc, BinaryKind::and_, map.lookupOrDefault(m),
                               mask);
     Value dst = MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot);
     AsyncCopyOp::create(b, loc, ptr, dst, mask);
+    asyncCopies = true;
   }
-  AsyncCommitOp::create(b, loc);
+  if (asyncCopies)
+    AsyncCommitOp::create(b, loc);
 }
 
 void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Location loc = loop.getLoc();
   Value lb = loop.getLowerBound(), step = loop.getStep();
-  SmallVector<Value> buffers;
+  SmallVector<Value> buffers, barriers;
+  bool asyncCopies = false;
   for (Candidate &c : candidates) {
     SmallVector<int64_t> shape{int64_t(c.slots(stages))};
     llvm::append_range(shape, c.bufferType.getShape());
@@ -269,6 +308,12 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
                                  c.bufferType.getElementType(),
                                  c.bufferType.getOrder());
     buffers.push_back(LocalAllocOp::create(b, loc, type));
+    barriers.push_back(
+        c.tma() ? Value(MBarrierAllocOp::create(
+                      b, loc,
+                      MBarriersType::get(loop.getContext(), c.slots(stages))))
+                : Value());
+    asyncCopies |= !c.tma();
   }
   // Prologue: the first stages - 1 iterations.
   for (unsigned s = 0; s + 1 < stages; ++s) {
@@ -277,12 +322,16 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     SmallVector<Value> slots(
         candidates.size(),
         arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s)));
-    copyIteration(candidates, buffers, iv, slots);
+    copyIteration(candidates, buffers, barriers, iv, slots);
   }
 
-  // Each iteration: wait for its own tile, request the one stages - 1 ahead.
+  // Each iteration: wait for its own tile, request the one stages - 1 ahead
+  // (after a CTA barrier: every thread is done with the buffer refilled).
   b.setInsertionPointToStart(loop.getBody());
-  AsyncWaitOp::create(b, loc, stages - 2);
+  if (asyncCopies)
+    AsyncWaitOp::create(b, loc, stages - 2);
+  else
+    BarrierOp::create(b, loc);
   Value iv = loop.getInductionVar();
   Value index = arith::DivSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
@@ -297,10 +346,24 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     views.push_back(MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot));
   Value aheadIv = arith::AddIOp::create(
       b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
-  copyIteration(candidates, buffers, aheadIv, refills);
+  copyIteration(candidates, buffers, barriers, aheadIv, refills);
+  // Use k of a barrier completes its phase k.
+  for (auto [c, bars, slot] : llvm::zip(candidates, barriers, slots)) {
+    if (!c.tma())
+      continue;
+    Value use = arith::DivSIOp::create(
+        b, loc, index32,
+        arith::ConstantOp::create(b, loc,
+                                  b.getI32IntegerAttr(c.slots(stages))));
+    Value parity = arith::AndIOp::create(
+        b, loc, use, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1)));
+    MBarrierWaitOp::create(b, loc, bars, slot, parity);
+  }
 
   // The dots read the buffers; the loads and their address arithmetic go.
   for (auto [c, view] : llvm::zip(candidates, views)) {
+    if (!c.feedsDots)
+      readBack(c.load, view);
     if (c.readLate)
       for (DotOp dot : consumerDots(c.load))
         dot->setAttr(TesselDialect::getRotateAttrName(), b.getUnitAttr());
@@ -321,15 +384,17 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
         tuse.set(t);
       trans.erase();
     }
-    c.load.erase();
+    c.load->erase();
     for (Operation *op : llvm::reverse(c.slice))
       if (op->use_empty())
         op->erase();
   }
 
-  // Copies past the loop's end (zeros) land before anything after it.
+  // Copies past the loop's end (zeros) land before anything after it (TMA
+  // copies past the end are not issued).
   b.setInsertionPointAfter(loop);
-  AsyncWaitOp::create(b, loc, 0);
+  if (asyncCopies)
+    AsyncWaitOp::create(b, loc, 0);
 }
 
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
@@ -345,9 +410,9 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
               loop->getParentOfType<func::FuncOp>()->getAttrOfType<IntegerAttr>(
                   TesselDialect::getNumStagesAttrName()))
         stages = attr.getInt();
-      if (stages < 2)
-        continue;
-      // The arrays the loop writes (an unknown one blocks everything).
+      // The arrays the loop writes (an unknown one blocks every cp.async
+      // copy; tessel-lower-tensor-descs kept TMA copies only of arrays the
+      // kernel does not write).
       SmallVector<Value> written;
       bool unknownWrite = false;
       loop.getBody()->walk([&](Operation *op) {
@@ -359,12 +424,17 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
           unknownWrite = true;
         }
       });
-      if (unknownWrite)
-        continue;
       SmallVector<Candidate> candidates;
-      for (auto load : loop.getBody()->getOps<LoadOp>())
-        if (std::optional<Candidate> c = analyse(load, loop, written))
-          candidates.push_back(std::move(*c));
+      if (stages >= 2 && !unknownWrite)
+        for (auto load : loop.getBody()->getOps<LoadOp>())
+          if (std::optional<Candidate> c = analyse(load, loop, written))
+            candidates.push_back(std::move(*c));
+      for (auto load : loop.getBody()->getOps<LoadBlockOp>()) {
+        FailureOr<Candidate> c = analyse(load, loop);
+        if (failed(c))
+          return signalPassFailure();
+        candidates.push_back(std::move(*c));
+      }
       // One late dot per loop: each carries its A operand into the next
       // iteration, and two (the backward's dK and dV) leave ptxas too few
       // registers to keep the products in flight.
@@ -376,9 +446,32 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
       if (late.size() > 1)
         for (Candidate &c : candidates)
           c.readLate = false;
+      // Without stages (num_stages=1) a TMA copy is issued and waited for
+      // in its own iteration.
       if (!candidates.empty())
-        LoopPipeliner(loop, stages).run(candidates);
+        LoopPipeliner(loop, std::max(stages, 1u)).run(candidates);
     }
+    // Block loads outside loops: copied once, where they are.
+    getOperation().walk([&](LoadBlockOp load) {
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      auto tile = cast<TileType>(load.getType());
+      auto buffer = LocalAllocOp::create(
+          b, loc,
+          MemDescType::get(&getContext(),
+                           {1, tile.getDimSize(0), tile.getDimSize(1)},
+                           tile.getElementType(), {1, 0}));
+      Value barriers =
+          MBarrierAllocOp::create(b, loc, MBarriersType::get(&getContext(), 1));
+      Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+      auto view = MemDescType::get(&getContext(), tile.getShape(),
+                                   tile.getElementType(), {1, 0});
+      copyBlock(b, load, load.getCoords(), view, buffer, barriers, zero,
+                Value());
+      MBarrierWaitOp::create(b, loc, barriers, zero, zero);
+      readBack(load, MemDescIndexOp::create(b, loc, view, buffer, zero));
+      load->erase();
+    });
   }
 };
 

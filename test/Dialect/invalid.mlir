@@ -1548,3 +1548,60 @@ func.func @warpgroup_shared_a_type(%a: !tessel.memdesc<128x64xf16, order = [1, 0
   %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
   return
 }
+
+// -----
+
+func.func @tensor_desc_strides(%p: !tessel.ptr<f16>, %n: i64) {
+  // expected-error @+1 {{a descriptor of rank 2 needs 2 sizes and 1 strides (the innermost is 1), got 2 and 2}}
+  %d = tessel.make_tensor_desc %p, [%n, %n], [%n, %n] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @tensor_desc_base(%p: !tessel.ptr<f32>, %n: i64) {
+  // expected-error @+1 {{base must be a pointer to 'f16', got '!tessel.ptr<f32>'}}
+  %d = tessel.make_tensor_desc %p, [%n, %n], [%n] : !tessel.ptr<f32> -> !tessel.tensor_desc<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @load_block_shape(%d: !tessel.tensor_desc<1x64x32xf16>, %i: i32) {
+  // expected-error @+1 {{result must be the block of '!tessel.tensor_desc<1x64x32xf16>' without its unit dimensions, got '!tessel.tile<1x64x32xf16>'}}
+  %t = tessel.load_block %d[%i, %i, %i] : !tessel.tensor_desc<1x64x32xf16> -> !tessel.tile<1x64x32xf16>
+  return
+}
+
+// -----
+
+func.func @load_block_coords(%d: !tessel.tensor_desc<64x32xf16>, %i: i32) {
+  // expected-error @+1 {{needs 2 coordinates, got 1}}
+  %t = tessel.load_block %d[%i] : !tessel.tensor_desc<64x32xf16> -> !tessel.tile<64x32xf16>
+  return
+}
+
+// -----
+
+func.func @tma_load_rows(%d: !tessel.tensor_desc<12x64xf16>, %i: i32, %buf: !tessel.memdesc<12x64xf16, order = [1, 0]>) {
+  %bars = tessel.mbarrier_alloc : !tessel.mbarriers<1>
+  // expected-error @+1 {{the tensor memory accelerator cannot write a block of '!tessel.tensor_desc<12x64xf16>'}}
+  tessel.tma_load %d[%i, %i], %buf, %bars[%i] : !tessel.tensor_desc<12x64xf16>, !tessel.memdesc<12x64xf16, order = [1, 0]>, !tessel.mbarriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_load_dst(%d: !tessel.tensor_desc<64x64xf16>, %i: i32, %buf: !tessel.memdesc<64x64xf16, order = [0, 1]>) {
+  %bars = tessel.mbarrier_alloc : !tessel.mbarriers<1>
+  // expected-error @+1 {{destination must hold one block of '!tessel.tensor_desc<64x64xf16>' with its rows contiguous, got '!tessel.memdesc<64x64xf16, order = [0, 1]>'}}
+  tessel.tma_load %d[%i, %i], %buf, %bars[%i] : !tessel.tensor_desc<64x64xf16>, !tessel.memdesc<64x64xf16, order = [0, 1]>, !tessel.mbarriers<1>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessel.tensor_map' on argument 0 needs a !tessel.tensor_desc argument and {base = <index of a pointer argument to its elements>, sizes = [<one string per dimension>], strides = [<one per dimension but the innermost>]}, got {base = 1 : i64, sizes = ["N"], strides = []}}}
+func.func @tensor_map_rank(%d: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map = {base = 1 : i64, sizes = ["N"], strides = []}}, %p: !tessel.ptr<f16>) attributes {tessel.kernel} {
+  return
+}

@@ -244,3 +244,91 @@ func.func @values_sm80(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %n: i32, %q: 
   return
 }
 }
+
+// -----
+
+// Block loads of tensor maps (sm_90a): the copy engine fills the buffers.
+// Each loaded tile gets its buffers and one transaction barrier per buffer;
+// before the loop, thread 0's copies of iterations 0 and 1 (skipped past
+// the loop's end); each iteration passes a CTA barrier (every thread is done
+// with the buffer about to be refilled), requests the tiles two iterations
+// ahead, and waits for its own buffer's phase: use k = i / buffers of a
+// barrier completes phase k, parity k % 2. V, read by a dot that may run an
+// iteration late, has a buffer more. No cp.async group remains to wait for
+// after the loop.
+
+#mma2 = #tessel.mma<warpsPerCTA = [4, 1]>
+#b2 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#opa2 = #tessel.dot_operand<opIdx = 0, parent = #mma2>
+
+// CHECK-LABEL: func.func @tma_keys
+// CHECK: %[[KBUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: %[[KBAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<3>
+// CHECK: %[[VBUF:.*]] = tessel.local_alloc : !tessel.memdesc<4x64x64xf16, order = [1, 0]>
+// CHECK: %[[VBAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<4>
+// CHECK: %[[K0:.*]] = tessel.memdesc_index %[[KBUF]]
+// CHECK: tessel.tma_load %[[KMAP:.*]][%{{.*}}, %{{.*}}], %[[K0]], %[[KBAR]][%{{.*}}] if %{{.*}}
+// CHECK: tessel.tma_load
+// CHECK: tessel.tma_load
+// CHECK: tessel.tma_load
+// CHECK-NOT: tessel.async_commit
+// CHECK: scf.for %[[IV:.*]] =
+// CHECK-NEXT: tessel.barrier
+// CHECK: %[[I:.*]] = arith.divsi
+// CHECK: %[[KSLOT:.*]] = arith.remsi %[[I]], %{{.*}}
+// CHECK: tessel.tma_load %[[KMAP]]
+// CHECK: tessel.tma_load
+// CHECK: %[[USE:.*]] = arith.divsi %[[I]], %c3
+// CHECK: %[[PARITY:.*]] = arith.andi %[[USE]], %c1
+// CHECK: tessel.mbarrier_wait %[[KBAR]][%[[KSLOT]]], %[[PARITY]] : !tessel.mbarriers<3>
+// CHECK: tessel.mbarrier_wait %[[VBAR]]
+// CHECK-NOT: tessel.load_block
+// CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<64x64xf16, #{{.*}}>, !tessel.memdesc<64x64xf16, order = [0, 1]>
+// CHECK: tessel.dot {{.*}} {tessel.rotate}
+// CHECK: }
+// CHECK-NOT: tessel.async_wait
+// CHECK: return
+module attributes {tessel.target = "sm_90a"} {
+func.func @tma_keys(%kmap: !tessel.tensor_desc<64x64xf16>, %vmap: !tessel.tensor_desc<64x64xf16>, %n: i32, %q: !tessel.tile<64x64xf16, #opa2>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma2>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma2>) : i32 {
+    %k = tessel.load_block %kmap[%i, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16, #b2>
+    %v = tessel.load_block %vmap[%i, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16, #b2>
+    %kt = tessel.trans %k [1, 0] : !tessel.tile<64x64xf16, #b2> -> !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>>
+    %s = tessel.dot %q, %kt, %acc0 : !tessel.tile<64x64xf16, #opa2>, !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>> -> !tessel.tile<64x64xf32, #mma2>
+    %p = tessel.cast %s : !tessel.tile<64x64xf32, #mma2> -> !tessel.tile<64x64xf16, #mma2>
+    %pa = tessel.convert_layout %p : !tessel.tile<64x64xf16, #mma2> -> !tessel.tile<64x64xf16, #opa2>
+    %next = tessel.dot %pa, %v, %acc : !tessel.tile<64x64xf16, #opa2>, !tessel.tile<64x64xf16, #b2> -> !tessel.tile<64x64xf32, #mma2>
+    scf.yield %next : !tessel.tile<64x64xf32, #mma2>
+  }
+  return
+}
+}
+
+// -----
+
+// A block load outside loops is copied once, waited for, and read back.
+
+#b3 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: func.func @tma_once
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<1x64x64xf16, order = [1, 0]>
+// CHECK: %[[BAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<1>
+// CHECK: %[[C0:.*]] = arith.constant 0 : i32
+// CHECK: %[[DST:.*]] = tessel.memdesc_index %[[BUF]][%[[C0]]]
+// CHECK: tessel.tma_load %{{.*}}[%{{.*}}, %{{.*}}], %[[DST]], %[[BAR]][%[[C0]]] :
+// CHECK: tessel.mbarrier_wait %[[BAR]][%[[C0]]], %[[C0]]
+// CHECK: %[[VIEW:.*]] = tessel.memdesc_index %[[BUF]][%[[C0]]]
+// CHECK: tessel.local_load %[[VIEW]] [0, 0] : !tessel.memdesc<64x64xf16, order = [1, 0]> -> !tessel.tile<64x64xf16, #{{.*}}>
+module attributes {tessel.target = "sm_90a"} {
+func.func @tma_once(%map: !tessel.tensor_desc<64x64xf16>, %o: !tessel.ptr<f16>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %t = tessel.load_block %map[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16, #b3>
+  %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b3>
+  tessel.store %p, %t : !tessel.tile<64x64x!tessel.ptr<f16>, #b3>
+  return
+}
+}

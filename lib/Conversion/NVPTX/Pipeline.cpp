@@ -39,6 +39,29 @@ static FailureOr<::tessel::KernelInfo::Param> paramOf(BlockArgument arg) {
   return ::tessel::KernelInfo::Param{name, kind, ""};
 }
 
+/// A tensor-map argument as docs/bundle.md describes it: dimensions
+/// innermost first (tessel-lower-tensor-descs wrote them outermost first).
+static ::tessel::KernelInfo::TensorMap
+tensorMapOf(func::FuncOp kernel, BlockArgument arg, TensorDescType desc) {
+  auto map = kernel.getArgAttrOfType<DictionaryAttr>(
+      arg.getArgNumber(), TesselDialect::getTensorMapAttrName());
+  auto strings = [&](StringRef name) {
+    std::vector<std::string> out;
+    for (Attribute a : llvm::reverse(map.getAs<ArrayAttr>(name)))
+      out.push_back(cast<StringAttr>(a).str());
+    return out;
+  };
+  ::tessel::KernelInfo::TensorMap t;
+  int64_t base = map.getAs<IntegerAttr>("base").getInt();
+  t.param = paramOf(kernel.getArgument(base))->name;
+  t.dims = strings("sizes");
+  t.strides = strings("strides");
+  TMABox box = *getTMABox(desc);
+  t.box.assign(box.box.rbegin(), box.box.rend());
+  t.swizzle = box.swizzleBytes;
+  return t;
+}
+
 /// Launch metadata of a kernel after layout assignment.
 static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
   info.name = kernel.getSymName().str();
@@ -54,6 +77,10 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
     info.then = next.getSymName().str();
   unsigned numParams = kernel.getNumArguments() - workspace.size();
   for (BlockArgument arg : kernel.getArguments().take_front(numParams)) {
+    if (auto desc = dyn_cast<TensorDescType>(arg.getType())) {
+      info.tensorMaps.push_back(tensorMapOf(kernel, arg, desc));
+      continue;
+    }
     FailureOr<::tessel::KernelInfo::Param> param = paramOf(arg);
     if (failed(param))
       return failure();
@@ -82,6 +109,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselLowerStreamK({streamK}));
   tiles.addPass(createCanonicalizerPass());
   tiles.addPass(createCSEPass());
+  tiles.addPass(createTesselLowerTensorDescs());
   tiles.addPass(createTesselAssignLayouts());
   // Layout conversions of loop-invariant tiles (a query block converted to
   // a dot operand) run once, before their loop.

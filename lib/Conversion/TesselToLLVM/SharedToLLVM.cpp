@@ -1,10 +1,10 @@
 //===- SharedToLLVM.cpp - Shared-memory buffers and async copies ----------===//
 //
 // A memdesc lowers to the shared-memory address of its first element. The
-// kernel's local_alloc regions follow the scratch area its ops share (which
-// every op uses from byte 0), each placed first-fit among the regions whose
-// lifetimes overlap its own, so the buffers of consecutive loops share
-// memory. Async copies are cp.async of each thread's runs of the tile (16
+// kernel's local_alloc and mbarrier_alloc regions follow the scratch area its
+// ops share (which every op uses from byte 0), each placed first-fit among the
+// regions whose lifetimes overlap its own, so the buffers of consecutive loops
+// share memory. Async copies are cp.async of each thread's runs of the tile (16
 // bytes bypassing L1, 4 or 8 through it) into the swizzled rows of the
 // destination; masked-off runs are zero-filled (a source size of 0), and
 // only the owner of a run copies it.
@@ -59,14 +59,21 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     int64_t begin, end, offset, bytes;
   };
   SmallVector<Placed> placed;
-  int64_t base = llvm::alignTo(layout.scratchBytes, kRegionAlign);
   layout.totalBytes = layout.scratchBytes;
-  kernel.getBody().walk([&](LocalAllocOp alloc) {
+  kernel.getBody().walk([&](Operation *alloc) {
+    if (!isa<LocalAllocOp, MBarrierAllocOp>(alloc))
+      return;
     // Live until the last use of the region or of a view of it, counted at
     // that use's ancestor in the allocation's block.
     Block *block = alloc->getBlock();
     int64_t begin = span[alloc].first, end = begin;
-    SmallVector<Value> views = {alloc.getResult()};
+    // Barriers never share memory: an mbarrier may not be initialised
+    // again, nor its bytes used for anything else, while it is valid.
+    if (isa<MBarrierAllocOp>(alloc)) {
+      begin = 0;
+      end = next;
+    }
+    SmallVector<Value> views = {alloc->getResult(0)};
     while (!views.empty()) {
       Value v = views.pop_back_val();
       for (Operation *user : v.getUsers()) {
@@ -76,16 +83,23 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
           end = std::max(end, span[at].second);
       }
     }
-    int64_t bytes = getMemDescBytes(cast<MemDescType>(alloc.getType()));
+    int64_t bytes, align = kRegionAlign;
+    if (auto barriers =
+            dyn_cast<MBarriersType>(alloc->getResult(0).getType())) {
+      bytes = 8 * barriers.getCount();
+      align = 8;
+    } else {
+      bytes = getMemDescBytes(cast<MemDescType>(alloc->getResult(0).getType()));
+    }
     // First fit among the regions live at the same time.
-    int64_t offset = base;
+    int64_t offset = llvm::alignTo(layout.scratchBytes, align);
     bool moved = true;
     while (moved) {
       moved = false;
       for (const Placed &p : placed)
         if (p.begin <= end && begin <= p.end && offset < p.offset + p.bytes &&
             p.offset < offset + bytes) {
-          offset = llvm::alignTo(p.offset + p.bytes, kRegionAlign);
+          offset = llvm::alignTo(p.offset + p.bytes, align);
           moved = true;
         }
     }
@@ -94,6 +108,16 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     layout.totalBytes = std::max(layout.totalBytes, offset + bytes);
   });
   return layout;
+}
+
+namespace {} // namespace
+
+Value mlir::tessel::sharedAddress(OpBuilder &b, Location loc, int64_t offset) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value smem =
+      LLVM::AddressOfOp::create(b, loc, ptrType, kSharedMemorySymbol.str());
+  return LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smem,
+                             ArrayRef<LLVM::GEPArg>{int32_t(offset)});
 }
 
 namespace {
@@ -115,13 +139,7 @@ struct LocalAllocLowering : OpConversionPattern<LocalAllocOp> {
     auto it = offsets.find(op);
     if (it == offsets.end())
       return rewriter.notifyMatchFailure(op, "no place in shared memory");
-    Location loc = op.getLoc();
-    auto ptrType = LLVM::LLVMPointerType::get(getContext(), 3);
-    Value smem = LLVM::AddressOfOp::create(rewriter, loc, ptrType,
-                                           kSharedMemorySymbol.str());
-    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
-        op, ptrType, rewriter.getI8Type(), smem,
-        ArrayRef<LLVM::GEPArg>{int32_t(it->second)});
+    rewriter.replaceOp(op, sharedAddress(rewriter, op.getLoc(), it->second));
     return success();
   }
   const DenseMap<Operation *, int64_t> &offsets;

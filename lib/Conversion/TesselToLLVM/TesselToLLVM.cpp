@@ -16,6 +16,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -50,6 +51,14 @@ void mlir::tessel::addTesselTypeConversions(LLVMTypeConverter &converter) {
       [ctx](PtrType) -> Type { return LLVM::LLVMPointerType::get(ctx, 1); });
   converter.addConversion([ctx](MemDescType) -> Type {
     return LLVM::LLVMPointerType::get(ctx, 3);
+  });
+  converter.addConversion([ctx](MBarriersType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, 3);
+  });
+  // A tensor map is a kernel parameter passed by value; the kernel uses its
+  // address in the parameter space (generic).
+  converter.addConversion([ctx](TensorDescType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx);
   });
   converter.addConversion(
       [&converter](TileType type, SmallVectorImpl<Type> &results)
@@ -90,6 +99,19 @@ struct KernelLowering : OpConversionPattern<func::FuncOp> {
     int32_t threads = 32 * getNumWarps(func);
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+    // A tensor map: 128 bytes by value, 64-byte aligned, read where it is
+    // (__grid_constant__), as cp.async.bulk.tensor needs.
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      if (!isa<TensorDescType>(type))
+        continue;
+      kernel.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                        TypeAttr::get(LLVM::LLVMArrayType::get(
+                            rewriter.getI8Type(), kTensorMapBytes)));
+      kernel.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        rewriter.getI64IntegerAttr(64));
+      kernel.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                        rewriter.getUnitAttr());
+    }
     rewriter.inlineRegionBefore(func.getBody(), kernel.getBody(), kernel.end());
     rewriter.applySignatureConversion(&kernel.getBody().front(), signature,
                                       getTypeConverter());
@@ -122,6 +144,7 @@ void mlir::tessel::populateTesselToLLVMPatterns(
   populateReducePatterns(converter, patterns);
   populateDotPatterns(converter, patterns);
   populateWarpGroupDotPatterns(converter, patterns);
+  populateTMAPatterns(converter, patterns, offsets);
 }
 
 static bool sameDistribution(Type src, Type dst, ArrayRef<int32_t> perm = {}) {
@@ -357,8 +380,15 @@ struct ConvertTesselToLLVMPass
     RewritePatternSet patterns(ctx);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    // NVVM ops without an LLVM intrinsic (the polling loop of
+    // mbarrier.try_wait.parity) become inline PTX.
+    populateNVVMToLLVMConversionPatterns(patterns);
     ConversionTarget target(*ctx);
-    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addLegalDialect<LLVM::LLVMDialect>();
+    target.addDynamicallyLegalDialect<NVVM::NVVMDialect>([](Operation *op) {
+      auto ptx = dyn_cast<NVVM::BasicPtxBuilderInterface>(op);
+      return !ptx || ptx.hasIntrinsic();
+    });
     target.addIllegalDialect<cf::ControlFlowDialect, arith::ArithDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns),
                                       oneShot())))

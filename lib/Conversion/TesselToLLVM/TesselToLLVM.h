@@ -41,6 +41,8 @@ SmallVector<int64_t> getWorkspaceSlotBytes(func::FuncOp kernel);
 
 /// The CTA's dynamic shared memory buffer.
 constexpr llvm::StringLiteral kSharedMemorySymbol = "tessel_smem";
+/// Bytes of a TMA tensor map (CUtensorMap) kernel parameter.
+constexpr int64_t kTensorMapBytes = 128;
 
 } // namespace mlir::tessel
 

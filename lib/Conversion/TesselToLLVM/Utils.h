@@ -182,6 +182,8 @@ struct SharedMemoryLayout {
   DenseMap<Operation *, int64_t> offsets;
 };
 SharedMemoryLayout layoutSharedMemory(func::FuncOp kernel);
+/// The address of byte `offset` of the kernel's shared memory.
+Value sharedAddress(OpBuilder &b, Location loc, int64_t offset);
 void populateSharedPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns,
                             const AccessWidths &widths,
@@ -196,6 +198,9 @@ Value mmaOperandRegister(OpBuilder &b, Location loc, Value lo, Value hi,
                          Type elem);
 void populateWarpGroupDotPatterns(LLVMTypeConverter &converter,
                                   RewritePatternSet &patterns);
+void populateTMAPatterns(LLVMTypeConverter &converter,
+                         RewritePatternSet &patterns,
+                         const DenseMap<Operation *, int64_t> &offsets);
 
 /// PTX inline assembly that reads and rewrites `tied` in place (each an
 /// output "=c" tied to an input, c its register class from its type) and

@@ -52,6 +52,17 @@ INTRINSICS = {
     "llvm.nvvm.ex2.approx.f32": "exp2f",
     "llvm.nvvm.ex2.approx.ftz.f32": "emu_ex2_ftz",
     "llvm.nvvm.lg2.approx.f": "log2f",
+    "llvm.nvvm.fence.mbarrier_init.release.cluster": "emu_fence_mbarrier_init",
+}
+# Harness functions the IR wrappers below call.
+HARNESS = {
+    "emu_mma": "declare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)",
+    "emu_ldmatrix": "declare void @emu_ldmatrix(i32, i32, i64, ptr)",
+    "emu_wgmma": "declare void @emu_wgmma(i32, i32, i32, i32, i64, ptr, i32, i64, i32, i32, ptr)",
+    "emu_tma_load": "declare void @emu_tma_load(i64, i64, ptr, i32, i32, i32, i32, i32)",
+    "emu_mbarrier_init": "declare void @emu_mbarrier_init(i64, i32)",
+    "emu_mbarrier_arrive_expect_tx": "declare void @emu_mbarrier_arrive_expect_tx(i64, i32)",
+    "emu_mbarrier_wait": "declare void @emu_mbarrier_wait(i64, i32)",
 }
 # mma.sync m16n8k16 with f32 accumulation, by operand type: the intrinsic
 # and the IR type of its operand registers. The harness's emu_mma takes the
@@ -59,7 +70,8 @@ INTRINSICS = {
 MMA = {"llvm.nvvm.mma.m16n8k16.row.col.f32.f32": ("f16", "<2 x half>"),
        "llvm.nvvm.mma.m16n8k16.row.col.bf16": ("bf16", "i32")}
 LLVM_TYPES = {"ptr": "ptr addrspace(1)", "i32": "i32", "i64": "i64",
-              "f32": "float", "f16": "half", "bf16": "bfloat"}
+              "f32": "float", "f16": "half", "bf16": "bfloat", "tmap": "ptr"}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8}
 
 
 def run(cmd):
@@ -73,6 +85,13 @@ def predicated_access(text, functions):
     """An IR function doing what a predicated ld/st.global inline asm does."""
     if text in functions:
         return functions[text][0]
+    if "mbarrier.try_wait.parity" in text:
+        name = "@emu_asm_%d" % len(functions)
+        functions[text] = (name, (
+            "define internal void %s(ptr addrspace(256) %%b, i32 %%p, i32 %%t) {\n"
+            "  %%o = ptrtoint ptr addrspace(256) %%b to i64\n"
+            "  call void @emu_mbarrier_wait(i64 %%o, i32 %%p)\n  ret void\n}\n" % name))
+        return name
     copy = re.search(r"cp\.async\.(?:cg|ca)\.shared\.global \[ \$0 \], \[ \$1 \], (\d+), \$2;", text)
     if copy:
         return async_copy(text, int(copy.group(1)), text.startswith("@"), functions)
@@ -258,6 +277,53 @@ def ldmatrix_wrapper(name, num, trans):
             % (result, name, "\n".join(body)))
 
 
+def tma_intrinsics(ll):
+    """Bulk tensor copies and mbarrier intrinsics as calls of the harness,
+    shared::cluster addresses (the CTA's own) as shared ones."""
+    ll = re.sub(r"ptr addrspace\(7\) addrspacecast \((ptr addrspace\(3\) .*?) to ptr addrspace\(7\)\)",
+                r"\1", ll)
+    ll = re.sub(r"= addrspacecast (ptr addrspace\(3\) %[\w.]+) to ptr addrspace\(7\)",
+                r"= getelementptr i8, \1, i64 0", ll)
+    ll = ll.replace("addrspace(7)", "addrspace(3)")
+    wrappers = []
+    offset = "  %%%s = ptrtoint ptr addrspace(256) %%%s.p to i64\n"
+    for rank in sorted(set(re.findall(r"@llvm\.nvvm\.cp\.async\.bulk\.tensor\.g2s\.tile\.(\d)d\(", ll))):
+        rank = int(rank)
+        intrinsic = "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.%dd" % rank
+        name = "@emu_tma_%dd" % rank
+        ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
+        ll = ll.replace("@" + intrinsic + "(", name + "(")
+        coords = ["i32 %%c%d" % i for i in range(rank)]
+        wrappers.append(
+            "define internal void %s(ptr addrspace(256) %%d.p, ptr addrspace(256) %%b.p, ptr %%t, "
+            "%s, i16 %%m, i64 %%h, i1 %%fm, i1 %%fh, i32 %%g) {\n%s%s"
+            "  call void @emu_tma_load(i64 %%d, i64 %%b, ptr %%t, %s)\n  ret void\n}\n"
+            % (name, ", ".join(coords), offset % ("d", "d"), offset % ("b", "b"),
+               ", ".join(coords + ["i32 0"] * (5 - rank))))
+    for intrinsic, body in [
+            ("llvm.nvvm.mbarrier.init.shared",
+             ("void", "i32 %n", "  call void @emu_mbarrier_init(i64 %b, i32 %n)\n  ret void")),
+            ("llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta",
+             ("i64", "i32 %n",
+              "  call void @emu_mbarrier_arrive_expect_tx(i64 %b, i32 %n)\n  ret i64 0"))]:
+        if "@" + intrinsic + "(" not in ll:
+            continue
+        name = "@emu_" + intrinsic.split(".", 2)[2].replace(".", "_")
+        ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
+        ll = ll.replace("@" + intrinsic + "(", name + "(")
+        ret, params, code = body
+        wrappers.append("define internal %s %s(ptr addrspace(256) %%b.p, %s) {\n%s%s\n}\n"
+                        % (ret, name, params, offset % ("b", "b"), code))
+    return ll, wrappers
+
+
+def launch_value(text, values):
+    """A bundle's launch expression (docs/bundle.md) over `values`."""
+    python = re.sub(r"(?<![/])/(?![/])", "//", text)
+    return int(eval(python, {"__builtins__": {}},
+                    dict(values, cdiv=lambda a, b: -(-a // b), min=min, max=max)))
+
+
 def host_ir(ll, kernel, kinds):
     """The kernel's IR for the host, with an entry taking an array of
     pointers to the arguments."""
@@ -281,6 +347,8 @@ def host_ir(ll, kernel, kinds):
         ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
         ll = ll.replace("@" + intrinsic + "(", name + "(")
         wrappers.append(ldmatrix_wrapper(name, int(num), bool(trans)))
+    ll, tma = tma_intrinsics(ll)
+    wrappers += tma
     ll = re.sub(r"^@tessel_smem = .*$", "", ll, flags=re.M)
     ll = ll.replace("addrspace(3) @tessel_smem", "addrspace(3) null")
     ll = ll.replace("addrspace(3)", "addrspace(256)")
@@ -296,15 +364,14 @@ def host_ir(ll, kernel, kinds):
         entry += ["  %%a%d = getelementptr ptr, ptr %%args, i64 %d" % (i, i),
                   "  %%p%d = load ptr, ptr %%a%d" % (i, i),
                   "  %%v%d = load %s, ptr %%p%d" % (i, LLVM_TYPES[kind], i)]
+    # A tensor map goes by value, as the kernel's parameter says.
+    passed = {"tmap": "ptr byval([128 x i8]) align 64"}
     entry += ["  call void @%s(%s)" % (kernel, ", ".join(
-        "%s %%v%d" % (LLVM_TYPES[k], i) for i, k in enumerate(kinds))),
+        "%s %%v%d" % (passed.get(k, LLVM_TYPES[k]), i) for i, k in enumerate(kinds))),
         "  ret void", "}"]
-    if wrappers:
-        ll += ("\ndeclare void @emu_mma(i32, i32, i32, i32, i32, i32, i32, ptr)\n"
-               "declare void @emu_ldmatrix(i32, i32, i64, ptr)\n")
-    if "@emu_wgmma(" in "".join(ir for _, ir in functions.values()):
-        ll += "\ndeclare void @emu_wgmma(i32, i32, i32, i32, i64, ptr, i32, i64, i32, i32, ptr)\n"
-    return (ll + "\n" + "".join(ir for _, ir in functions.values()) + "".join(wrappers)
+    helpers = "".join(ir for _, ir in functions.values()) + "".join(wrappers)
+    declares = [d for name, d in HARNESS.items() if "@%s(" % name in helpers]
+    return (ll + "\n" + "\n".join(declares) + "\n" + helpers
             + "\n".join(entry) + "\n")
 
 
@@ -347,6 +414,8 @@ def main():
 
     k = json.loads(run(tesselc + ["--emit=bundle"]))["kernels"][0]
     kinds = [q["kind"] for q in k["params"]]
+    maps = k.get("tensor_maps", [])
+    kinds += ["tmap"] * len(maps)
     persistent = k["launch"]["kind"] == "persistent"
     workspace = 0
     if persistent and "workspace_bytes" in k["launch"]:
@@ -378,6 +447,18 @@ def main():
         interp += ["--arg", "%s=%s[%d]:file=%s" % (name, ty, len(values), path(name + ".in")),
                    "--save", "%s=%s" % (name, path(name + ".ref"))]
         buffers.append(name)
+    values = dict(k.get("constants", {}))
+    values.update((q["name"], int(specs[q["name"]])) for q in k["params"]
+                  if q["kind"] in ("i32", "i64"))
+    values.update(zip(("grid_x", "grid_y", "grid_z"), grid))
+    names = [q["name"] for q in k["params"]]
+    for m in maps:
+        elem = ELEMENT_BYTES[k["params"][names.index(m["param"])]["elem"]]
+        dims = [max(1, launch_value(d, values)) for d in m["dims"]]
+        strides = [launch_value(d, values) * elem for d in m["strides"]]
+        spec.append("tmap %d %d %d %d %s" % (
+            names.index(m["param"]), len(dims), elem, m["swizzle"],
+            " ".join(map(str, dims + strides + m["box"]))))
     with open(path("spec"), "w") as f:
         f.write("\n".join(spec) + "\n")
     run([path("kernel"), path("spec")])

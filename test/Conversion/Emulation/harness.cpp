@@ -10,18 +10,28 @@
 //   harness SPEC
 //
 // SPEC: "warps gridX gridY gridZ persistent workspacePerCta sharedBytes",
-// then one parameter per line: "ptr TYPE N INPUT OUTPUT" (float64 files) or
-// "KIND VALUE" for a scalar.
+// then one parameter per line: "ptr TYPE N INPUT OUTPUT" (float64 files),
+// "KIND VALUE" for a scalar, or "tmap PARAM RANK ELEMBYTES SWIZZLE" and the
+// dimensions, byte strides (of dimensions 1..) and box, innermost first, for
+// a tensor map over the buffer of parameter PARAM.
+//
+// Bulk tensor copies run at issue, one element at a time, zero outside the
+// array, swizzled as the copy engine does; transaction barriers (mbarrier)
+// count arrivals and bytes under one lock, and waiters sleep on it.
 //
 //===----------------------------------------------------------------------===//
 
 #include <asm/prctl.h>
 #include <cfloat>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <pthread.h>
 #include <string>
 #include <sys/syscall.h>
@@ -42,6 +52,23 @@ struct Cta {
   uint64_t rowAddress[32][32];
   std::vector<char> shared;
 };
+
+/// What the emulated copy engine reads from a tensor-map parameter.
+struct TensorMap {
+  char *base;
+  int32_t rank, elemBytes, swizzle;
+  int64_t dims[5], strides[5]; // innermost first; strides in bytes
+  int32_t box[5];
+};
+static_assert(sizeof(TensorMap) <= 128, "a CUtensorMap has 128 bytes");
+
+struct MBarrier {
+  int phase = 0, pending = 0, count = 0;
+  int64_t tx = 0;
+};
+std::mutex barrierLock;
+std::condition_variable barrierDone;
+std::map<std::pair<const void *, uint64_t>, MBarrier> barriers;
 
 thread_local int tid;
 thread_local int ctaid[3];
@@ -335,6 +362,68 @@ float emu_ex2_ftz(float x) {
   return r < FLT_MIN ? 0.0f : r;
 }
 void emu_fence_proxy_async() {}
+void emu_fence_mbarrier_init() {}
+
+static MBarrier &barrierAt(uint64_t offset) { return barriers[{cta, offset}]; }
+// The phase completes once its arrivals and bytes are all in.
+static void completeIfDone(MBarrier &b) {
+  if (b.pending || b.tx)
+    return;
+  b.phase ^= 1;
+  b.pending = b.count;
+  barrierDone.notify_all();
+}
+void emu_mbarrier_init(uint64_t offset, int count) {
+  std::lock_guard<std::mutex> lock(barrierLock);
+  MBarrier &b = barrierAt(offset);
+  b = MBarrier{0, count, count, 0};
+}
+void emu_mbarrier_arrive_expect_tx(uint64_t offset, int bytes) {
+  std::lock_guard<std::mutex> lock(barrierLock);
+  MBarrier &b = barrierAt(offset);
+  if (b.count == 0)
+    fail("mbarrier.arrive.expect_tx on a barrier never initialised");
+  b.tx += bytes;
+  --b.pending;
+  completeIfDone(b);
+}
+// try_wait.parity P returns once the phase of parity P has completed.
+void emu_mbarrier_wait(uint64_t offset, int parity) {
+  std::unique_lock<std::mutex> lock(barrierLock);
+  barrierDone.wait(lock, [&] { return barrierAt(offset).phase != parity; });
+}
+void emu_tma_load(uint64_t dst, uint64_t barrier, const TensorMap *map, int c0,
+                  int c1, int c2, int c3, int c4) {
+  int coords[5] = {c0, c1, c2, c3, c4};
+  int64_t count = 1;
+  for (int d = 0; d < map->rank; ++d)
+    count *= map->box[d];
+  int e = map->elemBytes;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, src = 0;
+    bool inside = true;
+    for (int d = 0; d < map->rank; ++d) {
+      int64_t x = coords[d] + rest % map->box[d];
+      rest /= map->box[d];
+      inside &= x >= 0 && x < map->dims[d];
+      src += x * (d ? map->strides[d] : e);
+    }
+    // 16-byte chunks XOR the row's index within the swizzle's period
+    // (address bits 4.. by bits 7..).
+    uint64_t at = dst + i * e;
+    if (map->swizzle)
+      at ^= ((at >> 7) & (map->swizzle / 16 - 1)) << 4;
+    char *out = cta->shared.data() + at;
+    if (inside)
+      memcpy(out, map->base + src, e);
+    else
+      memset(out, 0, e);
+  }
+  std::lock_guard<std::mutex> lock(barrierLock);
+  MBarrier &b = barrierAt(barrier);
+  b.tx -= count * e;
+  completeIfDone(b);
+}
 }
 
 extern "C" {
@@ -375,8 +464,31 @@ int main(int argc, char **argv) {
   std::vector<Buffer> buffers;
   std::vector<uint64_t> values; // one 8-byte slot per kernel parameter
   std::vector<int> bufferOf;    // its buffer, or -1 for a scalar
+  std::vector<std::unique_ptr<TensorMap>> maps;
+  std::vector<std::pair<size_t, int>> mapOf; // (argument, its array's)
   char kind[16];
   while (fscanf(f, "%15s", kind) == 1) {
+    if (!strcmp(kind, "tmap")) {
+      auto map = std::make_unique<TensorMap>();
+      int param;
+      if (fscanf(f, "%d %d %d %d", &param, &map->rank, &map->elemBytes,
+                 &map->swizzle) != 4)
+        fail("bad tensor map");
+      for (int d = 0; d < map->rank; ++d)
+        if (fscanf(f, "%ld", &map->dims[d]) != 1)
+          fail("bad tensor map size");
+      for (int d = 1; d < map->rank; ++d)
+        if (fscanf(f, "%ld", &map->strides[d]) != 1)
+          fail("bad tensor map stride");
+      for (int d = 0; d < map->rank; ++d)
+        if (fscanf(f, "%d", &map->box[d]) != 1)
+          fail("bad tensor map box");
+      mapOf.emplace_back(values.size(), param);
+      maps.push_back(std::move(map));
+      values.push_back(0);
+      bufferOf.push_back(-1);
+      continue;
+    }
     if (strcmp(kind, "ptr")) {
       double v;
       if (fscanf(f, "%lf", &v) != 1)
@@ -406,6 +518,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < values.size(); ++i)
     if (bufferOf[i] >= 0)
       values[i] = reinterpret_cast<uint64_t>(buffers[bufferOf[i]].data.data());
+  // A tensor map is passed by value: the kernel's argument points at it.
+  for (size_t m = 0; m < maps.size(); ++m) {
+    auto [slot, param] = mapOf[m];
+    maps[m]->base = reinterpret_cast<char *>(values[param]);
+    values[slot] = reinterpret_cast<uint64_t>(maps[m].get());
+  }
   int ctas = grid[0] * grid[1] * grid[2];
   // The runtime's workspace: zeroed, passed last.
   std::vector<char> workspace(workspacePerCta * ctas, 0);

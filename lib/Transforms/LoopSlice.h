@@ -1,0 +1,31 @@
+//===- LoopSlice.h - What a loop's memory accesses depend on ----*- C++ -*-===//
+//
+// tessel-pipeline issues a load iterations ahead of the loop body, and
+// tessel-lower-tensor-descs keeps a block load for the tensor memory
+// accelerator only where tessel-pipeline can do that: both ask which array
+// an access reaches and what its addresses are computed from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_TRANSFORMS_LOOPSLICE_H
+#define TESSEL_TRANSFORMS_LOOPSLICE_H
+
+#include "tessel/TesselDialect.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tessel {
+
+/// The kernel argument a pointer (tile) is an offset of, or null when it
+/// cannot be told.
+Value baseArgument(Value ptr);
+
+/// Adds to `slice` the ops of `loop`'s body that `v` depends on, in an order
+/// that defines before use; false when `v` depends on anything but the
+/// induction variable, loop invariants and pure region-free ops.
+bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_TRANSFORMS_LOOPSLICE_H

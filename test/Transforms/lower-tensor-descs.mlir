@@ -1,0 +1,129 @@
+// RUN: tessel-opt %s -split-input-file -tessel-lower-tensor-descs | FileCheck %s
+
+// On sm_90a a descriptor of a kernel's pointer argument, whose sizes and
+// strides a launch computes (arguments, constants, the grid), becomes a new
+// kernel argument: a tensor map described by launch expressions. The block
+// loads stay, for tessel-pipeline.
+
+// CHECK-LABEL: func.func @hoisted
+// CHECK-SAME: %[[K:.*]]: !tessel.ptr<f16>
+// CHECK-SAME: %[[MAP:.*]]: !tessel.tensor_desc<1x64x64xf16> {tessel.tensor_map = {base = 0 : i64, sizes = ["(grid_y / H)", "N", "64"], strides = ["sb", "64"]}}
+// CHECK-NOT: tessel.make_tensor_desc
+// CHECK: scf.for %[[IV:.*]] =
+// CHECK: tessel.load_block %[[MAP]][%{{.*}}, %[[IV]], %{{.*}}] : !tessel.tensor_desc<1x64x64xf16> -> !tessel.tile<64x64xf16>
+module attributes {tessel.target = "sm_90a"} {
+func.func @hoisted(%k: !tessel.ptr<f16> loc("k"), %sb: i64 loc("sb"), %N: i32 loc("N"), %H: i32 loc("H"), %o: !tessel.ptr<f16>) attributes {tessel.kernel} {
+  %b = tessel.program_id 1 : i32
+  %g = tessel.num_programs 1 : i32
+  %B = arith.divsi %g, %H : i32
+  %B64 = arith.extsi %B : i32 to i64
+  %N64 = arith.extsi %N : i32 to i64
+  %c64 = arith.constant 64 : i64
+  %d = tessel.make_tensor_desc %k, [%B64, %N64, %c64], [%sb, %c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<1x64x64xf16>
+  %c0 = arith.constant 0 : i32
+  %step = arith.constant 64 : i32
+  scf.for %i = %c0 to %N step %step : i32 {
+    %t = tessel.load_block %d[%b, %i, %c0] : !tessel.tensor_desc<1x64x64xf16> -> !tessel.tile<64x64xf16>
+    %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+    tessel.store %p, %t : !tessel.tile<64x64x!tessel.ptr<f16>>
+  }
+  return
+}
+}
+
+// -----
+
+// Elsewhere (sm_80 here), a block load is a masked load: the first
+// element's address in i64, the offsets inside the block in i32 (the row
+// stride is an i32 value widened), and 0 <= index < size for the rows and
+// for the unit dimension; the columns [0, 64) of a size-64 dimension need
+// no test.
+
+// CHECK-LABEL: func.func @expanded
+// CHECK-NOT: tessel.make_tensor_desc
+// CHECK: %[[OFF:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK: %[[FIRST:.*]] = tessel.addptr %{{.*}}, %{{.*}} : !tessel.ptr<f16>, i64
+// CHECK: %[[ROWS:.*]] = tessel.arange 0, 64 : !tessel.tile<64xi32>
+// CHECK: tessel.binary mul %{{.*}}, %{{.*}} : !tessel.tile<64xi32>
+// CHECK: tessel.cmp ge
+// CHECK: tessel.cmp lt
+// CHECK: tessel.arange 0, 64 : !tessel.tile<64xi32>
+// CHECK-NOT: tessel.cmp
+// CHECK: %[[PTRS:.*]] = tessel.addptr %{{.*}}, %{{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>>, !tessel.tile<64x64xi32>
+// CHECK: tessel.load %[[PTRS]] mask %{{.*}} other %{{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>>
+// CHECK-NOT: tessel.load_block
+func.func @expanded(%k: !tessel.ptr<f16> loc("k"), %sb: i64 loc("sb"), %sn: i32 loc("sn"), %N: i32 loc("N"), %o: !tessel.ptr<f16>) attributes {tessel.kernel} {
+  %b = tessel.program_id 1 : i32
+  %g = tessel.num_programs 1 : i32
+  %B64 = arith.extsi %g : i32 to i64
+  %N64 = arith.extsi %N : i32 to i64
+  %sn64 = arith.extsi %sn : i32 to i64
+  %c64 = arith.constant 64 : i64
+  %d = tessel.make_tensor_desc %k, [%B64, %N64, %c64], [%sb, %sn64] : !tessel.ptr<f16> -> !tessel.tensor_desc<1x64x64xf16>
+  %c0 = arith.constant 0 : i32
+  %t = tessel.load_block %d[%b, %b, %c0] : !tessel.tensor_desc<1x64x64xf16> -> !tessel.tile<64x64xf16>
+  %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  tessel.store %p, %t : !tessel.tile<64x64x!tessel.ptr<f16>>
+  return
+}
+
+// -----
+
+// Even on sm_90a: a base that is not an argument, a size a launch cannot
+// compute, an array the kernel writes, a load in a nested loop or a block the
+// copy engine cannot write (rows not a multiple of 8) keep to pointers.
+
+// CHECK-LABEL: func.func @kept_to_pointers
+// CHECK-NOT: tessel.tensor_map
+// CHECK-NOT: tessel.load_block
+// CHECK-NOT: tessel.make_tensor_desc
+// CHECK: return
+module attributes {tessel.target = "sm_90a"} {
+func.func @kept_to_pointers(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %o: !tessel.ptr<f16>) attributes {tessel.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i64
+  %N64 = arith.extsi %N : i32 to i64
+  %pid = tessel.program_id 0 : i32
+  %pid64 = arith.extsi %pid : i32 to i64
+  %moved = tessel.addptr %k, %pid64 : !tessel.ptr<f16>, i64
+  %d0 = tessel.make_tensor_desc %moved, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  %t0 = tessel.load_block %d0[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+  %d1 = tessel.make_tensor_desc %k, [%pid64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  %t1 = tessel.load_block %d1[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+  %d2 = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  scf.for %i = %c0 to %N step %c1 : i32 {
+    scf.for %j = %c0 to %N step %c1 : i32 {
+      %t2 = tessel.load_block %d2[%j, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+      %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+      tessel.store %p, %t2 : !tessel.tile<64x64x!tessel.ptr<f16>>
+    }
+  }
+  %d3 = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<12x64xf16>
+  %t3 = tessel.load_block %d3[%c0, %c0] : !tessel.tensor_desc<12x64xf16> -> !tessel.tile<12x64xf16>
+  %p0 = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  %s = tessel.binary add %t0, %t1 : !tessel.tile<64x64xf16>
+  tessel.store %p0, %s : !tessel.tile<64x64x!tessel.ptr<f16>>
+  %p3 = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<12x64x!tessel.ptr<f16>>
+  tessel.store %p3, %t3 : !tessel.tile<12x64x!tessel.ptr<f16>>
+  return
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @written
+// CHECK-NOT: tessel.tensor_map
+// CHECK: tessel.load
+module attributes {tessel.target = "sm_90a"} {
+func.func @written(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N")) attributes {tessel.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i64
+  %N64 = arith.extsi %N : i32 to i64
+  %d = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  %t = tessel.load_block %d[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+  %p = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+  tessel.store %p, %t : !tessel.tile<64x64x!tessel.ptr<f16>>
+  return
+}
+}
