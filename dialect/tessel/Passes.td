@@ -129,6 +129,15 @@ def TesselPipeline : Pass<"tessel-pipeline", "ModuleOp"> {
     kernel's `tessel.num_stages` (`@kernel(num_stages=...)`) overrides the
     option. Not moved: loads of an array the loop writes (told apart by the
     kernel argument each pointer is an offset of).
+
+    A tessel.load_block of a tensor map (tessel-lower-tensor-descs) is
+    always moved, by tessel.tma_load copies that thread 0 issues and that
+    complete on a transaction barrier per buffer (tessel.mbarrier_wait for
+    the phase of the buffer's current use); its tile is read back from the
+    buffer when something else than dots uses it; a CTA barrier at the top
+    of each iteration (that of async_wait where cp.async copies share the
+    loop) orders the previous iteration's reads of a buffer before its
+    refill. A block load outside loops is copied once where it is.
   }];
   let options = [
     Option<"numStages", "num-stages", "unsigned", "3",
