@@ -128,21 +128,17 @@ Value advance(OpBuilder &b, Location loc, Value ptr, Value bytes) {
                              ValueRange{bytes});
 }
 
-struct LocalAllocLowering : OpConversionPattern<LocalAllocOp> {
-  LocalAllocLowering(LLVMTypeConverter &converter,
-                     const DenseMap<Operation *, int64_t> &offsets)
-      : OpConversionPattern(converter, &converter.getContext()),
-        offsets(offsets) {}
+struct LocalAllocLowering : SharedRegionPattern<LocalAllocOp> {
+  using SharedRegionPattern::SharedRegionPattern;
   LogicalResult
   matchAndRewrite(LocalAllocOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto it = offsets.find(op);
-    if (it == offsets.end())
-      return rewriter.notifyMatchFailure(op, "no place in shared memory");
-    rewriter.replaceOp(op, sharedAddress(rewriter, op.getLoc(), it->second));
+    Value region = regionAddress(op, rewriter);
+    if (!region)
+      return failure();
+    rewriter.replaceOp(op, region);
     return success();
   }
-  const DenseMap<Operation *, int64_t> &offsets;
 };
 
 struct MemDescIndexLowering : OpConversionPattern<MemDescIndexOp> {

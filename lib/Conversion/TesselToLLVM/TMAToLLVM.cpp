@@ -27,19 +27,15 @@ Value barrierAt(OpBuilder &b, Location loc, Value base, Value index) {
                              ValueRange{index});
 }
 
-struct MBarrierAllocLowering : OpConversionPattern<MBarrierAllocOp> {
-  MBarrierAllocLowering(LLVMTypeConverter &converter,
-                        const DenseMap<Operation *, int64_t> &offsets)
-      : OpConversionPattern(converter, &converter.getContext()),
-        offsets(offsets) {}
+struct MBarrierAllocLowering : SharedRegionPattern<MBarrierAllocOp> {
+  using SharedRegionPattern::SharedRegionPattern;
   LogicalResult
   matchAndRewrite(MBarrierAllocOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto it = offsets.find(op);
-    if (it == offsets.end())
-      return rewriter.notifyMatchFailure(op, "no place in shared memory");
+    Value base = regionAddress(op, rewriter);
+    if (!base)
+      return failure();
     Location loc = op.getLoc();
-    Value base = sharedAddress(rewriter, loc, it->second);
     int64_t count = cast<MBarriersType>(op.getType()).getCount();
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
       for (int64_t i = 0; i < count; ++i)
@@ -52,7 +48,6 @@ struct MBarrierAllocLowering : OpConversionPattern<MBarrierAllocOp> {
     rewriter.replaceOp(op, base);
     return success();
   }
-  const DenseMap<Operation *, int64_t> &offsets;
 };
 
 struct TMALoadLowering : OpConversionPattern<TMALoadOp> {

@@ -184,6 +184,29 @@ struct SharedMemoryLayout {
 SharedMemoryLayout layoutSharedMemory(func::FuncOp kernel);
 /// The address of byte `offset` of the kernel's shared memory.
 Value sharedAddress(OpBuilder &b, Location loc, int64_t offset);
+
+/// The lowering of an op that owns a region of the kernel's shared memory,
+/// placed by layoutSharedMemory: `regionAddress` is where it starts.
+template <typename OpT> struct SharedRegionPattern : OpConversionPattern<OpT> {
+  SharedRegionPattern(LLVMTypeConverter &converter,
+                      const DenseMap<Operation *, int64_t> &offsets)
+      : OpConversionPattern<OpT>(converter, &converter.getContext()),
+        offsets(offsets) {}
+
+protected:
+  /// The region's address, or null (a match failure) when it has none.
+  Value regionAddress(OpT op, ConversionPatternRewriter &rewriter) const {
+    auto it = offsets.find(op);
+    if (it == offsets.end()) {
+      (void)rewriter.notifyMatchFailure(op, "no place in shared memory");
+      return {};
+    }
+    return sharedAddress(rewriter, op.getLoc(), it->second);
+  }
+
+private:
+  const DenseMap<Operation *, int64_t> &offsets;
+};
 void populateSharedPatterns(LLVMTypeConverter &converter,
                             RewritePatternSet &patterns,
                             const AccessWidths &widths,

@@ -39,6 +39,25 @@ std::string bundleError(const std::string &text) {
   return b.ok() ? "" : b.message();
 }
 
+/// (text to find, its replacement) and the error the edited bundle gets.
+using EditCase = std::pair<std::pair<std::string, std::string>, std::string>;
+
+/// Each edit of `base` (the first occurrence replaced) is refused with an
+/// error that contains the case's message.
+template <size_t N>
+void expectRefused(const std::string &base, const EditCase (&cases)[N]) {
+  for (const auto &[edit, expected] : cases) {
+    std::string text = base;
+    size_t at = text.find(edit.first);
+    ASSERT_NE(at, std::string::npos) << edit.first;
+    std::string message =
+        bundleError(text.replace(at, edit.first.size(), edit.second));
+    EXPECT_NE(message.find("error: " + expected), std::string::npos)
+        << "edit: " << edit.first << " -> " << edit.second
+        << "\nerror: " << message;
+  }
+}
+
 } // namespace
 
 TEST(Bundle, ReadsAGridKernel) {
@@ -89,7 +108,7 @@ TEST(Bundle, FileErrors) {
 }
 
 TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
-  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+  const EditCase cases[] = {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
@@ -174,12 +193,7 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"kernels\": [" + kAddKernel, "\"kernels\": [3"},
        "a kernel must be a JSON object"},
   };
-  for (const auto &[edit, expected] : cases) {
-    std::string message = bundleError(edited(edit.first, edit.second));
-    EXPECT_NE(message.find("error: " + expected), std::string::npos)
-        << "edit: " << edit.first << " -> " << edit.second
-        << "\nerror: " << message;
-  }
+  expectRefused(kAddBundle, cases);
   EXPECT_EQ(bundleError("[]"),
             "b.bundle:1:1: error: a bundle must be a JSON object");
 }
@@ -221,7 +235,7 @@ TEST(Bundle, ReadsAFollowUp) {
 TEST(Bundle, FollowUpErrors) {
   const std::string combineLaunch =
       R"json({"kind": "persistent", "workspace_bytes": "16 * num_ctas"}})json";
-  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+  const EditCase cases[] = {
       {{"\"version\": 2", "\"version\": 1"},
        "kernel 'k': 'then' needs bundle version 2"},
       {{"\"then\": \"k__combine\"", "\"then\": 3"},
@@ -252,16 +266,7 @@ TEST(Bundle, FollowUpErrors) {
        "kernel 'k': kernel 'k__combine' must have the same launch kind and "
        "workspace to run as its 'then'"},
   };
-  for (const auto &[edit, expected] : cases) {
-    std::string text = makeFollowUpBundle();
-    size_t at = text.find(edit.first);
-    ASSERT_NE(at, std::string::npos) << edit.first;
-    std::string message =
-        bundleError(text.replace(at, edit.first.size(), edit.second));
-    EXPECT_NE(message.find("error: " + expected), std::string::npos)
-        << "edit: " << edit.first << " -> " << edit.second
-        << "\nerror: " << message;
-  }
+  expectRefused(makeFollowUpBundle(), cases);
 }
 
 namespace {
@@ -297,7 +302,7 @@ TEST(Bundle, ReadsMultipleOfHints) {
 }
 
 TEST(Bundle, MultipleOfErrors) {
-  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+  const EditCase cases[] = {
       {{"\"multiple_of\": 8", "\"multiple_of\": 0"},
        "kernel 'add': 'multiple_of' must be an integer in [1, "
        "9223372036854775807]"},
@@ -313,16 +318,7 @@ TEST(Bundle, MultipleOfErrors) {
        "kernel 'add': parameter 'n': 'multiple_of' applies to ptr, i32 and "
        "i64 parameters only"},
   };
-  for (const auto &[edit, expected] : cases) {
-    std::string text = hintedAddBundle();
-    size_t at = text.find(edit.first);
-    ASSERT_NE(at, std::string::npos) << edit.first;
-    std::string message =
-        bundleError(text.replace(at, edit.first.size(), edit.second));
-    EXPECT_NE(message.find("error: " + expected), std::string::npos)
-        << "edit: " << edit.first << " -> " << edit.second
-        << "\nerror: " << message;
-  }
+  expectRefused(hintedAddBundle(), cases);
   // The member came with version 3: older versions reject it, at the value.
   for (int version : {1, 2}) {
     std::string message = bundleError(hintedAddBundle(version));
@@ -428,7 +424,7 @@ TEST(Bundle, TensorMapElementTypes) {
 
 TEST(Bundle, TensorMapErrors) {
   const std::string prefix = "kernel 'attention_fwd': tensor map of 'k': ";
-  const std::pair<std::pair<std::string, std::string>, std::string> cases[] = {
+  const EditCase cases[] = {
       {{"\"param\": \"k\"", "\"param\": \"n\""},
        "kernel 'attention_fwd': tensor map of 'n': 'n' is a i32 parameter; a "
        "tensor map needs a ptr"},
@@ -496,16 +492,7 @@ TEST(Bundle, TensorMapErrors) {
        "kernel 'attention_fwd': the bundle lists 6 parameters plus 2 tensor "
        "maps plus the workspace pointer but PTX entry 'attention_fwd' has 8"},
   };
-  for (const auto &[edit, expected] : cases) {
-    std::string text = makeTensorMapBundle();
-    size_t at = text.find(edit.first);
-    ASSERT_NE(at, std::string::npos) << edit.first;
-    std::string message =
-        bundleError(text.replace(at, edit.first.size(), edit.second));
-    EXPECT_NE(message.find("error: " + expected), std::string::npos)
-        << "edit: " << edit.first << " -> " << edit.second
-        << "\nerror: " << message;
-  }
+  expectRefused(makeTensorMapBundle(), cases);
   // One map: the count reads in the singular.
   std::string oneMap =
       R"json([{"param": "q", "dims": ["D"], "strides": [], "box": [8]}])json";
