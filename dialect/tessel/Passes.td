@@ -29,12 +29,13 @@ def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
     units × iters iterations are linearised; program p of G owns
     [p·T/G, (p+1)·T/G) with T = units·iters. For each unit its range
     touches, a program runs the body on its slice; the program that holds
-    the unit's first iteration (its host) merges, in order, the partial
-    states of the higher programs that share the unit — waiting on their
-    arrival flags — and runs the epilogue; any other program stores its
-    partial state to its workspace slot and sets its flag. Waits only go to
-    higher program ids, so a grid no larger than the co-resident CTAs
-    cannot deadlock.
+    the unit's first iteration (its host) waits until the higher programs
+    that share the unit have all arrived on its flag, merges their partial
+    states in order (loading several before merging them) and runs the
+    epilogue; any other program stores its partial state to its workspace
+    slot and counts one arrival on its host's flag. Waits only go to higher
+    program ids, so a grid no larger than the co-resident CTAs cannot
+    deadlock.
 
     The kernel gains one workspace pointer per state value and a flag
     pointer (i32), in that order, and is marked

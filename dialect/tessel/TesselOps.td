@@ -673,10 +673,12 @@ def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
 
 def Tessel_FlagSignalOp : Tessel_Op<"flag_signal", [
     MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Publish this program's prior global writes, then set a flag";
+  let summary = "Publish this program's prior global writes, then count one "
+                "arrival on a flag";
   let description = [{
-    Release semantics at device scope: every global write the program made
-    before this op is visible to a program that observes the flag set.
+    Adds one to the i32 flag with release semantics at device scope: every
+    global write the program made before this op is visible to a program
+    whose flag_wait sees the arrival. Several programs may signal one flag.
   }];
   let arguments = (ins Tessel_FlagPtr:$flag);
   let assemblyFormat = "$flag attr-dict `:` type($flag)";
@@ -684,17 +686,19 @@ def Tessel_FlagSignalOp : Tessel_Op<"flag_signal", [
 
 def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
     MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Wait until a flag is set, then clear it";
+  let summary = "Wait until a flag has counted `count` arrivals, then clear "
+                "it";
   let description = [{
-    Acquire semantics at device scope: the writes published by the matching
-    flag_signal are visible after this op. Clearing the flag leaves the
+    `count` (an i32, 1 when absent) arrivals of flag_signal on the flag.
+    Acquire semantics at device scope: the writes published by those
+    flag_signals are visible after this op. Clearing the flag leaves the
     workspace ready for the next launch. The waiting program must not be
-    able to starve the signalling one: tessel-lower-stream-k only waits on
+    able to starve the signalling ones: tessel-lower-stream-k only waits on
     programs with higher ids and the runtime keeps persistent grids within
     the co-resident limit.
   }];
-  let arguments = (ins Tessel_FlagPtr:$flag);
-  let assemblyFormat = "$flag attr-dict `:` type($flag)";
+  let arguments = (ins Tessel_FlagPtr:$flag, Optional<I32>:$count);
+  let assemblyFormat = "$flag (`count` $count^)? attr-dict `:` type($flag)";
 }
 
 def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,

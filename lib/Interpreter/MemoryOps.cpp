@@ -12,10 +12,11 @@
 // load reads the elements inside the array and gives 0 outside it, as the
 // tensor memory accelerator does.
 //
-// tessel.flag_signal sets an i32 flag to 1; tessel.flag_wait clears a set
-// flag. Programs run one after another, so a wait that finds its flag
-// unset can never be satisfied: it is reported as a deadlock. (Matched by
-// name: the ops are produced by tessel-lower-stream-k.)
+// tessel.flag_signal adds one arrival to an i32 flag; tessel.flag_wait
+// clears a flag that has counted its arrivals. Programs run one after
+// another, so a wait that finds arrivals missing can never be satisfied: it
+// is reported as a deadlock. (Matched by name: the ops are produced by
+// tessel-lower-stream-k.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,17 +192,21 @@ LogicalResult Executor::execFlag(Operation *op, bool signal) {
   if (auto why = checkBounds(memory, access, 0, op->getName().getStringRef()))
     return fail(op, *why);
   PtrLane p = access.ptrs->ptrs[0];
+  int64_t arrivals = memory.getInt(p.buffer, p.offset);
   if (signal) {
-    memory.setInt(p.buffer, p.offset, 1);
+    memory.setInt(p.buffer, p.offset, arrivals + 1);
     return success();
   }
-  if (memory.getInt(p.buffer, p.offset) == 0)
-    return fail(op,
-                "deadlock: flag_wait on buffer #" + Twine(p.buffer) +
-                    " element " + Twine(p.offset) +
-                    " finds the flag unset: in the interpreter's sequential "
-                    "schedule (descending program order) nothing can set "
-                    "it while this program waits");
+  int64_t count = 1;
+  if (auto wait = dyn_cast<ts::FlagWaitOp>(op); wait && wait.getCount())
+    count = get(wait.getCount()).ints[0];
+  if (arrivals < count)
+    return fail(op, "deadlock: flag_wait on buffer #" + Twine(p.buffer) +
+                        " element " + Twine(p.offset) + " finds " +
+                        Twine(arrivals) + " of " + Twine(count) +
+                        " arrivals: in the interpreter's sequential "
+                        "schedule (descending program order) nothing can "
+                        "signal it while this program waits");
   memory.setInt(p.buffer, p.offset, 0);
   return success();
 }

@@ -222,10 +222,10 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version < 1 || version > 4)
+  if (version < 1 || version > 5)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads versions 1 to 4)");
+                       " (this runtime reads versions 1 to 5)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -349,8 +349,9 @@ Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
 }
 
 Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
-  TESSEL_TRY(checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
-                                "workspace_bytes", "then"}));
+  TESSEL_TRY(
+      checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
+                         "workspace_bytes", "workspace_zeroing", "then"}));
   const JsonValue *kind, *grid;
   TESSEL_TRY(get(obj, "kind", Type::String, kind));
   LaunchRule &rule = k.launch;
@@ -387,6 +388,19 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
   if (const JsonValue *v = obj.find("workspace_bytes"))
     TESSEL_TRY(readExpr(*v, k, "workspace_bytes", Reserved::NumCtas,
                         rule.workspaceBytes));
+  const JsonValue *zeroing;
+  TESSEL_TRY(get(obj, "workspace_zeroing", Type::String, zeroing, false));
+  if (zeroing) {
+    if (version < 5)
+      return errorAt(*zeroing, "'workspace_zeroing' needs bundle version 5");
+    if (!rule.workspaceBytes)
+      return errorAt(*zeroing, "'workspace_zeroing' needs 'workspace_bytes'");
+    if (zeroing->string == "per_size")
+      rule.workspaceZeroing = LaunchRule::Zeroing::PerSize;
+    else if (zeroing->string != "per_launch")
+      return errorAt(*zeroing, "'workspace_zeroing' must be \"per_launch\" "
+                               "or \"per_size\"");
+  }
   const JsonValue *then;
   TESSEL_TRY(get(obj, "then", Type::String, then, false));
   if (then && version < 2)

@@ -35,6 +35,11 @@ struct LaunchRule {
   /// Zeroed scratch memory passed as an extra, last pointer parameter; may
   /// use the name num_ctas (the grid size).
   std::optional<Expr> workspaceBytes;
+  /// When the runtime zeroes the workspace: before every launch, or (bundle
+  /// version 5) only when it is allocated or a launch asks for another size,
+  /// for kernels that leave it as zeroed as they found it.
+  enum class Zeroing { PerLaunch, PerSize };
+  Zeroing workspaceZeroing = Zeroing::PerLaunch;
   /// A kernel of the bundle launched right after this one, on the same
   /// stream, grid, arguments and workspace (bundle version 2); empty: none.
   std::string then;

@@ -51,6 +51,9 @@ struct KernelState {
   /// Grown on demand and kept: launches of one persistent kernel reuse it.
   CUdeviceptr workspace = 0;
   uint64_t workspaceSize = 0;
+  /// The size of the launches whose workspace is left zeroed (the
+  /// "per_size" kernels' own guarantee); 0: none known.
+  uint64_t zeroedSize = 0;
   /// The kernel's 'then', launched after it; the kernel whose 'then' this is.
   KernelState *followUp = nullptr;
   const KernelState *leader = nullptr;
@@ -286,11 +289,17 @@ Status RuntimeImpl::prepareWorkspace(KernelState &k, uint64_t bytes,
     }
     TESSEL_TRY(drv.call(drv.cuMemAlloc, &k.workspace, bytes));
     k.workspaceSize = bytes;
+    k.zeroedSize = 0;
   }
-  // Arrival flags and counters must start at zero on every launch.
-  if (bytes == 0)
+  // Arrival flags and counters must start at zero on every launch. A
+  // "per_size" kernel leaves them at zero, but a launch of another size lays
+  // them out elsewhere.
+  if (bytes == 0 || k.zeroedSize == bytes)
     return Status();
-  return drv.call(drv.cuMemsetD8Async, k.workspace, 0, bytes, stream);
+  TESSEL_TRY(drv.call(drv.cuMemsetD8Async, k.workspace, 0, bytes, stream));
+  if (k.info.launch.workspaceZeroing == LaunchRule::Zeroing::PerSize)
+    k.zeroedSize = bytes;
+  return Status();
 }
 
 /// The CUtensorMapSwizzle of a swizzle span of `bytes` (0, 32, 64 or 128).

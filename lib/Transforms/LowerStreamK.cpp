@@ -7,7 +7,12 @@
 //
 // persistent (stream-K): one kernel; the linearised units × iters are split
 // evenly over the grid, and a unit's host program waits for its peers'
-// partial states and merges them. Balances any units × iters.
+// partial states and merges them. Balances any units × iters. The peers
+// count their arrivals on one flag of the host, which waits for them all
+// at once (one memory round trip, not one per peer), and both lowerings
+// load several partial states before merging them (foldSlots): a fold is
+// a chain of dependent merges, and with one load per merge its memory
+// latency, not the merges, set the time of short decodes.
 //
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
@@ -141,6 +146,74 @@ static SmallVector<Value> loadSlot(OpBuilder &b, Location loc,
   return values;
 }
 
+/// Partial states merged per step of a fold: the loads of a step are issued
+/// before its merges, so their latencies overlap instead of adding up (a
+/// fold of S partials costs about S / width memory round trips, not S). As
+/// many as fit kFoldRegisters registers per thread, at most kMaxFoldWidth.
+static constexpr int64_t kFoldRegisters = 64, kMaxFoldWidth = 8;
+
+static int64_t foldWidth(StreamKOp op, func::FuncOp func) {
+  int64_t threads = 32 * 4;
+  if (auto warps = func->getAttrOfType<IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName()))
+    threads = 32 * warps.getInt();
+  int64_t perThread = 0;
+  for (Type t : op.getStateTypes())
+    perThread += std::max<int64_t>(1, numElements(t) / threads);
+  return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldWidth);
+}
+
+/// Merges into `state`, in order, the partial states of workspace slots
+/// slotOf(j) for j in [lo, hi), skipping the j where `filled` (if given) is
+/// false; `width` slots per step (see kFoldRegisters). A step's slots past
+/// hi repeat hi − 1, so every load stays inside the workspace; they are not
+/// merged.
+static SmallVector<Value>
+foldSlots(OpBuilder &b, Location loc, StreamKOp op, ArrayRef<Value> workspaces,
+          ValueRange state, Value lo, Value hi, int64_t width,
+          function_ref<Value(Value)> slotOf,
+          function_ref<Value(Value)> filled = nullptr) {
+  Scalars s{b, loc};
+  SmallVector<Type> stateTypes(op.getStateTypes());
+  auto fold = scf::ForOp::create(b, loc, lo, hi, s.i64(width), state);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fold.getBody());
+  Value step = fold.getInductionVar();
+  Value last = s.sub(hi, s.i64(1));
+  SmallVector<Value> js;
+  SmallVector<SmallVector<Value>> parts;
+  for (int64_t t = 0; t < width; ++t) {
+    js.push_back(t ? s.add(step, s.i64(t)) : step);
+    parts.push_back(loadSlot(b, loc, workspaces, slotOf(s.min(js.back(), last)),
+                             stateTypes));
+  }
+  SmallVector<Value> merged(fold.getRegionIterArgs());
+  for (int64_t t = 0; t < width; ++t) {
+    // The step's first slot is always in range.
+    Value cond = t ? s.lt(js[t], hi) : Value();
+    if (filled) {
+      Value f = filled(js[t]);
+      cond = cond ? arith::AndIOp::create(b, loc, cond, f).getResult() : f;
+    }
+    SmallVector<Value> mergeArgs(merged);
+    llvm::append_range(mergeArgs, parts[t]);
+    if (!cond) {
+      merged = inlineRegion(b, op.getMerge(), mergeArgs);
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), cond,
+                                  /*withElseRegion=*/true);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, merged);
+    b.setInsertionPointAfter(ifOp);
+    merged = ifOp.getResults();
+  }
+  scf::YieldOp::create(b, loc, merged);
+  return fold.getResults();
+}
+
 static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
   for (Type t : op.getStateTypes())
     if (isa<SoftmaxStateType, KLStateType>(t))
@@ -228,8 +301,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   // Units touched: [start / iters, ceil(end / iters)), empty if start == end.
   Value firstUnit = s.div(start, iters);
   Value lastUnit = s.select(s.lt(start, end), s.ceilDiv(end, iters), firstUnit);
-  Value one = s.i64(1);
-  auto loop = scf::ForOp::create(b, loc, firstUnit, lastUnit, one);
+  auto loop = scf::ForOp::create(b, loc, firstUnit, lastUnit, s.i64(1));
   b.setInsertionPointToStart(loop.getBody());
 
   Value unit = loop.getInductionVar();
@@ -241,7 +313,13 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   SmallVector<Value> state =
       inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(stop)});
 
-  // The host holds the unit's first iteration; the others hand over.
+  // The host holds the unit's first iteration; the others hand over: each
+  // stores its partial state to its slot and counts one arrival on the
+  // host's flag. The owner of iteration i is ⌈(i + 1)·G/T⌉ − 1.
+  Value one = s.i64(1);
+  auto owner = [&](Value i) {
+    return s.sub(s.ceilDiv(s.mul(s.add(i, one), g), total), one);
+  };
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
   b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
@@ -249,37 +327,34 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
     Value ptrs = slotPointers(b, loc, ws, p, value.getType());
     StoreOp::create(b, loc, ptrs, value, Value());
   }
-  FlagSignalOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p));
+  FlagSignalOp::create(
+      b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
-  // Peers: programs p+1 .. owner(unitEnd − 1), where the owner of
-  // iteration i is ⌈(i + 1)·G/T⌉ − 1.
+  // Peers: programs p+1 .. owner(unitEnd − 1). With more programs than
+  // iterations some own nothing: they neither compute nor arrive. Every
+  // program owns an iteration when G ≤ T, and at most one otherwise, so the
+  // peers that arrive number peerEnd − p − 1, or the iterations past this
+  // program's range.
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
-  auto peers = scf::ForOp::create(b, loc, firstPeer, peerEnd, one, state);
-  b.setInsertionPointToStart(peers.getBody());
-  Value q = peers.getInductionVar();
-  // With more programs than iterations some peers own nothing: they
-  // neither compute nor signal, so they are skipped.
-  Value qStart = rangeStart(q);
-  Value qEnd = rangeStart(s.add(q, one));
-  auto nonEmpty =
-      scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(qStart, qEnd),
-                        /*withElseRegion=*/true);
-  b.setInsertionPointToStart(nonEmpty.thenBlock());
-  FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, q));
-  SmallVector<Value> mergeArgs(peers.getRegionIterArgs());
-  llvm::append_range(mergeArgs, loadSlot(b, loc, workspaces, q, stateTypes));
-  SmallVector<Value> merged = inlineRegion(b, op.getMerge(), mergeArgs);
-  scf::YieldOp::create(b, loc, merged);
-  b.setInsertionPointToStart(nonEmpty.elseBlock());
-  scf::YieldOp::create(b, loc, peers.getRegionIterArgs());
-  b.setInsertionPointAfter(nonEmpty);
-  scf::YieldOp::create(b, loc, nonEmpty.getResults());
-
-  b.setInsertionPointAfter(peers);
+  Value arrivals = s.select(s.le(g, total), s.sub(peerEnd, firstPeer),
+                            s.max(s.sub(unitEnd, end), s.i64(0)));
+  auto waitIf = scf::IfOp::create(b, loc, s.lt(s.i64(0), arrivals),
+                                  /*withElseRegion=*/false);
+  b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
+  FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p),
+                     s.narrow(arrivals));
+  b.setInsertionPointAfter(waitIf);
+  auto ownsIterations = [&](Value q) {
+    return s.lt(rangeStart(q), rangeStart(s.add(q, one)));
+  };
   SmallVector<Value> epilogueArgs = {unit32};
-  llvm::append_range(epilogueArgs, peers.getResults());
+  llvm::append_range(epilogueArgs,
+                     foldSlots(
+                         b, loc, op, workspaces, state, firstPeer, peerEnd,
+                         foldWidth(op, op->getParentOfType<func::FuncOp>()),
+                         [](Value q) { return q; }, ownsIterations));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
 
@@ -344,15 +419,12 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   Value unit = loop.getInductionVar();
   Value first = s.mul(unit, chunks);
   SmallVector<Value> initial = loadSlot(b, loc, workspaces, first, stateTypes);
-  auto fold = scf::ForOp::create(b, loc, one, chunks, one, initial);
-  b.setInsertionPointToStart(fold.getBody());
-  Value slot = s.add(first, fold.getInductionVar());
-  SmallVector<Value> mergeArgs(fold.getRegionIterArgs());
-  llvm::append_range(mergeArgs, loadSlot(b, loc, workspaces, slot, stateTypes));
-  scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
-  b.setInsertionPointAfter(fold);
+  SmallVector<Value> merged =
+      foldSlots(b, loc, op, workspaces, initial, one, chunks,
+                foldWidth(op, op->getParentOfType<func::FuncOp>()),
+                [&](Value chunk) { return s.add(first, chunk); });
   SmallVector<Value> epilogueArgs = {s.narrow(unit)};
-  llvm::append_range(epilogueArgs, fold.getResults());
+  llvm::append_range(epilogueArgs, merged);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
 

@@ -76,24 +76,31 @@ func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel
 // -----
 
 // Stream-K arrival flags: the CTA's writes are ordered before a release
-// store of thread 0 by a barrier; the waiter spins on an acquire load,
-// clears the flag, and a barrier passes what it acquired to the CTA.
+// add of thread 0 by a barrier; the waiter spins on an acquire load until
+// the flag has counted its arrivals (one by default), clears the flag, and
+// a barrier passes what it acquired to the CTA.
 
 // CHECK-LABEL: llvm.func @flags
-func.func @flags(%flag: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr<1>, %[[COUNT:[^:]*]]: i32
+func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
   // CHECK: nvvm.barrier0
   // CHECK: %[[T0:.*]] = llvm.icmp "eq"
   // CHECK: llvm.cond_br %[[T0]]
-  // CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
+  // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") release : !llvm.ptr<1>, i32
   tessel.flag_signal %flag : !tessel.ptr<i32>
+  // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
   // CHECK: ^[[SPIN:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN]]
   // CHECK-NEXT: %[[F:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
-  // CHECK: %[[UNSET:.*]] = llvm.icmp "eq" %[[F]]
-  // CHECK: llvm.cond_br %[[UNSET]], ^[[SPIN]], ^[[CLEAR:bb[0-9]+]]
+  // CHECK: %[[PENDING:.*]] = llvm.icmp "slt" %[[F]], %[[ONE]]
+  // CHECK: llvm.cond_br %[[PENDING]], ^[[SPIN]], ^[[CLEAR:bb[0-9]+]]
   // CHECK: ^[[CLEAR]]:
   // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
   // CHECK: nvvm.barrier0
   tessel.flag_wait %flag : !tessel.ptr<i32>
+  // CHECK: ^[[SPIN2:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN2]]
+  // CHECK-NEXT: %[[F2:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire
+  // CHECK: llvm.icmp "slt" %[[F2]], %[[COUNT]]
+  tessel.flag_wait %flag count %count : !tessel.ptr<i32>
   return
 }
 

@@ -84,16 +84,25 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[F1:.*]] = arith.muli %[[FIRST]], %{{.*}}
   // CHECK: tessel.addptr %[[CWS1]], %[[F1]]
   // CHECK: %[[INIT1:.*]] = tessel.load
-  // Chunks 1 .. S-1 merged in order into chunk 0's state.
-  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %{{.*}} to %[[CS]] step %{{.*}} iter_args(%[[A0:.*]] = %[[INIT0]], %[[A1:.*]] = %[[INIT1]])
-  // CHECK: %[[SLOT:.*]] = arith.addi %[[FIRST]], %[[C]]
+  // Chunks 1 .. S-1 merged in order into chunk 0's state, eight loaded
+  // before their eight merges; chunks past S-1 repeat it and are not merged.
+  // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
+  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %{{.*}} to %[[CS]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %[[INIT0]], %[[A1:.*]] = %[[INIT1]])
+  // CHECK: %[[LASTC:.*]] = arith.subi %[[CS]]
+  // CHECK: %[[C0:.*]] = arith.minsi %[[C]], %[[LASTC]]
+  // CHECK: %[[SLOT:.*]] = arith.addi %[[FIRST]], %[[C0]]
   // CHECK: arith.muli %[[SLOT]]
   // CHECK: %[[B0:.*]] = tessel.load
   // CHECK: arith.muli %[[SLOT]]
   // CHECK: %[[B1:.*]] = tessel.load
+  // CHECK-COUNT-14: tessel.load
+  // CHECK-NOT: tessel.load
   // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
   // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[B1]]
-  // CHECK: scf.yield %[[M0]], %[[M1]]
+  // CHECK: %[[IN1:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
+  // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
+  // CHECK: tessel.binary add %[[M0]]
+  // CHECK-COUNT-6: scf.if
   // CHECK: %[[CUNIT32:.*]] = arith.trunci %[[CUNIT]]
   // CHECK: tessel.addptr %[[COUT]], %[[CUNIT32]]
   // CHECK: arith.sitofp %[[FOLD]]#1

@@ -32,31 +32,68 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: scf.for %[[UNIT:.*]] = %[[FIRST]] to %[[LAST]] step
   // CHECK: %[[UB:.*]] = arith.muli %[[UNIT]], %[[IT]]
   // The body runs on this program's slice of the unit.
+  // CHECK: %[[UE:.*]] = arith.addi %[[UB]], %[[IT]]
   // CHECK: tessel.splat
   // CHECK: %[[HOST:.*]] = arith.cmpi sle, %[[START]], %[[UB]]
   // CHECK: scf.if %[[HOST]] {
-  // The host merges its peers' partials in order, then runs the epilogue.
-  // Peers that own no iteration (more programs than iterations) are skipped.
-  // CHECK: %[[PEERS:.*]]:2 = scf.for %[[Q:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
-  // CHECK: %[[NONEMPTY:.*]] = arith.cmpi slt
-  // CHECK: scf.if %[[NONEMPTY]]
-  // CHECK: %[[QFLAG:.*]] = tessel.addptr %[[FLAGS]], %[[Q]]
-  // CHECK: tessel.flag_wait %[[QFLAG]]
-  // CHECK: tessel.load
-  // CHECK: tessel.load
-  // CHECK: tessel.binary add
-  // CHECK: arith.addi
-  // CHECK: scf.yield
-  // CHECK: arith.sitofp %[[PEERS]]#1
+  // The host waits once for its peers' arrivals, counted on its own flag:
+  // the programs up to the owner of the unit's last iteration (when G <= T),
+  // else one per iteration past this program's range.
+  // CHECK: %[[FIRSTPEER:.*]] = arith.addi %[[P]]
+  // CHECK: %[[UEG:.*]] = arith.muli %[[UE]], %[[G]]
+  // CHECK: %[[PEEREND:.*]] = arith.ceildivsi %[[UEG]], %[[T]]
+  // CHECK: %[[PEERS:.*]] = arith.subi %[[PEEREND]], %[[FIRSTPEER]]
+  // CHECK: %[[EVERY:.*]] = arith.cmpi sle, %[[G]], %[[T]]
+  // CHECK: %[[ARRIVALS:.*]] = arith.select %[[EVERY]], %[[PEERS]], %{{.*}}
+  // CHECK: %[[ANY:.*]] = arith.cmpi slt, %{{.*}}, %[[ARRIVALS]]
+  // CHECK: scf.if %[[ANY]] {
+  // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
+  // CHECK: %[[OWN:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
+  // CHECK: tessel.flag_wait %[[OWN]] count %[[N]]
+  // Then it merges their partials in order, eight slots loaded before their
+  // eight merges; slots past the last peer repeat it and are not merged.
+  // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
+  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
+  // CHECK: %[[LASTPEER:.*]] = arith.subi %[[PEEREND]]
+  // CHECK: %[[Q0:.*]] = arith.minsi %[[Q]], %[[LASTPEER]]
+  // CHECK: arith.muli %[[Q0]]
+  // CHECK: %[[B0:.*]] = tessel.load
+  // CHECK: %[[C0:.*]] = tessel.load
+  // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
+  // CHECK: arith.minsi %[[Q1]], %[[LASTPEER]]
+  // CHECK: %[[B1:.*]] = tessel.load
+  // CHECK: %[[C1:.*]] = tessel.load
+  // CHECK-COUNT-12: tessel.load
+  // CHECK-NOT: tessel.load
+  // A peer that owns no iteration (more programs than iterations) is
+  // skipped.
+  // CHECK: %[[OWNS0:.*]] = arith.cmpi slt
+  // CHECK: %[[M0:.*]]:2 = scf.if %[[OWNS0]] -> (!tessel.tile<8xf32>, i32) {
+  // CHECK: tessel.binary add %[[A0]], %[[B0]]
+  // CHECK: arith.addi %[[A1]], %[[C0]]
+  // CHECK: } else {
+  // CHECK: scf.yield %[[A0]], %[[A1]]
+  // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
+  // CHECK: %[[OWNS1:.*]] = arith.cmpi slt
+  // CHECK: %[[MERGE1:.*]] = arith.andi %[[IN1]], %[[OWNS1]]
+  // CHECK: scf.if %[[MERGE1]] -> (!tessel.tile<8xf32>, i32) {
+  // CHECK: tessel.binary add %[[M0]]#0, %[[B1]]
+  // CHECK-COUNT-6: scf.if
+  // CHECK: arith.sitofp %[[FOLD]]#1
   // CHECK: tessel.store
-  // Other programs publish their partial state and set their flag.
+  // Other programs publish their partial state and count one arrival on
+  // their host's flag: the owner of the unit's first iteration.
   // CHECK: } else {
   // CHECK: tessel.addptr %[[WS0]]
   // CHECK: tessel.store
   // CHECK: tessel.addptr %[[WS1]]
   // CHECK: tessel.store
-  // CHECK: %[[PFLAG:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
-  // CHECK: tessel.flag_signal %[[PFLAG]]
+  // CHECK: %[[UB1:.*]] = arith.addi %[[UB]]
+  // CHECK: %[[UBG:.*]] = arith.muli %[[UB1]], %[[G]]
+  // CHECK: %[[CEIL:.*]] = arith.ceildivsi %[[UBG]], %[[T]]
+  // CHECK: %[[OWNER:.*]] = arith.subi %[[CEIL]]
+  // CHECK: %[[HFLAG:.*]] = tessel.addptr %[[FLAGS]], %[[OWNER]]
+  // CHECK: tessel.flag_signal %[[HFLAG]]
   // CHECK-NOT: tessel.stream_k
   tessel.stream_k units(%units) iters(%iters) body {
   ^bb0(%unit: i32, %begin: i32, %end: i32):

@@ -45,9 +45,11 @@ static void writeLaunch(llvm::raw_ostream &os, const KernelInfo &k) {
     return;
   }
   os << "{\"kind\": \"persistent\"";
+  // Stream-K kernels clear every arrival counter they wait on, and split-K
+  // kernels have none: the workspace needs zeroing only once per size.
   if (k.workspacePerProgram)
     os << ", \"workspace_bytes\": \"" << k.workspacePerProgram
-       << " * num_ctas\"";
+       << " * num_ctas\", \"workspace_zeroing\": \"per_size\"";
   if (!k.then.empty())
     os << ", \"then\": " << quote(k.then);
   os << "}";
@@ -114,8 +116,8 @@ std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
   // Version 2 added "then", version 3 "multiple_of", version 4
-  // "tensor_maps": a bundle gets the lowest version that has what it uses, so
-  // it stays readable by older runtimes.
+  // "tensor_maps", version 5 "workspace_zeroing": a bundle gets the lowest
+  // version that has what it uses, so it stays readable by older runtimes.
   bool followUps = llvm::any_of(
       kernels, [](const KernelInfo &k) { return !k.then.empty(); });
   bool hints = llvm::any_of(kernels, [](const KernelInfo &k) {
@@ -124,15 +126,18 @@ std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
   });
   bool tensorMaps = llvm::any_of(
       kernels, [](const KernelInfo &k) { return !k.tensorMaps.empty(); });
+  bool workspaces = llvm::any_of(
+      kernels, [](const KernelInfo &k) { return k.workspacePerProgram != 0; });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
      << "  \"version\": "
-     << (tensorMaps  ? 4
-         : hints     ? 3
-         : followUps ? 2
-                     : 1)
+     << (workspaces   ? 5
+         : tensorMaps ? 4
+         : hints      ? 3
+         : followUps  ? 2
+                      : 1)
      << ",\n"
      << "  \"target\": " << quote(target) << ",\n"
      << "  \"producer\": " << quote(producer) << ",\n"

@@ -226,7 +226,7 @@ struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
   }
 };
 
-/// The CTA's writes happen before the barrier; thread 0's release store at
+/// The CTA's writes happen before the barrier; thread 0's release add at
 /// GPU scope then publishes them (release is cumulative over what the
 /// barrier ordered before it), as CUTLASS's semaphores do.
 struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
@@ -237,19 +237,19 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
     Location loc = op.getLoc();
     emitBarrier(rewriter, loc);
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
-      LLVM::StoreOp::create(b, loc, i32Constant(b, loc, 1), adaptor.getFlag(),
-                            /*alignment=*/4, /*isVolatile=*/false,
-                            /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
-                            LLVM::AtomicOrdering::release,
-                            b.getStringAttr("device"));
+      LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
+                                adaptor.getFlag(), i32Constant(b, loc, 1),
+                                LLVM::AtomicOrdering::release,
+                                b.getStringAttr("device"));
     });
     rewriter.eraseOp(op);
     return success();
   }
 };
 
-/// Thread 0 spins on an acquire load at GPU scope and clears the flag; the
-/// barrier then extends what it acquired to the whole CTA.
+/// Thread 0 spins on an acquire load at GPU scope until the flag has counted
+/// every arrival, and clears it; the barrier then extends what it acquired
+/// to the whole CTA.
 struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -257,6 +257,8 @@ struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value flag = adaptor.getFlag();
+    Value count =
+        adaptor.getCount() ? adaptor.getCount() : i32Constant(rewriter, loc, 1);
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
       scf::WhileOp::create(
           b, loc, TypeRange{}, ValueRange{},
@@ -266,9 +268,9 @@ struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
                 /*isVolatile=*/false, /*isNonTemporal=*/false,
                 /*isInvariant=*/false, /*isInvariantGroup=*/false,
                 LLVM::AtomicOrdering::acquire, b.getStringAttr("device"));
-            Value unset = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq, v, i32Constant(b, loc, 0));
-            scf::ConditionOp::create(b, loc, unset, ValueRange{});
+            Value pending = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, v, count);
+            scf::ConditionOp::create(b, loc, pending, ValueRange{});
           },
           [&](OpBuilder &b, Location loc, ValueRange) {
             scf::YieldOp::create(b, loc);

@@ -695,16 +695,17 @@ func.func @k(%p: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32 {tess
   EXPECT_EQ(t.memory.read(out)[0], 1.0);
 }
 
-TEST(Interpreter, FlagWaitOnAnUnsetFlagIsADeadlock) {
-  // Program 1 signals, program 0 (run after it) waits: satisfied, and the
-  // flag is cleared. A second wait finds it unset.
+TEST(Interpreter, FlagWaitCountsArrivalsAndMissingOnesAreADeadlock) {
+  // Programs 1 .. G-1 signal, program 0 (run after them) waits for
+  // `count` arrivals: satisfied when they all came, and the flag is
+  // cleared. A second wait finds none.
   TestModule t(R"(
-func.func @k(%flags: !tessel.ptr<i32>, %twice: i1) attributes {tessel.kernel} {
+func.func @k(%flags: !tessel.ptr<i32>, %count: i32, %twice: i1) attributes {tessel.kernel} {
   %pid = tessel.program_id 0 : i32
   %c0 = arith.constant 0 : i32
   %host = arith.cmpi eq, %pid, %c0 : i32
   scf.if %host {
-    tessel.flag_wait %flags : !tessel.ptr<i32>
+    tessel.flag_wait %flags count %count : !tessel.ptr<i32> loc("wait.tsl":5:5)
     scf.if %twice {
       tessel.flag_wait %flags : !tessel.ptr<i32> loc("wait.tsl":6:7)
     }
@@ -716,13 +717,19 @@ func.func @k(%flags: !tessel.ptr<i32>, %twice: i1) attributes {tessel.kernel} {
 )");
   ASSERT_EQ(t.parseErrors(), "");
   int flags = t.buffer(DType::I32, 1);
-  EXPECT_EQ(t.run("k", {buf(flags), i(0)}, {2, 1, 1}), "");
+  EXPECT_EQ(t.run("k", {buf(flags), i(3), i(0)}, {4, 1, 1}), "");
   EXPECT_EQ(t.memory.readInts(flags)[0], 0);
-  EXPECT_EQ(t.run("k", {buf(flags), i(1)}, {2, 1, 1}),
-            "deadlock: flag_wait on buffer #0 element 0 finds the flag unset: "
-            "in the interpreter's sequential schedule (descending program "
-            "order) nothing can set it while this program waits at "
-            "wait.tsl:6:7 (program (0, 0, 0) of kernel 'k')");
+  EXPECT_EQ(t.run("k", {buf(flags), i(1), i(1)}, {2, 1, 1}),
+            "deadlock: flag_wait on buffer #0 element 0 finds 0 of 1 "
+            "arrivals: in the interpreter's sequential schedule (descending "
+            "program order) nothing can signal it while this program waits "
+            "at wait.tsl:6:7 (program (0, 0, 0) of kernel 'k')");
+  t.memory.writeInts(flags, {0});
+  EXPECT_EQ(t.run("k", {buf(flags), i(4), i(0)}, {4, 1, 1}),
+            "deadlock: flag_wait on buffer #0 element 0 finds 3 of 4 "
+            "arrivals: in the interpreter's sequential schedule (descending "
+            "program order) nothing can signal it while this program waits "
+            "at wait.tsl:5:5 (program (0, 0, 0) of kernel 'k')");
 }
 
 } // namespace

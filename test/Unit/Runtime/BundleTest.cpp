@@ -112,8 +112,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 5"},
-       "unsupported bundle version 5 (this runtime reads versions 1 to 4)"},
+      {{"\"version\": 1", "\"version\": 6"},
+       "unsupported bundle version 6 (this runtime reads versions 1 to 5)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -267,6 +267,39 @@ TEST(Bundle, FollowUpErrors) {
        "workspace to run as its 'then'"},
   };
   expectRefused(makeFollowUpBundle(), cases);
+}
+
+TEST(Bundle, WorkspaceZeroing) {
+  const std::string launch =
+      R"json("workspace_bytes": "16 * num_ctas", "then")json";
+  auto zeroing = [&](const std::string &value) {
+    return replaceAll(launch, ", \"then\"",
+                      ", \"workspace_zeroing\": " + value + ", \"then\"");
+  };
+  std::string v5 =
+      replaceAll(makeFollowUpBundle(), "\"version\": 2", "\"version\": 5");
+  for (auto [value, expected] :
+       {std::pair{"\"per_size\"", LaunchRule::Zeroing::PerSize},
+        std::pair{"\"per_launch\"", LaunchRule::Zeroing::PerLaunch}}) {
+    Result<Bundle> b = parseBundle(replaceAll(v5, launch, zeroing(value)), "b");
+    ASSERT_TRUE(b.ok()) << b.message();
+    EXPECT_EQ(b->kernels[0].launch.workspaceZeroing, expected);
+    EXPECT_EQ(b->kernels[1].launch.workspaceZeroing,
+              LaunchRule::Zeroing::PerLaunch);
+  }
+  const EditCase cases[] = {
+      {{"\"version\": 5", "\"version\": 4"},
+       "kernel 'k': 'workspace_zeroing' needs bundle version 5"},
+      {{zeroing("\"per_size\""), zeroing("\"once\"")},
+       "kernel 'k': 'workspace_zeroing' must be \"per_launch\" or "
+       "\"per_size\""},
+      {{zeroing("\"per_size\""), zeroing("1")},
+       "kernel 'k': 'workspace_zeroing' must be a string, got a number"},
+      {{zeroing("\"per_size\""),
+        "\"workspace_zeroing\": \"per_size\", \"then\""},
+       "kernel 'k': 'workspace_zeroing' needs 'workspace_bytes'"},
+  };
+  expectRefused(replaceAll(v5, launch, zeroing("\"per_size\"")), cases);
 }
 
 namespace {

@@ -373,6 +373,42 @@ TEST_F(FakeDriver, PersistentLaunchZeroesAndAppendsTheWorkspace) {
   EXPECT_EQ(fake.liveAllocations, 0);
 }
 
+TEST_F(FakeDriver, PerSizeWorkspaceIsZeroedOncePerSize) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::string text = replaceAll(readInput("persistent_sum.bundle"),
+                                "\"version\": 1", "\"version\": 5");
+  text = replaceAll(text, "\"workspace_bytes\": \"16 + 4 * num_ctas\"",
+                    "\"workspace_bytes\": \"16 + 4 * num_ctas\", "
+                    "\"workspace_zeroing\": \"per_size\"");
+  Result<Module> module = rt->loadBundleFromString(text, "sum");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Result<Kernel> sum = module->kernel("persistent_sum");
+  ASSERT_TRUE(sum.ok()) << sum.message();
+  int dirty = 0;
+  // A well-behaved kernel: it finds the workspace zeroed and leaves it so.
+  fake.kernel = [&](const FakeLaunch &launch, void **params) {
+    unsigned char *ws;
+    std::memcpy(&ws, params[3], sizeof(ws));
+    for (size_t i = 0, e = 16 + 4 * launch.grid[0]; i < e; ++i)
+      dirty += ws[i] != 0;
+  };
+  auto launch = [&](int n) {
+    Status s = rt->launch(*sum, {Arg::ptr(0), Arg::ptr(0), Arg::i32(n)});
+    EXPECT_TRUE(s.ok()) << s.message();
+  };
+  launch(1 << 20); // 8 CTAs: allocated and zeroed
+  launch(1 << 20);
+  EXPECT_EQ(fake.memsets, 1);
+  launch(3000); // 3 CTAs: the counters move, zeroed again
+  EXPECT_EQ(fake.memsets, 2);
+  launch(1 << 20);
+  launch(1 << 20);
+  EXPECT_EQ(fake.memsets, 3);
+  EXPECT_EQ(dirty, 0);
+  ASSERT_EQ(fake.launches.size(), 5u);
+}
+
 TEST_F(FakeDriver, FollowUpRunsRightAfterOnTheSameWorkspace) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);
