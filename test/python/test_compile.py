@@ -205,9 +205,10 @@ def test_split_k_binding():
         program.run("lean_attention__combine", args, (5, 1, 1))
     bundle = json.loads(tessel._tessel.compile_bundle(source, path, "lean_attention", defines,
                                                       stream_k="split-k"))
-    assert bundle["version"] == 3  # "then" and the kernel's multiple_of hints
+    assert bundle["version"] == 5  # "then", multiple_of hints and "workspace_zeroing"
     assert [(k["name"], k["launch"].get("then")) for k in bundle["kernels"]] == \
         [("lean_attention", "lean_attention__combine"), ("lean_attention__combine", None)]
+    assert {k["launch"]["workspace_zeroing"] for k in bundle["kernels"]} == {"per_size"}
 
 
 def test_launch_error_names_the_source(add_path):
