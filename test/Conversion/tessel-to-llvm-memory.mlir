@@ -86,7 +86,8 @@ func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel
   // CHECK: nvvm.barrier0
   // CHECK: %[[T0:.*]] = llvm.icmp "eq"
   // CHECK: llvm.cond_br %[[T0]]
-  // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") release : !llvm.ptr<1>, i32
+  // CHECK: llvm.fence syncscope("device") release
+  // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
   tessel.flag_signal %flag : !tessel.ptr<i32>
   // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
   // CHECK: ^[[SPIN:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN]]

@@ -237,9 +237,11 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
     Location loc = op.getLoc();
     emitBarrier(rewriter, loc);
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
+      // NVPTX drops the ordering of a release atomicrmw: fence explicitly.
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
       LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
                                 adaptor.getFlag(), i32Constant(b, loc, 1),
-                                LLVM::AtomicOrdering::release,
+                                LLVM::AtomicOrdering::monotonic,
                                 b.getStringAttr("device"));
     });
     rewriter.eraseOp(op);
