@@ -165,14 +165,14 @@ static int64_t foldWidth(StreamKOp op, func::FuncOp func) {
 
 /// Merges into `state`, in order, the partial states of workspace slots
 /// slotOf(j) for j in [lo, hi), skipping the j where `filled` (if given) is
-/// false; `width` slots per step (see kFoldRegisters). A step's slots past
-/// hi repeat hi − 1, so every load stays inside the workspace; they are not
-/// merged.
+/// false; foldWidth slots per step. A step's slots past hi repeat hi − 1, so
+/// every load stays inside the workspace; they are not merged.
 static SmallVector<Value>
 foldSlots(OpBuilder &b, Location loc, StreamKOp op, ArrayRef<Value> workspaces,
-          ValueRange state, Value lo, Value hi, int64_t width,
+          ValueRange state, Value lo, Value hi,
           function_ref<Value(Value)> slotOf,
           function_ref<Value(Value)> filled = nullptr) {
+  int64_t width = foldWidth(op, op->getParentOfType<func::FuncOp>());
   Scalars s{b, loc};
   SmallVector<Type> stateTypes(op.getStateTypes());
   auto fold = scf::ForOp::create(b, loc, lo, hi, s.i64(width), state);
@@ -353,7 +353,6 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   llvm::append_range(epilogueArgs,
                      foldSlots(
                          b, loc, op, workspaces, state, firstPeer, peerEnd,
-                         foldWidth(op, op->getParentOfType<func::FuncOp>()),
                          [](Value q) { return q; }, ownsIterations));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
@@ -421,7 +420,6 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   SmallVector<Value> initial = loadSlot(b, loc, workspaces, first, stateTypes);
   SmallVector<Value> merged =
       foldSlots(b, loc, op, workspaces, initial, one, chunks,
-                foldWidth(op, op->getParentOfType<func::FuncOp>()),
                 [&](Value chunk) { return s.add(first, chunk); });
   SmallVector<Value> epilogueArgs = {s.narrow(unit)};
   llvm::append_range(epilogueArgs, merged);
