@@ -269,7 +269,8 @@ struct Schedule {
     Type i32 = s.b.getI32Type();
     p = s.wide(ProgramIdOp::create(s.b, s.loc, i32, 0u));
     g = s.wide(NumProgramsOp::create(s.b, s.loc, i32, 0u));
-    bodyIters = s.max(s.wide(op.getIters()), s.i64(0));
+    Value given = s.wide(op.getIters());
+    bodyIters = s.max(given, s.i64(0));
     iters = s.max(bodyIters, s.i64(1));
     units = s.wide(op.getUnits());
   }
@@ -300,7 +301,9 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   Value end = rangeStart(s.add(p, s.i64(1)));
   // Units touched: [start / iters, ceil(end / iters)), empty if start == end.
   Value firstUnit = s.div(start, iters);
-  Value lastUnit = s.select(s.lt(start, end), s.ceilDiv(end, iters), firstUnit);
+  Value touched = s.lt(start, end);
+  Value unitsEnd = s.ceilDiv(end, iters);
+  Value lastUnit = s.select(touched, unitsEnd, firstUnit);
   auto loop = scf::ForOp::create(b, loc, firstUnit, lastUnit, s.i64(1));
   b.setInsertionPointToStart(loop.getBody());
 
@@ -338,16 +341,24 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
-  Value arrivals = s.select(s.le(g, total), s.sub(peerEnd, firstPeer),
-                            s.max(s.sub(unitEnd, end), s.i64(0)));
-  auto waitIf = scf::IfOp::create(b, loc, s.lt(s.i64(0), arrivals),
+  // (One op per statement: the IR's order must not depend on the order in
+  // which C++ evaluates arguments.)
+  Value zero = s.i64(0);
+  Value peers = s.sub(peerEnd, firstPeer);
+  Value past = s.max(s.sub(unitEnd, end), zero);
+  Value everyPeer = s.le(g, total);
+  Value arrivals = s.select(everyPeer, peers, past);
+  Value anyArrival = s.lt(zero, arrivals);
+  auto waitIf = scf::IfOp::create(b, loc, anyArrival,
                                   /*withElseRegion=*/false);
   b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
-  FlagWaitOp::create(b, loc, AddPtrOp::create(b, loc, flagType, flags, p),
-                     s.narrow(arrivals));
+  Value count = s.narrow(arrivals);
+  Value ownFlag = AddPtrOp::create(b, loc, flagType, flags, p);
+  FlagWaitOp::create(b, loc, ownFlag, count);
   b.setInsertionPointAfter(waitIf);
   auto ownsIterations = [&](Value q) {
-    return s.lt(rangeStart(q), rangeStart(s.add(q, one)));
+    Value next = rangeStart(s.add(q, one));
+    return s.lt(rangeStart(q), next);
   };
   SmallVector<Value> epilogueArgs = {unit32};
   llvm::append_range(epilogueArgs,
@@ -361,7 +372,8 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
 /// kernels compute it.
 static Value chunksPerUnit(Scalars &s, const Schedule &sched) {
   Value perUnit = s.div(sched.g, s.max(sched.units, s.i64(1)));
-  return s.max(s.min(perUnit, sched.iters), s.i64(1));
+  Value capped = s.min(perUnit, sched.iters);
+  return s.max(capped, s.i64(1));
 }
 
 /// The split kernel: program w computes work item w = unit·S + chunk; with
