@@ -113,10 +113,11 @@ bool hasWarpGroupMma(Operation *op);
 /// `b`, only A and the accumulator are checked (B then still has to be
 /// placed in a memdesc of the layout wgmma reads: getWarpGroupDotOperandB).
 std::string whyNotWarpGroupDot(Type a, MemDescType b, TileType acc);
-/// A memdesc for the A operand (M x K) of a warpgroup dot, K contiguous, in
-/// the layout wgmma reads; null if none exists.
+/// A memdesc for the A operand (M x K) of a warpgroup dot, contiguous along
+/// `contiguousDim` (K by default; M reads it transposed), in the layout
+/// wgmma reads; null if none exists.
 MemDescType getWarpGroupDotOperandA(MLIRContext *ctx, ArrayRef<int64_t> mk,
-                                    Type elem);
+                                    Type elem, unsigned contiguousDim = 1);
 /// A memdesc for the B operand (K x N) of a warpgroup dot, contiguous along
 /// `contiguousDim`, in the layout wgmma reads; null if none exists.
 MemDescType getWarpGroupDotOperandB(MLIRContext *ctx, ArrayRef<int64_t> kn,

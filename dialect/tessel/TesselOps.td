@@ -629,7 +629,8 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
     of four of them, each owning 16 rows of every 16·warps-row band: exactly
     wgmma's accumulator fragments). A is a tile in the matching
     #tessel.dot_operand layout or an M x K memdesc with K contiguous
-    (`order = [1, 0]`); B and a memdesc A are in a layout a descriptor
+    (`order = [1, 0]`) or M contiguous (`order = [0, 1]`, read through
+    wgmma's transpose bit); B and a memdesc A are in a layout a descriptor
     describes (a swizzle of 128, 64 or 32 bytes; SharedTileLayout). The
     product runs in the background: `result` may only be read through a
     tessel.warpgroup_dot_wait that leaves it finished, and neither memdesc

@@ -413,10 +413,12 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
     return why;
   }
   if (auto desc = dyn_cast<MemDescType>(a)) {
-    if (desc != getWarpGroupDotOperandA(a.getContext(), mk, elem)) {
-      os << "expects A in shared memory as an MxK memdesc with K contiguous "
-            "(order = [1, 0]) in a layout a wgmma matrix descriptor "
-            "describes (rows of 32, 64 or a multiple of 128 bytes), got "
+    if (desc != getWarpGroupDotOperandA(a.getContext(), mk, elem,
+                                        desc.getContiguousDim())) {
+      os << "expects A in shared memory as an MxK memdesc in a layout a "
+            "wgmma matrix descriptor describes (K contiguous in rows of 32, "
+            "64 or a multiple of 128 bytes, or M contiguous in whole "
+            "64-row column blocks), got "
          << a;
       return why;
     }
@@ -459,9 +461,18 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
 
 MemDescType mlir::tessel::getWarpGroupDotOperandA(MLIRContext *ctx,
                                                   ArrayRef<int64_t> mk,
-                                                  Type elem) {
-  auto type = MemDescType::get(ctx, mk, elem, {1, 0});
-  return type.getSharedLayout().getNvmmaSwizzleBytes() ? type : MemDescType();
+                                                  Type elem,
+                                                  unsigned contiguousDim) {
+  SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
+  auto type = MemDescType::get(ctx, mk, elem, order);
+  SharedTileLayout layout = type.getSharedLayout();
+  if (layout.getNvmmaSwizzleBytes() == 0)
+    return {};
+  // With M contiguous (MN-major), each warpgroup's 64 rows start a column
+  // block: its descriptor then starts where the swizzle pattern does.
+  if (contiguousDim == 0 && 64 % layout.blockElems != 0)
+    return {};
+  return type;
 }
 
 MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,

@@ -10,7 +10,10 @@
 // An A that a loop's dots read unchanged (attention's query block) goes to
 // a buffer of its own too, as FlashAttention-3 keeps Q: registers it would
 // hold through the whole loop are the ones the scores and the accumulator
-// need.
+// need (one buffer when another dot reads the same tile as B in the same
+// layout). An A that is the transpose of a tile computed in registers (the
+// backward's dS of dQ = dS·K, computed as dSᵀ) is stored as it is and read
+// M-major: one store instead of a transpose through shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,31 +46,47 @@ static unsigned runDimension(TileType b) {
   return 1;
 }
 
-/// A new buffer of `type` holding `tile`, stored once where `tile` is
-/// defined (a loop-invariant tile thus before its loop).
-static Value storeOnce(Value tile, MemDescType type, Location loc) {
+/// The shared copies of register tiles the pass made, one per (tile,
+/// memdesc type): a tile a kernel reads both as A and as B (the backward's
+/// key block) is stored once when both want the same layout.
+using SharedCopies = DenseMap<std::pair<Value, Type>, Value>;
+
+/// A buffer of `type` holding `tile`, stored once where `tile` is defined (a
+/// loop-invariant tile thus before its loop); `isNew` says whether this call
+/// made it.
+static Value storeOnce(Value tile, MemDescType type, Location loc,
+                       SharedCopies &copies, bool *isNew = nullptr) {
+  Value &buffer = copies[{tile, type}];
+  if (isNew)
+    *isNew = !buffer;
+  if (buffer)
+    return buffer;
   OpBuilder builder(tile.getContext());
   if (Operation *def = tile.getDefiningOp())
     builder.setInsertionPointAfter(def);
   else
     builder.setInsertionPointToStart(cast<BlockArgument>(tile).getOwner());
-  Value buffer = LocalAllocOp::create(builder, loc, type);
+  buffer = LocalAllocOp::create(builder, loc, type);
   LocalStoreOp::create(builder, loc, tile, buffer);
   return buffer;
 }
 
+/// Erases a buffer and its store.
+static void eraseBuffer(Value buffer) {
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    user->erase();
+  buffer.getDefiningOp()->erase();
+}
+
 /// B of `dot` in shared memory in a layout wgmma reads, adding the buffer
 /// and the store for a B in registers (once per B); null if there is none.
-static Value operandBInSharedMemory(DotOp dot,
-                                    DenseMap<Value, Value> &buffers) {
+static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
   Value b = dot.getB();
   if (auto desc = dyn_cast<MemDescType>(b.getType())) {
     auto a = cast<TileType>(dot.getA().getType());
     auto acc = cast<TileType>(dot.getAcc().getType());
     return whyNotWarpGroupDot(a, desc, acc).empty() ? b : Value();
   }
-  if (Value buffer = buffers.lookup(b))
-    return buffer;
   auto tile = cast<TileType>(b.getType());
   unsigned preferred = runDimension(tile);
   MemDescType type;
@@ -77,7 +96,7 @@ static Value operandBInSharedMemory(DotOp dot,
       break;
   if (!type)
     return {};
-  return buffers[b] = storeOnce(b, type, dot.getLoc());
+  return storeOnce(b, type, dot.getLoc(), copies);
 }
 
 /// The register tile to keep in shared memory for the A of `dot`: A, or
@@ -97,10 +116,34 @@ static Value invariantTileA(WarpGroupDotOp dot) {
   return a;
 }
 
+/// Whether `kernel` still fits the shared memory of a Hopper CTA, the ops
+/// of `unused` (no longer read, about to be erased) left out of the measure.
+static bool fitsSharedMemory(func::FuncOp kernel,
+                             ArrayRef<Operation *> unused) {
+  // Out of the IR, in order, while measured, then back where they were.
+  SmallVector<std::pair<Operation *, Operation *>> detached;
+  for (Operation *op : unused) {
+    detached.emplace_back(op, op->getNextNode());
+    op->remove();
+  }
+  bool fits = getKernelSharedBytes(kernel) <= kMaxSharedBytes;
+  for (auto [op, next] : llvm::reverse(detached))
+    next->getBlock()->getOperations().insert(Block::iterator(next), op);
+  return fits;
+}
+
+/// Erases the ops of `chain` (users before what they use) that nothing
+/// reads any more.
+static void eraseUnused(ArrayRef<Operation *> chain) {
+  for (Operation *op : chain)
+    if (op->use_empty())
+      op->erase();
+}
+
 /// Gives the dots of `kernel` that read a loop-invariant A that A from a
 /// shared buffer, one per tile, unless that buffer would take the kernel's
 /// shared memory past what a Hopper CTA may use.
-static void moveInvariantOperandsA(func::FuncOp kernel) {
+static void moveInvariantOperandsA(func::FuncOp kernel, SharedCopies &copies) {
   llvm::MapVector<Value, SmallVector<WarpGroupDotOp>> readers;
   kernel.walk([&](WarpGroupDotOp dot) {
     if (Value tile = invariantTileA(dot))
@@ -108,40 +151,94 @@ static void moveInvariantOperandsA(func::FuncOp kernel) {
   });
   for (auto &[tile, dots] : readers) {
     auto type = cast<TileType>(tile.getType());
+    MemDescType bufferType = getWarpGroupDotOperandA(
+        kernel.getContext(), type.getShape(), type.getElementType());
+    bool isNew;
     Value buffer =
-        storeOnce(tile,
-                  getWarpGroupDotOperandA(kernel.getContext(), type.getShape(),
-                                          type.getElementType()),
-                  dots.front().getLoc());
+        storeOnce(tile, bufferType, dots.front().getLoc(), copies, &isNew);
     SmallVector<Value> registers;
-    llvm::SetVector<Operation *> conversions;
+    SmallVector<Operation *> conversions;
     for (WarpGroupDotOp dot : dots) {
       registers.push_back(dot.getA());
       if (auto convert = dot.getA().getDefiningOp<ConvertLayoutOp>())
-        conversions.insert(convert);
+        if (!llvm::is_contained(conversions, convert))
+          conversions.push_back(convert);
       dot.getAMutable().assign(buffer);
     }
-    // Conversions no dot reads any more take no scratch memory in the
-    // measure below: out of the IR, in order, until it is decided.
-    SmallVector<std::pair<Operation *, Operation *>> detached;
+    SmallVector<Operation *> unused;
     for (Operation *convert : conversions)
-      if (convert->use_empty()) {
-        detached.emplace_back(convert, convert->getNextNode());
-        convert->remove();
-      }
-    if (getKernelSharedBytes(kernel) <= kMaxSharedBytes) {
-      for (auto [convert, next] : detached)
-        convert->erase();
+      if (convert->use_empty())
+        unused.push_back(convert);
+    if (!isNew || fitsSharedMemory(kernel, unused)) {
+      eraseUnused(unused);
       continue;
     }
-    for (auto [convert, next] : llvm::reverse(detached))
-      next->getBlock()->getOperations().insert(Block::iterator(next), convert);
     for (auto [dot, a] : llvm::zip(dots, registers))
       dot.getAMutable().assign(a);
-    Operation *store = *buffer.getUsers().begin();
-    store->erase();
-    buffer.getDefiningOp()->erase();
+    copies.erase({tile, bufferType});
+    eraseBuffer(buffer);
   }
+}
+
+/// The register tile whose transpose a register A is (through layout
+/// conversions and at most one cast), and the ops between them, users
+/// first; null when A is no such transpose.
+static Value transposedTile(Value a, SmallVectorImpl<Operation *> &chain) {
+  int transposes = 0, casts = 0;
+  while (Operation *def = a.getDefiningOp()) {
+    if (!isa<ConvertLayoutOp, CastOp, TransOp>(def) || !def->hasOneUse())
+      break;
+    transposes += isa<TransOp>(def);
+    casts += isa<CastOp>(def);
+    chain.push_back(def);
+    a = def->getOperand(0);
+  }
+  return transposes == 1 && casts <= 1 ? a : Value();
+}
+
+/// Gives the dots of `kernel` whose A is the transpose of a tile computed in
+/// registers (the backward's dSᵀ of dQ = dS·K) that A from shared memory:
+/// the tile is stored once as it is and read M-major through wgmma's
+/// transpose bit, instead of being transposed in registers through
+/// shared-memory round trips. Not for dots issued an iteration late (their
+/// A goes round the loop in registers) or past the shared memory a Hopper
+/// CTA may use.
+static void moveTransposedOperandsA(func::FuncOp kernel) {
+  kernel.walk([&](WarpGroupDotOp dot) {
+    auto a = dyn_cast<TileType>(dot.getA().getType());
+    SmallVector<Operation *> chain;
+    if (!a || dot->hasAttr(TesselDialect::getRotateAttrName()))
+      return;
+    Value tile = transposedTile(dot.getA(), chain);
+    MLIRContext *ctx = kernel.getContext();
+    Type elem = a.getElementType();
+    MemDescType view =
+        getWarpGroupDotOperandA(ctx, a.getShape(), elem, /*contiguousDim=*/0);
+    if (!tile || !view)
+      return;
+    OpBuilder b(dot);
+    Location loc = dot.getLoc();
+    auto tileType = cast<TileType>(tile.getType());
+    Value stored = tile;
+    if (tileType.getElementType() != elem)
+      stored = CastOp::create(b, loc, tileType.withElementType(elem), tile);
+    Value buffer = LocalAllocOp::create(
+        b, loc,
+        MemDescType::get(ctx, tileType.getShape(), elem, /*order=*/{1, 0}));
+    LocalStoreOp::create(b, loc, stored, buffer);
+    Value registers = dot.getA();
+    dot.getAMutable().assign(MemDescTransOp::create(b, loc, view, buffer));
+    if (fitsSharedMemory(kernel, chain)) {
+      eraseUnused(chain);
+      return;
+    }
+    Operation *trans = dot.getA().getDefiningOp();
+    dot.getAMutable().assign(registers);
+    trans->erase();
+    eraseBuffer(buffer);
+    if (stored != tile)
+      stored.getDefiningOp()->erase();
+  });
 }
 
 struct WarpGroupMmaPass
@@ -152,13 +249,13 @@ struct WarpGroupMmaPass
       return;
     SmallVector<DotOp> dots;
     module.walk([&](DotOp dot) { dots.push_back(dot); });
-    DenseMap<Value, Value> buffers;
+    SharedCopies copies;
     for (DotOp dot : dots) {
       auto a = cast<TileType>(dot.getA().getType());
       auto acc = cast<TileType>(dot.getAcc().getType());
       if (!whyNotWarpGroupDot(a, MemDescType(), acc).empty())
         continue;
-      Value b = operandBInSharedMemory(dot, buffers);
+      Value b = operandBInSharedMemory(dot, copies);
       if (!b)
         continue;
       OpBuilder builder(dot);
@@ -175,8 +272,10 @@ struct WarpGroupMmaPass
     }
     // Measured with every dot in its final form: mma.sync dots stage their
     // operands in scratch memory, warpgroup dots do not.
-    for (auto kernel : module.getOps<func::FuncOp>())
-      moveInvariantOperandsA(kernel);
+    for (auto kernel : module.getOps<func::FuncOp>()) {
+      moveInvariantOperandsA(kernel, copies);
+      moveTransposedOperandsA(kernel);
+    }
   }
 };
 

@@ -3,6 +3,8 @@
 # (no LLVM/MLIR needed): builds the runtime-only Python package, runs scripts/gpu/profile_ops.py, then
 # the same cases once more under Nsight Compute (speed of light, occupancy, warp stalls).
 #   scripts/gpu/profile.sh [CASES]       e.g. decode-mha,prefill (default: all of profile_ops.py's)
+# NCU_KERNELS (a regex, default every Tessel kernel) picks the kernel ncu profiles: the third
+# launch of one that matches (prefill-bwd: NCU_KERNELS=attention_bwd$).
 # Kernels from <repo>/.gpu-bundles/ops (scripts/gpu/record_bundles.sh); logs in $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,16 +23,19 @@ cases=${1:-prefill,prefill-d64,decode-mha,decode-gqa}
 # stall reasons behind the warps' latency. Without those metrics (a metric this ncu does not know)
 # the sections alone.
 metrics='regex:^sm__pipe_tensor_op_[a-z]*mma_cycles_active\.avg\.pct_of_peak_sustained_active$'
-metrics+=',regex:^smsp__average_warp_latency_issue_stalled_(barrier|long_scoreboard|wait|math_pipe_throttle|mio_throttle|short_scoreboard)$'
+metrics+=',regex:^smsp__average_warp_latency_issue_stalled_(barrier|long_scoreboard|wait|math_pipe_throttle|mio_throttle|short_scoreboard|lg_throttle|membar|drain)$'
+# Global reductions (atomic_add) and register spills (local memory), as requests and bytes.
+metrics+=',lts__t_requests_op_red.sum,lts__t_sectors_op_red.sum,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum'
+metrics+=',l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum'
 for case in ${cases//,/ }; do
   for extra in "--metrics $metrics" ""; do
-    ncu --target-processes all -k 'regex:^(attention|lean|mta)' --launch-skip 2 --launch-count 1 \
+    ncu --target-processes all -k "regex:${NCU_KERNELS:-^(attention|lean|mta)}" --launch-skip 2 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis $extra \
       "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > "$out/ncu-$case.txt" 2>&1 &&
       break
   done
   echo "== ncu: $case"
-  grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
+  grep -E "^  [a-z_]+.*\(|Duration|op_red|mem_local|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
     "$out/ncu-$case.txt" | head -60
 done

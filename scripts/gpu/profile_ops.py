@@ -23,6 +23,8 @@ import tessel
 CASES = {
     "prefill": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=128),
     "prefill-d64": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=64),
+    "prefill-bwd": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=128,
+                        backward=True),
     "decode-mha": dict(op="lean_attention", B=1, H=32, HKV=32, Nq=1, Nk=32768, D=128),
     "decode-gqa": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128),
 }
@@ -31,20 +33,33 @@ CASES = {
 def inputs(c):
     g = torch.Generator(device="cuda").manual_seed(0)
     mk = lambda h, n: torch.randn(c["B"], h, n, c["D"], device="cuda", dtype=torch.bfloat16,
-                                  generator=g)
+                                  generator=g, requires_grad=c.get("backward", False))
     return mk(c["H"], c["Nq"]), mk(c["HKV"], c["Nk"]), mk(c["HKV"], c["Nk"])
 
 
+def with_gradients(c, attend, q, k, v):
+    """`attend`'s output, or with c["backward"] its output and the gradients of q, k, v for a
+    fixed upstream gradient, flattened into one tensor."""
+    out = attend(q, k, v)
+    if not c.get("backward"):
+        return out
+    do = torch.ones_like(out) / out.shape[-1]
+    grads = torch.autograd.grad(out, (q, k, v), do)
+    return torch.cat([t.flatten() for t in (out, *grads)])
+
+
 def run_op(c, q, k, v):
-    return getattr(tessel, c["op"])(q, k, v)
+    return with_gradients(c, getattr(tessel, c["op"]), q, k, v)
 
 
 def reference(c, q, k, v):
     g = c["H"] // c["HKV"]
-    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
     if c["op"] == "lean_attention":
+        k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
         return F.scaled_dot_product_attention(q.float(), k.float(), v.float())
-    return F.scaled_dot_product_attention(q, k, v).float()
+    sdpa = lambda q, k, v: F.scaled_dot_product_attention(
+        q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))
+    return with_gradients(c, sdpa, q, k, v).float()
 
 
 def event_ms(fn, reps, warmup=0):
@@ -68,10 +83,11 @@ def kernel_ms(fn, reps):
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
-    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    total = sum(e.device_time for e in kernels) / 1000.0
-    names = sorted({e.name for e in kernels})
-    return total / reps, names
+    per_name = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            per_name[e.name] = per_name.get(e.name, 0.0) + e.device_time / 1000.0 / reps
+    return sum(per_name.values()), per_name
 
 
 def main():
@@ -89,9 +105,10 @@ def main():
         fn()
         torch.cuda.synchronize()
         op = event_ms(fn, a.reps)
-        kern, names = kernel_ms(fn, a.reps)
+        kern, per_name = kernel_ms(fn, a.reps)
+        each = ", ".join(f"{n[:40]} {t * 1e3:.1f}" for n, t in sorted(per_name.items()))
         print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
-              f" ({', '.join(names)})", flush=True)
+              f" ({each})", flush=True)
         if a.host:
             host_breakdown(c, q, k, v, a.reps)
 

@@ -147,3 +147,73 @@ func.func @vectorised(%x: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %str
   tessel.store %p, %w : !tessel.tile<4x64x!tessel.ptr<f16>, #v>
   return
 }
+
+// -----
+
+// On sm_90 an f32 atomic add whose old values nothing reads is a vector
+// reduction over each thread's aligned run (red.global.add.v4.f32, 16
+// bytes, under the row's mask); with the old values read, or on sm_80, it
+// stays one atomicrmw per element.
+
+#r = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @vector_reduction
+// CHECK: %[[M:.*]] = llvm.icmp "slt"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$1 red.global.add.v4.f32 [ $0 + 0 ], {$2, $3, $4, $5};", "l,b,f,f,f,f" %{{.*}}, %[[M]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (!llvm.ptr<1>, i1, f32, f32, f32, f32) -> ()
+// CHECK-NOT: red.global
+// CHECK-NOT: llvm.atomicrmw
+// CHECK-LABEL: llvm.func @old_values_read
+// CHECK-COUNT-4: llvm.atomicrmw fadd
+// CHECK-NOT: red.global
+module attributes {tessel.target = "sm_90"} {
+func.func @vector_reduction(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y: f32, %n: i32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %v = tessel.splat %y : f32 -> !tessel.tile<4x32xf32, #r>
+  %r = tessel.arange 0, 4 : !tessel.tile<4xi32, #tessel.slice<dim = 1, parent = #r>>
+  %re = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<4xi32, #tessel.slice<dim = 1, parent = #r>> -> !tessel.tile<4x1xi32, #r>
+  %rb = tessel.broadcast %re : !tessel.tile<4x1xi32, #r> -> !tessel.tile<4x32xi32, #r>
+  %c = tessel.arange 0, 32 : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>> -> !tessel.tile<1x32xi32, #r>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #r> -> !tessel.tile<4x32xi32, #r>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<4x32xi32, #r>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<4x32xi32, #r>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<4x32xi32, #r>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  %p = tessel.addptr %xs, %off : !tessel.tile<4x32x!tessel.ptr<f32>, #r>, !tessel.tile<4x32xi32, #r>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<4x32xi32, #r>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<4x32xi32, #r> -> !tessel.tile<4x32xi1, #r>
+  %old = tessel.atomic_add %p, %v mask %m : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  return
+}
+func.func @old_values_read(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y: f32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %v = tessel.splat %y : f32 -> !tessel.tile<4x32xf32, #r>
+  %c = tessel.arange 0, 32 : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>> -> !tessel.tile<1x32xi32, #r>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #r> -> !tessel.tile<4x32xi32, #r>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  %p = tessel.addptr %xs, %cb : !tessel.tile<4x32x!tessel.ptr<f32>, #r>, !tessel.tile<4x32xi32, #r>
+  %old = tessel.atomic_add %p, %v : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  tessel.store %p, %old : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  return
+}
+}
+
+// -----
+
+#r = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @before_sm90
+// CHECK-COUNT-4: llvm.atomicrmw fadd
+// CHECK-NOT: red.global
+module attributes {tessel.target = "sm_80"} {
+func.func @before_sm90(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y: f32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %v = tessel.splat %y : f32 -> !tessel.tile<4x32xf32, #r>
+  %c = tessel.arange 0, 32 : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<32xi32, #tessel.slice<dim = 0, parent = #r>> -> !tessel.tile<1x32xi32, #r>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #r> -> !tessel.tile<4x32xi32, #r>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  %p = tessel.addptr %xs, %cb : !tessel.tile<4x32x!tessel.ptr<f32>, #r>, !tessel.tile<4x32xi32, #r>
+  %old = tessel.atomic_add %p, %v : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  return
+}
+}

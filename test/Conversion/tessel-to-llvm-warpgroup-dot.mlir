@@ -251,3 +251,48 @@ func.func @shared_a_slices(%z: f32) attributes {tessel.kernel, tessel.num_warps 
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x32xf32, #mma4>
   return
 }
+
+// -----
+
+// A in shared memory M-major (the backward's dSᵀ stored as it is, read as
+// dS): 128 x 64 bf16 with M contiguous, two column blocks of 64 rows (the
+// 128-byte swizzle) of K = 64 rows each. Its descriptor is the MN-major
+// one: swizzle mode 1, SBO 8 rows of K * 128 bytes = 1024 (64 units), LBO
+// the column-block stride 64 * 128 = 8192 bytes (512 units):
+// 4611686293338849280. The second warpgroup starts one column block on
+// (8192 bytes); a step of K is 16 rows, 2048 bytes (128 units). The wgmma
+// reads it with imm-trans-a 1 (B, K-major: imm-trans-b 0, 32 bytes a step).
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+
+// CHECK-LABEL: llvm.func @shared_a_m_major
+// CHECK: %[[WG_BYTES:.*]] = llvm.mlir.constant(8192 : i32) : i32
+// CHECK: llvm.mul %{{.*}}, %[[WG_BYTES]] : i32
+// CHECK: %[[BITS_A:.*]] = llvm.mlir.constant(4611686293338849280 : i64) : i64
+// CHECK: %[[BASE_A:.*]] = llvm.or %{{.*}}, %[[BITS_A]] : i64
+// CHECK: llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[S0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S0]] : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 1, 0;
+// CHECK: llvm.mlir.constant(2 : i64) : i64
+// CHECK: %[[S1:.*]] = llvm.mlir.constant(128 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S1]] : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(4 : i64) : i64
+// CHECK: %[[S2:.*]] = llvm.mlir.constant(256 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S2]] : i64
+// CHECK: wgmma.mma_async
+// CHECK: llvm.mlir.constant(6 : i64) : i64
+// CHECK: %[[S3:.*]] = llvm.mlir.constant(384 : i64) : i64
+// CHECK: llvm.add %[[BASE_A]], %[[S3]] : i64
+// CHECK: wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @shared_a_m_major(%z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<128x64xf32, #mma8>
+  %a = tessel.local_alloc : !tessel.memdesc<128x64xbf16, order = [0, 1]>
+  %b = tessel.local_alloc : !tessel.memdesc<64x64xbf16, order = [0, 1]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [0, 1]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma8>
+  return
+}

@@ -1504,19 +1504,10 @@ func.func @warpgroup_a_layout(%a: !tessel.tile<64x64xbf16>, %b: !tessel.memdesc<
 
 // -----
 
-#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
-func.func @warpgroup_shared_a_order(%a: !tessel.memdesc<128x64xbf16, order = [0, 1]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
-  // expected-error @+1 {{expects A in shared memory as an MxK memdesc with K contiguous (order = [1, 0]) in a layout a wgmma matrix descriptor describes (rows of 32, 64 or a multiple of 128 bytes), got !tessel.memdesc<128x64xbf16, order = [0, 1]>}}
-  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [0, 1]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #mma8>
-  return
-}
-
-// -----
-
 // Rows of 48 elements (96 bytes): no swizzle a descriptor describes.
 #mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
 func.func @warpgroup_shared_a_layout(%a: !tessel.memdesc<128x48xbf16, order = [1, 0]>, %b: !tessel.memdesc<48x64xbf16, order = [1, 0]>, %acc: !tessel.tile<128x64xf32, #mma8>) {
-  // expected-error @+1 {{expects A in shared memory as an MxK memdesc with K contiguous}}
+  // expected-error @+1 {{expects A in shared memory as an MxK memdesc in a layout a wgmma matrix descriptor describes (K contiguous in rows of 32, 64 or a multiple of 128 bytes, or M contiguous in whole 64-row column blocks), got !tessel.memdesc<128x48xbf16, order = [1, 0]>}}
   %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x48xbf16, order = [1, 0]>, !tessel.memdesc<48x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
   return
 }

@@ -308,6 +308,16 @@ func.func @warpgroup_shared_a(%a: !tessel.memdesc<128x64xbf16, order = [1, 0]>, 
   return %r : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
 }
 
+// A from shared memory M-major (M contiguous): read through wgmma's transpose
+// bit.
+// CHECK-LABEL: func.func @warpgroup_shared_a_m_major
+// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.memdesc<128x64xbf16, order = [0, 1]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+func.func @warpgroup_shared_a_m_major(%a: !tessel.memdesc<128x64xbf16, order = [0, 1]>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) -> !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>> {
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [0, 1]>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  return %r : !tessel.tile<128x64xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+}
+
 // Tensor descriptors, block loads and the copy engine's ops.
 // CHECK-LABEL: func.func @tensor_descs
 // CHECK: tessel.make_tensor_desc %{{.*}}, [%{{.*}}, %{{.*}}, %{{.*}}], [%{{.*}}, %{{.*}}] : !tessel.ptr<bf16> -> !tessel.tensor_desc<1x64x128xbf16>

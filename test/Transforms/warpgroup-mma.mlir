@@ -221,3 +221,87 @@ func.func @too_big(%q: !tessel.tile<128x128xbf16, #blk>, %acc0: !tessel.tile<128
   return
 }
 }
+
+// -----
+
+// A loop-invariant tile read as A by one dot and as B by another, both in
+// the same layout (the backward's key block: sᵀ = K·Qᵀ and dQ = dS·K), is
+// stored to one buffer that both read.
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @one_buffer_for_a_and_b
+// CHECK-SAME: (%[[K:[^:]*]]: !tessel.tile<64x128xbf16, #{{.*}}>
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x128xbf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[K]], %[[BUF]]
+// CHECK-NOT: tessel.local_alloc
+// CHECK: scf.for
+// CHECK: tessel.warpgroup_dot %[[BUF]], %{{.*}}, %{{.*}} : !tessel.memdesc<64x128xbf16, order = [1, 0]>, !tessel.memdesc<128x64xbf16, order = [0, 1]>
+// CHECK: tessel.warpgroup_dot %{{.*}}, %[[BUF]], %{{.*}} : !tessel.tile<64x64xbf16, #{{.*}}>, !tessel.memdesc<64x128xbf16, order = [1, 0]>
+module attributes {tessel.target = "sm_90a"} {
+func.func @one_buffer_for_a_and_b(%k: !tessel.tile<64x128xbf16, #blk>, %qt: !tessel.memdesc<128x64xbf16, order = [0, 1]>, %x: bf16, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %z = arith.constant 0.0 : f32
+  %zs = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %zq = tessel.splat %z : f32 -> !tessel.tile<64x128xf32, #mma>
+  %ka = tessel.convert_layout %k : !tessel.tile<64x128xbf16, #blk> -> !tessel.tile<64x128xbf16, #opa>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %s = tessel.dot %ka, %qt, %zs : !tessel.tile<64x128xbf16, #opa>, !tessel.memdesc<128x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma>
+    %ds = tessel.splat %x : bf16 -> !tessel.tile<64x64xbf16, #opa>
+    %dq = tessel.dot %ds, %k, %zq : !tessel.tile<64x64xbf16, #opa>, !tessel.tile<64x128xbf16, #blk> -> !tessel.tile<64x128xf32, #mma>
+  }
+  return
+}
+}
+
+// -----
+
+// An A that is the transpose of a tile computed in registers (dQ = dS·K with
+// dSᵀ in the accumulator layout) is rounded where it is, stored once as it
+// is and read M-major through the transpose bit: no transpose or layout
+// conversion through shared memory is left.
+
+#blk = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#blkt = #tessel.blocked<sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @transposed_a
+// CHECK-SAME: (%[[DST:[^:]*]]: !tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK-NEXT: %[[R:.*]] = tessel.cast %[[DST]] : !tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>> -> !tessel.tile<64x64xbf16, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK-NEXT: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x64xbf16, order = [1, 0]>
+// CHECK-NEXT: tessel.local_store %[[R]], %[[BUF]]
+// CHECK-NEXT: %[[A:.*]] = tessel.memdesc_trans %[[BUF]] : !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [0, 1]>
+// CHECK-NEXT: tessel.warpgroup_dot %[[A]], %{{.*}}, %{{.*}} : !tessel.memdesc<64x64xbf16, order = [0, 1]>, !tessel.memdesc<64x128xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.trans
+// CHECK-NOT: tessel.convert_layout
+// The same transpose read by a dot issued an iteration late keeps its
+// registers (they go round the loop).
+// CHECK-LABEL: func.func @transposed_a_rotated
+// CHECK: tessel.trans
+// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} {tessel.rotate} : !tessel.tile<64x64xbf16
+module attributes {tessel.target = "sm_90a"} {
+func.func @transposed_a(%dst: !tessel.tile<64x64xf32, #mma>, %kb: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc: !tessel.tile<64x128xf32, #mma>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %b = tessel.convert_layout %dst : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf32, #blk>
+  %t = tessel.trans %b [1, 0] : !tessel.tile<64x64xf32, #blk> -> !tessel.tile<64x64xf32, #blkt>
+  %c = tessel.convert_layout %t : !tessel.tile<64x64xf32, #blkt> -> !tessel.tile<64x64xf32, #blk>
+  %h = tessel.cast %c : !tessel.tile<64x64xf32, #blk> -> !tessel.tile<64x64xbf16, #blk>
+  %a = tessel.convert_layout %h : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #opa>
+  %dq = tessel.dot %a, %kb, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<64x128xf32, #mma>
+  return
+}
+func.func @transposed_a_rotated(%dst: !tessel.tile<64x64xbf16, #blk>, %kb: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc0: !tessel.tile<64x128xf32, #mma>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x128xf32, #mma>) : i32 {
+    %t = tessel.trans %dst [1, 0] : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #blkt>
+    %a = tessel.convert_layout %t : !tessel.tile<64x64xbf16, #blkt> -> !tessel.tile<64x64xbf16, #opa>
+    %d = tessel.dot %a, %kb, %acc {tessel.rotate} : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<64x128xf32, #mma>
+    scf.yield %d : !tessel.tile<64x128xf32, #mma>
+  }
+  return
+}
+}

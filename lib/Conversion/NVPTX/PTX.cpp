@@ -40,10 +40,12 @@ tessel::createNVPTXTargetMachine(llvm::StringRef chip, std::string &error) {
   // that ptxas cannot fuse them either).
   llvm::TargetOptions targetOptions;
   targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  // PTX ISA 8.0: the oldest that targets sm_90, and what ptxas and the
-  // driver of CUDA 12+ read.
+  // The oldest PTX ISA with what the kernels use: 8.0 (CUDA 12.0) for
+  // sm_80; 8.1 (CUDA 12.1) for sm_90, whose atomic adds of f32 runs are
+  // vector reductions (red.global.add.v4.f32).
+  llvm::StringRef features = chip.starts_with("sm_90") ? "+ptx81" : "+ptx80";
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, chip, "+ptx80", targetOptions, std::nullopt, std::nullopt,
+      triple, chip, features, targetOptions, std::nullopt, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
 }
 

@@ -8,7 +8,8 @@
 // Loads and stores are vectorised: a thread's run of slots along one
 // dimension becomes one access of up to 16 bytes (ld.global.v4.b32) where
 // the AxisInfo analysis shows the pointers consecutive and aligned over the
-// run and the mask (and `other`) equal over it.
+// run and the mask (and `other`) equal over it. So are f32 atomic adds whose
+// old values nothing reads, on sm_90 and later (red.global.add.v4.f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -185,8 +187,24 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
   }
 };
 
-struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// `red.global.add.v{2,4}.f32` of `group`'s values at the first one's
+/// address, where `pred` holds (sm_90: an L2 reduction of 8 or 16 bytes).
+void reduceWords(OpBuilder &b, Location loc, ValueRange values,
+                 ArrayRef<int64_t> group, Value ptr, Value pred) {
+  SmallVector<Value> operands = {ptr, pred};
+  std::string regs, constraints = "l,b";
+  for (auto [i, slot] : llvm::enumerate(group)) {
+    operands.push_back(values[slot]);
+    regs += llvm::formatv("{0}${1}", i ? ", " : "", i + 2).str();
+    constraints += ",f";
+  }
+  std::string text = llvm::formatv(
+      "@$1 red.global.add.v{0}.f32 [ $0 + 0 ], {{{1}};", group.size(), regs);
+  inlinePtx(b, loc, Type(), operands, text, constraints);
+}
+
+struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
+  using VectorisedPattern::VectorisedPattern;
   LogicalResult
   matchAndRewrite(AtomicAddOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -197,6 +215,21 @@ struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
         isa<FloatType>(elem) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
     SmallVector<Value> writers =
         writerPredicates(rewriter, loc, op.getPtr(), ptrs.size());
+    if (int64_t width = widthOf(op); width > 1) {
+      // Runs of f32 whose old values nothing reads (getAccessWidths).
+      Value yes =
+          LLVM::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
+      auto tile = cast<TileType>(op.getPtr().getType());
+      for (ArrayRef<int64_t> group :
+           accessGroups(tile, runDimension(getLayout(tile)), width)) {
+        Value pred = andPredicates(rewriter, loc, writers[group.front()],
+                                   maskAt(adaptor.getMask(), group.front()));
+        reduceWords(rewriter, loc, values, group, ptrs[group.front()],
+                    pred ? pred : yes);
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
     Slots old;
     for (auto [i, ptr] : llvm::enumerate(ptrs)) {
       Value pred = andPredicates(rewriter, loc, writers[i],
@@ -325,6 +358,11 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
       width = accessWidth(
           info, copy.getPtr(), {copy.getMask()},
           cast<MemDescType>(copy.getDst().getType()).getContiguousDim());
+    else if (auto add = dyn_cast<AtomicAddOp>(op);
+             add && add.getResult().use_empty() && getTarget(op) != "sm_80" &&
+             getElementTypeOrSelf(add.getValue().getType()).isF32())
+      // sm_90's vector reductions: f32 only, and no old values.
+      width = accessWidth(info, add.getPtr(), {add.getMask()});
     if (width > 1)
       widths[op] = width;
   });
@@ -334,7 +372,8 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
 void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           const AccessWidths &widths) {
-  patterns.add<LoadLowering, StoreLowering>(converter, widths);
-  patterns.add<AtomicAddLowering, FlagSignalLowering, FlagWaitLowering>(
-      converter, patterns.getContext());
+  patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
+                                                               widths);
+  patterns.add<FlagSignalLowering, FlagWaitLowering>(converter,
+                                                     patterns.getContext());
 }

@@ -5,7 +5,8 @@
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, {a}, descB, ...
 // with A from registers (the per-warp mma.sync A fragments are wgmma's), or
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, descA, descB, ...
-// with A in shared memory too. The tensor cores read a shared operand
+// with A in shared memory too (K-major, or M-major through the transpose
+// bit). The tensor cores read a shared operand
 // through a 64-bit matrix descriptor: start address, the byte offsets
 // between 8-row groups (SBO) and between column blocks (LBO), and the
 // swizzle mode of the memdesc's SharedTileLayout. A `wgmma.fence` that
@@ -64,10 +65,14 @@ struct OperandDescriptor {
            k0 % layout.blockElems * layout.elemBytes;
   }
 
-  /// Bytes from a K-major operand's first row (of M or N) to row `row`, a
-  /// multiple of 8: whole groups of 8 rows, SBO apart.
+  /// Bytes from the operand's first row (of M or N) to row `row`: K-major,
+  /// whole groups of 8 rows, SBO apart; MN-major, whole column blocks.
   int64_t rowOffset(int64_t row) const {
-    assert(kMajor && row % 8 == 0 && "rows start whole swizzle periods");
+    if (!kMajor) {
+      assert(row % layout.blockElems == 0 && "rows start whole blocks");
+      return row / layout.blockElems * layout.getBlockStrideBytes();
+    }
+    assert(row % 8 == 0 && "rows start whole swizzle periods");
     return row * layout.getBlockBytes();
   }
 };
@@ -127,7 +132,8 @@ static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
 /// as they are elsewhere).
 static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
                                     ValueRange a, Value descB, Value issue,
-                                    Type elem, int64_t n, bool transB) {
+                                    Type elem, int64_t n, bool transA,
+                                    bool transB) {
   int64_t count = acc.size();
   bool aShared = a.size() == 1;
   auto input = [&](int64_t i) { return "$" + std::to_string(2 * count + i); };
@@ -139,15 +145,16 @@ static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
   std::string aText =
       aShared ? aOperands.front() : "{" + llvm::join(aOperands, ", ") + "}";
   int64_t next = a.size();
-  // p: the scale-d predicate (accumulate into D); q: issue at all. A shared
-  // A is K-major: imm-trans-a 0.
+  // p: the scale-d predicate (accumulate into D); q: issue at all. Only a
+  // shared A has a transpose bit (imm-trans-a).
   std::string text = llvm::formatv(
       "{{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, {0}, 0;\n\t"
       "setp.ne.b32 q, {1}, 0;\n\t"
       "@q wgmma.mma_async.sync.aligned.m64n{2}k16.f32.{3}.{3} {{{4}}, "
       "{5}, {6}, p, 1, 1, {7}{8};\n\t}",
       input(next + 1), input(next + 2), n, ptxType(elem), llvm::join(d, ", "),
-      aText, input(next), aShared ? "0, " : "", transB ? 1 : 0);
+      aText, input(next), aShared ? (transA ? "1, " : "0, ") : "",
+      transB ? 1 : 0);
   SmallVector<Value> inputs(a);
   inputs.push_back(descB);
   inputs.push_back(i32Constant(b, loc, 1));
@@ -257,8 +264,9 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
                                             descA->stepOffset(s)));
         else
           llvm::append_range(a, aFenced.slice((i * steps + s) * 4, 4));
-        SmallVector<Value> out = emitWgmma(b, loc, sliceAcc, a, stepB, issue,
-                                           elem, n, !descB.kMajor);
+        SmallVector<Value> out =
+            emitWgmma(b, loc, sliceAcc, a, stepB, issue, elem, n,
+                      descA && !descA->kMajor, !descB.kMajor);
         llvm::copy(out, sliceAcc.begin());
       }
     }

@@ -46,12 +46,15 @@ GPU_TUNED = {
 # On Hopper (target sm_90a) the dots whose BLOCK_M is a multiple of 16 · NUM_WARPS run on the
 # warpgroup MMA (wgmma); these entries override GPU_TUNED there (scripts/gpu/tune.py on an H100;
 # the D64 forward re-measured on an H200 after the softmax's instruction count dropped: two
-# warpgroups of 64 rows beat one of 128 by 3 %).
+# warpgroups of 64 rows beat one of 128 by 3 %; the backward kernels re-measured on an H100
+# once dQ's dSᵀ went to the tensor cores from shared memory and two CTAs fit an SM).
 GPU_TUNED_SM90A = {
     ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
     ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
     ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
+    ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
     ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.

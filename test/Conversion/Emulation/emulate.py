@@ -95,6 +95,9 @@ def predicated_access(text, functions):
     copy = re.search(r"cp\.async\.(?:cg|ca)\.shared\.global \[ \$0 \], \[ \$1 \], (\d+), \$2;", text)
     if copy:
         return async_copy(text, int(copy.group(1)), text.startswith("@"), functions)
+    reduction = re.search(r"red\.global\.add\.v(\d)\.f32", text)
+    if reduction:
+        return vector_reduction(int(reduction.group(1)), functions, text)
     vector = re.search(r"(ld|st)\.global\.v(\d)\.b32", text)
     if vector:
         return vector_access(text, vector.group(1), int(vector.group(2)), functions)
@@ -169,6 +172,22 @@ def vector_access(text, kind, n, functions):
               "do:\n%s\n  store %s %%v%d, ptr addrspace(1) %%p, align 4\n  ret void\n"
               "skip:\n  ret void\n}\n" % (name, params, "\n".join(packed), vec, n - 1))
     functions[text] = (name, ir)
+    return name
+
+
+def vector_reduction(n, functions, text):
+    """An IR function doing what a predicated red.global.add.vN.f32 does: the
+    pointer, the predicate, then N floats, each added atomically."""
+    name = "@emu_asm_%d" % len(functions)
+    params = "ptr addrspace(1) %%p, i1 %%m, %s" % ", ".join("float %%x%d" % i for i in range(n))
+    adds = []
+    for i in range(n):
+        adds += ["  %%q%d = getelementptr float, ptr addrspace(1) %%p, i32 %d" % (i, i),
+                 "  %%o%d = atomicrmw fadd ptr addrspace(1) %%q%d, float %%x%d monotonic"
+                 % (i, i, i)]
+    functions[text] = (name, "define internal void %s(%s) {\n  br i1 %%m, label %%do, label "
+                             "%%skip\ndo:\n%s\n  ret void\nskip:\n  ret void\n}\n"
+                       % (name, params, "\n".join(adds)))
     return name
 
 
