@@ -181,11 +181,24 @@ static std::optional<TValue> parseDefine(Generator &g,
   return std::nullopt;
 }
 
+/// Names a kernel's parameters cannot have: a bundle's launch expressions
+/// use them for the grid and the number of CTAs (docs/bundle.md), so the
+/// runtime refuses a bundle whose kernel has such a parameter or constant.
+static bool isReservedParamName(StringRef name) {
+  return llvm::is_contained({"grid_x", "grid_y", "grid_z", "num_ctas"}, name);
+}
+
 static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   g.env = std::make_shared<Env>();
   g.returned.reset();
   g.controlDepth = 0;
   OpBuilder &b = g.builder;
+  for (const ast::Param &p : fn.getParams())
+    if (isReservedParamName(p.name))
+      g.error(p.loc, "kernel parameter '" + p.name +
+                         "' has a name the launch reserves (grid_x, grid_y, "
+                         "grid_z and num_ctas name the grid in a bundle); "
+                         "rename it");
   // constexpr parameters first: annotations of the others may use them.
   NamedAttrList constants;
   for (const ast::Param &p : fn.getParams()) {
