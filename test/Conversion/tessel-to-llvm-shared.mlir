@@ -64,3 +64,30 @@ func.func @copy_and_dot(%p: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %n
   tessel.async_copy %pp, %ov : !tessel.tile<64x32x!tessel.ptr<f16>, #b>, !tessel.memdesc<64x32xf16, order = [1, 0]>
   return
 }
+
+// -----
+
+// local_store writes each thread's run along the buffer's contiguous
+// dimension as one access: the accumulator layout's pairs of bf16 (4 bytes,
+// 16 per thread for 64 x 64 over 128 threads), a blocked f32 tile's runs of
+// 4 (16 bytes). A swizzle moves whole 16-byte chunks, so an aligned run
+// stays together.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#blk = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @vectorised_local_store
+// CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<1xi32>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store %{{.*}} : bf16
+// CHECK: nvvm.barrier
+// CHECK-COUNT-2: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store %{{.*}} : f32
+func.func @vectorised_local_store(%x: bf16, %y: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %x : bf16 -> !tessel.tile<64x64xbf16, #mma>
+  %buf = tessel.local_alloc : !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  tessel.local_store %t, %buf : !tessel.tile<64x64xbf16, #mma>, !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  %f = tessel.splat %y : f32 -> !tessel.tile<32x32xf32, #blk>
+  %fbuf = tessel.local_alloc : !tessel.memdesc<32x32xf32, order = [1, 0]>
+  tessel.local_store %f, %fbuf : !tessel.tile<32x32xf32, #blk>, !tessel.memdesc<32x32xf32, order = [1, 0]>
+  return
+}

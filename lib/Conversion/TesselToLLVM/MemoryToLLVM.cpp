@@ -78,24 +78,6 @@ int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
   return width * bytes % 4 == 0 ? width : 1;
 }
 
-/// The bits of `values[group]` as vector<words x i32>.
-Value packWords(OpBuilder &b, Location loc, ValueRange values,
-                ArrayRef<int64_t> group) {
-  Type elem = values.front().getType();
-  Type bits = b.getIntegerType(elem.getIntOrFloatBitWidth());
-  Value v = LLVM::PoisonOp::create(
-      b, loc, VectorType::get({int64_t(group.size())}, bits));
-  for (auto [i, slot] : llvm::enumerate(group)) {
-    Value x = values[slot];
-    if (isa<FloatType>(elem))
-      x = LLVM::BitcastOp::create(b, loc, bits, x);
-    v = LLVM::InsertElementOp::create(b, loc, v, x, i32Constant(b, loc, i));
-  }
-  unsigned words = group.size() * elem.getIntOrFloatBitWidth() / 32;
-  return LLVM::BitcastOp::create(b, loc,
-                                 VectorType::get({words}, b.getI32Type()), v);
-}
-
 /// The elements of vector<words x i32> `v` as `count` values of `elem`.
 SmallVector<Value> unpackWords(OpBuilder &b, Location loc, Value v, Type elem,
                                int64_t count) {

@@ -233,8 +233,26 @@ struct AsyncCopyLowering : VectorisedPattern<AsyncCopyOp> {
   }
 };
 
+/// Elements a thread stores to shared memory at once along the buffer's
+/// contiguous dimension `dim`: its run of consecutive elements there, to 16
+/// bytes (a swizzle moves whole 16-byte chunks, so an aligned run stays
+/// together) and to whole 32-bit words of 16- or 32-bit elements; 1 if
+/// none.
+static int64_t sharedStoreWidth(TileType tile, unsigned dim) {
+  unsigned bits = tile.getElementType().getIntOrFloatBitWidth();
+  if (bits != 16 && bits != 32)
+    return 1;
+  int64_t perThread = getLayout(tile).getDim(dim).perThread;
+  int64_t width = std::min<int64_t>(perThread, 128 / bits);
+  while (width > 1 &&
+         (perThread % width != 0 || tile.getDimSize(dim) % width != 0))
+    width /= 2;
+  return width * bits % 32 == 0 ? width : 1;
+}
+
 /// Each element by its owner, between barriers (earlier readers of the
-/// region are done; every thread then sees the tile).
+/// region are done; every thread then sees the tile); a thread's runs along
+/// the buffer's contiguous dimension as one access each.
 struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -246,13 +264,21 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
     SwizzledRows rows = getSwizzledRows(dstType);
     unsigned contiguous = dstType.getContiguousDim();
     Value dst = llvm::getSingleElement(adaptor.getDst());
+    ValueRange values = adaptor.getSrc();
+    Type elem = values.front().getType();
+    int64_t width = sharedStoreWidth(srcType, contiguous);
     emitBarrier(rewriter, loc);
     ThreadLayout thread(rewriter, loc, getLayout(srcType));
-    for (auto [slot, value] : llvm::enumerate(adaptor.getSrc())) {
-      Value ptr = rows.elementPtr(rewriter, loc, dst, value.getType(),
-                                  thread.coords(slot), contiguous);
-      emitIf(rewriter, loc, thread.isOwner(slot),
-             [&](OpBuilder &b) { storeShared(b, loc, value, ptr); });
+    // A run is owned as a whole (its copies are whole runs too).
+    for (ArrayRef<int64_t> group : accessGroups(srcType, contiguous, width)) {
+      Value ptr = rows.elementPtr(rewriter, loc, dst, elem,
+                                  thread.coords(group.front()), contiguous);
+      emitIf(rewriter, loc, thread.isOwner(group.front()), [&](OpBuilder &b) {
+        if (width == 1)
+          return storeShared(b, loc, values[group.front()], ptr);
+        LLVM::StoreOp::create(b, loc, packWords(b, loc, values, group), ptr,
+                              /*alignment=*/width * getSharedBytes(elem));
+      });
     }
     // The warpgroup MMA reads shared memory through the async proxy.
     if (hasWarpGroupMma(op))

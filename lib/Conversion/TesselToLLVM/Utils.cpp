@@ -366,6 +366,23 @@ void mlir::tessel::storeOwned(OpBuilder &b, Location loc, Value value,
   storeShared(b, loc, value, ptr);
 }
 
+Value mlir::tessel::packWords(OpBuilder &b, Location loc, ValueRange values,
+                              ArrayRef<int64_t> group) {
+  Type elem = values.front().getType();
+  Type bits = b.getIntegerType(elem.getIntOrFloatBitWidth());
+  Value v = LLVM::PoisonOp::create(
+      b, loc, VectorType::get({int64_t(group.size())}, bits));
+  for (auto [i, slot] : llvm::enumerate(group)) {
+    Value x = values[slot];
+    if (isa<FloatType>(elem))
+      x = LLVM::BitcastOp::create(b, loc, bits, x);
+    v = LLVM::InsertElementOp::create(b, loc, v, x, i32Constant(b, loc, i));
+  }
+  unsigned words = group.size() * elem.getIntOrFloatBitWidth() / 32;
+  return LLVM::BitcastOp::create(b, loc,
+                                 VectorType::get({words}, b.getI32Type()), v);
+}
+
 Value mlir::tessel::loadShared(OpBuilder &b, Location loc, Type type,
                                Value ptr) {
   Type storage = storageType(type);

@@ -123,6 +123,10 @@ void storeWords(OpBuilder &b, Location loc, Value value, Value ptr, Value mask);
 Value sharedElementPtr(OpBuilder &b, Location loc, Type type,
                        int64_t byteOffset, Value index);
 void storeShared(OpBuilder &b, Location loc, Value value, Value ptr);
+/// The bits of `values[group]` (16- or 32-bit scalars, whole words of
+/// them) as vector<words x i32>.
+Value packWords(OpBuilder &b, Location loc, ValueRange values,
+                ArrayRef<int64_t> group);
 Value loadShared(OpBuilder &b, Location loc, Type type, Value ptr);
 /// Stores `value` at `ptr` if `owner` holds (or is null); otherwise to the
 /// thread's private discard slot past the `dataBytes` the op uses. Copies
