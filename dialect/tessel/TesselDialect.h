@@ -103,6 +103,10 @@ struct TMABox {
 /// in that layout (16-bit elements, a 2-D tile whose columns are the
 /// innermost dimension, rows a multiple of 8 and at most 256).
 std::optional<TMABox> getTMABox(TensorDescType desc);
+/// A kernel argument's name: the parameter's name the front end put in its
+/// NameLoc, else "argN". Bundles, tessel-run and the Python bindings name
+/// parameters (and launch expressions name values) this way.
+std::string getKernelArgName(BlockArgument arg);
 /// The `tessel.target` of the module around `op` ("sm_80" when none).
 StringRef getTarget(Operation *op);
 /// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the

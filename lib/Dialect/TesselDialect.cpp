@@ -230,6 +230,12 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
   return success();
 }
 
+std::string mlir::tessel::getKernelArgName(BlockArgument arg) {
+  if (auto named = dyn_cast<NameLoc>(arg.getLoc()))
+    return named.getName().str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
 StringRef mlir::tessel::getTarget(Operation *op) {
   auto module =
       isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();

@@ -37,9 +37,7 @@ static std::string launchExpr(Value v, func::FuncOp kernel) {
     if (arg.getOwner() != &kernel.getBody().front() ||
         !arg.getType().isSignlessInteger() || arg.getType().isInteger(1))
       return "";
-    if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
-      return loc.getName().str();
-    return "";
+    return getKernelArgName(arg);
   }
   Operation *def = v.getDefiningOp();
   if (!def)
@@ -301,11 +299,9 @@ struct LowerTensorDescsPass
         if (DictionaryAttr map = tma ? tensorMapOf(make, kernel) : nullptr) {
           unsigned index = kernel.getNumArguments();
           auto base = cast<BlockArgument>(make.getBase());
-          std::string name = "arg" + std::to_string(base.getArgNumber());
-          if (auto loc = dyn_cast<NameLoc>(base.getLoc()))
-            name = loc.getName().str();
           Location loc = NameLoc::get(
-              StringAttr::get(&getContext(), name + "_map"), make.getLoc());
+              StringAttr::get(&getContext(), getKernelArgName(base) + "_map"),
+              make.getLoc());
           if (failed(kernel.insertArgument(index, make.getType(), {}, loc)))
             return signalPassFailure();
           kernel.setArgAttr(index, TesselDialect::getTensorMapAttrName(), map);

@@ -156,12 +156,6 @@ std::string compileBundle(const std::string &source,
       });
 }
 
-std::string argName(mlir::BlockArgument arg) {
-  if (auto named = llvm::dyn_cast<mlir::NameLoc>(arg.getLoc()))
-    return named.getName().str();
-  return "arg" + std::to_string(arg.getArgNumber());
-}
-
 py::object constantValue(mlir::Attribute attr) {
   if (auto b = llvm::dyn_cast<mlir::BoolAttr>(attr))
     return py::bool_(b.getValue());
@@ -218,12 +212,14 @@ public:
             mlir::tessel::getMultipleOf(f, arg.getArgNumber()));
         if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type)) {
           auto elem = dtypeOf(ptr.getPointeeType());
-          params.append(py::make_tuple(argName(arg), "ptr",
-                                       elem ? dtypeName(*elem) : "?", hint));
+          params.append(py::make_tuple(mlir::tessel::getKernelArgName(arg),
+                                       "ptr", elem ? dtypeName(*elem) : "?",
+                                       hint));
         } else {
           auto dtype = dtypeOf(type);
-          params.append(py::make_tuple(
-              argName(arg), dtype ? dtypeName(*dtype) : "?", "", hint));
+          params.append(py::make_tuple(mlir::tessel::getKernelArgName(arg),
+                                       dtype ? dtypeName(*dtype) : "?", "",
+                                       hint));
         }
       }
       py::dict constants;
@@ -274,8 +270,8 @@ public:
     for (mlir::BlockArgument arg : kernel.getArguments().take_front(numUser)) {
       py::handle value = args[arg.getArgNumber()];
       mlir::Type type = arg.getType();
-      std::string where =
-          "kernel '" + name + "', argument '" + argName(arg) + "'";
+      std::string where = "kernel '" + name + "', argument '" +
+                          mlir::tessel::getKernelArgName(arg) + "'";
       if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type)) {
         if (!py::isinstance<py::array>(value))
           throw py::type_error(where + ": expected a NumPy array");

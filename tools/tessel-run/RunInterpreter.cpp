@@ -11,6 +11,7 @@
 #include "Frontend/MLIRGen.h"
 #include "tessel/Interpreter.h"
 #include "tessel/Passes.h"
+#include "tessel/TesselDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -21,12 +22,6 @@
 #include <iostream>
 
 namespace tessel::run {
-
-static std::string argName(mlir::BlockArgument arg) {
-  if (auto named = llvm::dyn_cast<mlir::NameLoc>(arg.getLoc()))
-    return named.getName().str();
-  return "arg" + std::to_string(arg.getArgNumber());
-}
 
 static mlir::OwningOpRef<mlir::ModuleOp>
 loadModule(const Options &options, mlir::MLIRContext &context) {
@@ -91,12 +86,13 @@ int runInterpreter(const Options &options) {
   for (mlir::BlockArgument arg : kernel.getArguments().take_front(numUser)) {
     mlir::Type type = arg.getType();
     if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type))
-      params.push_back({argName(arg), KernelArg::Kind::Buffer,
+      params.push_back({mlir::tessel::getKernelArgName(arg),
+                        KernelArg::Kind::Buffer,
                         *dtypeOf(ptr.getPointeeType())});
     else
-      params.push_back({argName(arg), type.isInteger()
-                                          ? KernelArg::Kind::Int
-                                          : KernelArg::Kind::Float});
+      params.push_back(
+          {mlir::tessel::getKernelArgName(arg),
+           type.isInteger() ? KernelArg::Kind::Int : KernelArg::Kind::Float});
   }
   Inputs inputs;
   std::string error;

@@ -39,7 +39,7 @@ static std::string quote(llvm::StringRef s) {
 /// Grid kernels carry no grid expression: their grids depend on values the
 /// kernel does not receive (a batch size, say), so the host passes the grid
 /// at launch. Persistent kernels ask for their workspace per CTA.
-static void writeLaunch(llvm::raw_ostream &os, const KernelInfo &k) {
+static void writeLaunch(llvm::raw_ostream &os, const CompiledKernel &k) {
   if (!k.persistent) {
     os << "{\"kind\": \"grid\"}";
     return;
@@ -68,7 +68,7 @@ static void writeArray(llvm::raw_ostream &os, const std::vector<T> &values,
 }
 
 static void writeTensorMap(llvm::raw_ostream &os,
-                           const KernelInfo::TensorMap &map) {
+                           const CompiledKernel::TensorMap &map) {
   auto string = [&](const std::string &s) { os << quote(s); };
   os << "{\"param\": " << quote(map.param) << ", \"dims\": ";
   writeArray(os, map.dims, string);
@@ -79,7 +79,7 @@ static void writeTensorMap(llvm::raw_ostream &os,
   os << ", \"swizzle\": " << map.swizzle << "}";
 }
 
-static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
+static void writeKernel(llvm::raw_ostream &os, const CompiledKernel &k) {
   os << "    {\n"
      << "      \"name\": " << quote(k.name) << ",\n"
      << "      \"ptx_entry\": " << quote(k.name) << ",\n"
@@ -112,22 +112,24 @@ static void writeKernel(llvm::raw_ostream &os, const KernelInfo &k) {
   os << "\n    }";
 }
 
-std::string tessel::writeBundle(const std::vector<KernelInfo> &kernels,
+std::string tessel::writeBundle(const std::vector<CompiledKernel> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
   // Version 2 added "then", version 3 "multiple_of", version 4
   // "tensor_maps", version 5 "workspace_zeroing": a bundle gets the lowest
   // version that has what it uses, so it stays readable by older runtimes.
   bool followUps = llvm::any_of(
-      kernels, [](const KernelInfo &k) { return !k.then.empty(); });
-  bool hints = llvm::any_of(kernels, [](const KernelInfo &k) {
-    return llvm::any_of(
-        k.params, [](const KernelInfo::Param &p) { return p.multipleOf != 0; });
+      kernels, [](const CompiledKernel &k) { return !k.then.empty(); });
+  bool hints = llvm::any_of(kernels, [](const CompiledKernel &k) {
+    return llvm::any_of(k.params, [](const CompiledKernel::Param &p) {
+      return p.multipleOf != 0;
+    });
   });
   bool tensorMaps = llvm::any_of(
-      kernels, [](const KernelInfo &k) { return !k.tensorMaps.empty(); });
-  bool workspaces = llvm::any_of(
-      kernels, [](const KernelInfo &k) { return k.workspacePerProgram != 0; });
+      kernels, [](const CompiledKernel &k) { return !k.tensorMaps.empty(); });
+  bool workspaces = llvm::any_of(kernels, [](const CompiledKernel &k) {
+    return k.workspacePerProgram != 0;
+  });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"

@@ -22,8 +22,9 @@
 
 namespace tessel {
 
-/// What the runtime needs to launch one kernel: a bundle's "kernels" entry.
-struct KernelInfo {
+/// What the compiler tells of one kernel for its bundle's "kernels" entry (the
+/// runtime reads it back as tessel::KernelInfo).
+struct CompiledKernel {
   struct Param {
     std::string name, kind, elem;
     /// The kernel's multiple_of hint (bytes of alignment for a pointer);
@@ -66,7 +67,7 @@ struct KernelInfo {
 /// kernel's launch metadata on the way.
 /// Errors are reported through the context's diagnostics.
 mlir::LogicalResult
-lowerToLLVMDialect(mlir::ModuleOp module, std::vector<KernelInfo> &kernels,
+lowerToLLVMDialect(mlir::ModuleOp module, std::vector<CompiledKernel> &kernels,
                    mlir::tessel::StreamKStrategy streamK =
                        mlir::tessel::StreamKStrategy::Persistent);
 
@@ -87,7 +88,7 @@ std::string emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
 
 /// What compileForGPU produces.
 struct GPUArtifacts {
-  std::vector<KernelInfo> kernels;
+  std::vector<CompiledKernel> kernels;
   /// The optimised LLVM IR, printed (only when asked for).
   std::string llvmIR;
   std::string ptx;
@@ -104,7 +105,7 @@ compileForGPU(mlir::ModuleOp module, llvm::StringRef target, GPUArtifacts &out,
                   mlir::tessel::StreamKStrategy::Persistent);
 
 /// A bundle (docs/bundle.md) holding `ptx` and `kernels`.
-std::string writeBundle(const std::vector<KernelInfo> &kernels,
+std::string writeBundle(const std::vector<CompiledKernel> &kernels,
                         llvm::StringRef ptx, llvm::StringRef target,
                         llvm::StringRef producer);
 

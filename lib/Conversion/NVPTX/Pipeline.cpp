@@ -13,10 +13,8 @@ using namespace mlir::tessel;
 
 /// A parameter as docs/bundle.md names it; fails for types a launch cannot
 /// pass.
-static FailureOr<::tessel::KernelInfo::Param> paramOf(BlockArgument arg) {
-  std::string name = "arg" + std::to_string(arg.getArgNumber());
-  if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
-    name = loc.getName().str();
+static FailureOr<::tessel::CompiledKernel::Param> paramOf(BlockArgument arg) {
+  std::string name = getKernelArgName(arg);
   auto typeName = [](Type t) -> std::string {
     if (t.isSignlessInteger(1) || t.isSignlessInteger(32) ||
         t.isSignlessInteger(64) || t.isF16() || t.isBF16() || t.isF32()) {
@@ -29,19 +27,19 @@ static FailureOr<::tessel::KernelInfo::Param> paramOf(BlockArgument arg) {
   };
   Type type = arg.getType();
   if (auto ptr = dyn_cast<PtrType>(type))
-    return ::tessel::KernelInfo::Param{name, "ptr",
-                                       typeName(ptr.getPointeeType())};
+    return ::tessel::CompiledKernel::Param{name, "ptr",
+                                           typeName(ptr.getPointeeType())};
   std::string kind = typeName(type);
   if (kind.empty() || kind == "i1")
     return emitError(arg.getLoc())
            << "kernel parameter '" << name << "' of type " << type
            << " cannot be passed at launch (ptr, i32, i64, f16, bf16, f32)";
-  return ::tessel::KernelInfo::Param{name, kind, ""};
+  return ::tessel::CompiledKernel::Param{name, kind, ""};
 }
 
 /// A tensor-map argument as docs/bundle.md describes it: dimensions
 /// innermost first (tessel-lower-tensor-descs wrote them outermost first).
-static ::tessel::KernelInfo::TensorMap
+static ::tessel::CompiledKernel::TensorMap
 tensorMapOf(func::FuncOp kernel, BlockArgument arg, TensorDescType desc) {
   auto map = kernel.getArgAttrOfType<DictionaryAttr>(
       arg.getArgNumber(), TesselDialect::getTensorMapAttrName());
@@ -51,7 +49,7 @@ tensorMapOf(func::FuncOp kernel, BlockArgument arg, TensorDescType desc) {
       out.push_back(cast<StringAttr>(a).str());
     return out;
   };
-  ::tessel::KernelInfo::TensorMap t;
+  ::tessel::CompiledKernel::TensorMap t;
   int64_t base = map.getAs<IntegerAttr>("base").getInt();
   t.param = paramOf(kernel.getArgument(base))->name;
   t.dims = strings("sizes");
@@ -63,7 +61,8 @@ tensorMapOf(func::FuncOp kernel, BlockArgument arg, TensorDescType desc) {
 }
 
 /// Launch metadata of a kernel after layout assignment.
-static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
+static LogicalResult describe(func::FuncOp kernel,
+                              ::tessel::CompiledKernel &info) {
   info.name = kernel.getSymName().str();
   if (auto warps = kernel->getAttrOfType<IntegerAttr>(
           TesselDialect::getNumWarpsAttrName()))
@@ -81,7 +80,7 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
       info.tensorMaps.push_back(tensorMapOf(kernel, arg, desc));
       continue;
     }
-    FailureOr<::tessel::KernelInfo::Param> param = paramOf(arg);
+    FailureOr<::tessel::CompiledKernel::Param> param = paramOf(arg);
     if (failed(param))
       return failure();
     param->multipleOf = getMultipleOf(kernel, arg.getArgNumber());
@@ -102,7 +101,7 @@ static LogicalResult describe(func::FuncOp kernel, ::tessel::KernelInfo &info) {
 
 namespace tessel {
 LogicalResult lowerToLLVMDialect(ModuleOp module,
-                                 std::vector<KernelInfo> &kernels,
+                                 std::vector<CompiledKernel> &kernels,
                                  StreamKStrategy streamK) {
   PassManager tiles(module.getContext());
   tiles.addPass(createTesselExpandOnline());

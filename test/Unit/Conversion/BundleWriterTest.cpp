@@ -17,8 +17,8 @@ namespace {
 
 /// attention_fwd(q, k: f16 ptr, o: f32 ptr, Nk, HKV, H: i32, skn, skh, skb:
 /// i64), D = 64, with tensor maps of k (4-D, swizzled) and q (2-D).
-KernelInfo tensorMapKernel() {
-  KernelInfo k;
+CompiledKernel tensorMapKernel() {
+  CompiledKernel k;
   k.name = "attention_fwd";
   k.numWarps = 8;
   k.sharedBytes = 49152;
@@ -54,13 +54,13 @@ TEST(BundleWriter, TensorMapsMakeVersion4) {
 }
 
 TEST(BundleWriter, WithoutTensorMapsTheMemberIsLeftOut) {
-  KernelInfo k = tensorMapKernel();
+  CompiledKernel k = tensorMapKernel();
   k.tensorMaps.clear();
   std::string text = writeBundle({k}, "", "sm_90a", "tesselc test");
   EXPECT_EQ(text.find("tensor_maps"), std::string::npos) << text;
   EXPECT_NE(text.find("\"version\": 3,"), std::string::npos) << text;
   // Tensor maps need version 4 whatever else the bundle uses.
-  KernelInfo plain = k;
+  CompiledKernel plain = k;
   plain.params = {{"x", "ptr", "f16"}};
   plain.tensorMaps = {{"x", {"64"}, {}, {64}}};
   text = writeBundle({plain}, "", "sm_90a", "tesselc test");
