@@ -459,37 +459,38 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
   return why;
 }
 
+/// A memdesc of `shape` contiguous along `contiguousDim`, in a swizzle a
+/// wgmma matrix descriptor describes; null if there is none. An MN-major
+/// operand (contiguous along M or N, not along `kDim`) must span whole
+/// column blocks there: its descriptor walks them a block at a time, and a
+/// warpgroup's rows of a shared A start one.
+static MemDescType wgmmaOperand(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                Type elem, unsigned contiguousDim,
+                                unsigned kDim) {
+  SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
+  auto type = MemDescType::get(ctx, shape, elem, order);
+  SharedTileLayout layout = type.getSharedLayout();
+  if (layout.getNvmmaSwizzleBytes() == 0)
+    return {};
+  int64_t mn = shape[contiguousDim];
+  if (contiguousDim != kDim && mn > layout.blockElems &&
+      mn % layout.blockElems != 0)
+    return {};
+  return type;
+}
+
 MemDescType mlir::tessel::getWarpGroupDotOperandA(MLIRContext *ctx,
                                                   ArrayRef<int64_t> mk,
                                                   Type elem,
                                                   unsigned contiguousDim) {
-  SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
-  auto type = MemDescType::get(ctx, mk, elem, order);
-  SharedTileLayout layout = type.getSharedLayout();
-  if (layout.getNvmmaSwizzleBytes() == 0)
-    return {};
-  // With M contiguous (MN-major), each warpgroup's 64 rows start a column
-  // block: its descriptor then starts where the swizzle pattern does.
-  if (contiguousDim == 0 && 64 % layout.blockElems != 0)
-    return {};
-  return type;
+  return wgmmaOperand(ctx, mk, elem, contiguousDim, /*kDim=*/1);
 }
 
 MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,
                                                   ArrayRef<int64_t> kn,
                                                   Type elem,
                                                   unsigned contiguousDim) {
-  SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
-  auto type = MemDescType::get(ctx, kn, elem, order);
-  SharedTileLayout layout = type.getSharedLayout();
-  if (layout.getNvmmaSwizzleBytes() == 0)
-    return {};
-  // With N contiguous (MN-major), the descriptor walks N in whole column
-  // blocks.
-  int64_t n = kn[1];
-  if (contiguousDim == 1 && n > layout.blockElems && n % layout.blockElems)
-    return {};
-  return type;
+  return wgmmaOperand(ctx, kn, elem, contiguousDim, /*kDim=*/0);
 }
 
 LogicalResult WarpGroupDotOp::verify() {
