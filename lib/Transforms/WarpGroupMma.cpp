@@ -204,18 +204,20 @@ static Value transposedTile(Value a, SmallVectorImpl<Operation *> &chain) {
 /// A goes round the loop in registers) or past the shared memory a Hopper
 /// CTA may use.
 static void moveTransposedOperandsA(func::FuncOp kernel) {
-  kernel.walk([&](WarpGroupDotOp dot) {
+  SmallVector<WarpGroupDotOp> dots;
+  kernel.walk([&](WarpGroupDotOp dot) { dots.push_back(dot); });
+  for (WarpGroupDotOp dot : dots) {
     auto a = dyn_cast<TileType>(dot.getA().getType());
     SmallVector<Operation *> chain;
     if (!a || dot->hasAttr(TesselDialect::getRotateAttrName()))
-      return;
+      continue;
     Value tile = transposedTile(dot.getA(), chain);
     MLIRContext *ctx = kernel.getContext();
     Type elem = a.getElementType();
     MemDescType view =
         getWarpGroupDotOperandA(ctx, a.getShape(), elem, /*contiguousDim=*/0);
     if (!tile || !view)
-      return;
+      continue;
     OpBuilder b(dot);
     Location loc = dot.getLoc();
     auto tileType = cast<TileType>(tile.getType());
@@ -230,7 +232,7 @@ static void moveTransposedOperandsA(func::FuncOp kernel) {
     dot.getAMutable().assign(MemDescTransOp::create(b, loc, view, buffer));
     if (fitsSharedMemory(kernel, chain)) {
       eraseUnused(chain);
-      return;
+      continue;
     }
     Operation *trans = dot.getA().getDefiningOp();
     dot.getAMutable().assign(registers);
@@ -238,7 +240,7 @@ static void moveTransposedOperandsA(func::FuncOp kernel) {
     eraseBuffer(buffer);
     if (stored != tile)
       stored.getDefiningOp()->erase();
-  });
+  }
 }
 
 struct WarpGroupMmaPass

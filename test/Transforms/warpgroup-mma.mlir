@@ -305,3 +305,32 @@ func.func @transposed_a_rotated(%dst: !tessel.tile<64x64xbf16, #blk>, %kb: !tess
   return
 }
 }
+
+// -----
+
+// The transposed A's buffer (8 KiB) would take the kernel past the 227 KiB
+// of a Hopper CTA (224 KiB of buffers live at the dot already): A stays the transpose in
+// registers, and nothing the rewrite added is left.
+
+#blk = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#blkt = #tessel.blocked<sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @transposed_a_too_big
+// CHECK: tessel.local_alloc : !tessel.memdesc<14x64x128xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.local_alloc
+// CHECK-NOT: tessel.local_store
+// CHECK-NOT: tessel.memdesc_trans
+// CHECK: tessel.trans
+// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<64x64xbf16
+module attributes {tessel.target = "sm_90a"} {
+func.func @transposed_a_too_big(%dst: !tessel.tile<64x64xbf16, #blk>, %i: i32, %acc: !tessel.tile<64x128xf32, #mma>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %bufs = tessel.local_alloc : !tessel.memdesc<14x64x128xbf16, order = [1, 0]>
+  %kb = tessel.memdesc_index %bufs[%i] : !tessel.memdesc<14x64x128xbf16, order = [1, 0]> -> !tessel.memdesc<64x128xbf16, order = [1, 0]>
+  %t = tessel.trans %dst [1, 0] : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #blkt>
+  %a = tessel.convert_layout %t : !tessel.tile<64x64xbf16, #blkt> -> !tessel.tile<64x64xbf16, #opa>
+  %dq = tessel.dot %a, %kb, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<64x128xf32, #mma>
+  return
+}
+}
