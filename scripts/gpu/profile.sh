@@ -23,10 +23,7 @@ cases=${1:-prefill,prefill-d64,decode-mha,decode-gqa}
 # stall reasons behind the warps' latency. Without those metrics (a metric this ncu does not know)
 # the sections alone.
 metrics='regex:^sm__pipe_tensor_op_[a-z]*mma_cycles_active\.avg\.pct_of_peak_sustained_active$'
-metrics+=',regex:^smsp__average_warp_latency_issue_stalled_(barrier|long_scoreboard|wait|math_pipe_throttle|mio_throttle|short_scoreboard|lg_throttle|membar|drain)$'
-# Global reductions (atomic_add) and register spills (local memory), as requests and bytes.
-metrics+=',lts__t_requests_op_red.sum,lts__t_sectors_op_red.sum,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum'
-metrics+=',l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum'
+metrics+=',regex:^smsp__average_warp_latency_issue_stalled_(barrier|long_scoreboard|wait|math_pipe_throttle|mio_throttle|short_scoreboard)$'
 for case in ${cases//,/ }; do
   for extra in "--metrics $metrics" ""; do
     ncu --target-processes all -k "regex:${NCU_KERNELS:-^(attention|lean|mta)}" --launch-skip 2 --launch-count 1 \
@@ -36,6 +33,6 @@ for case in ${cases//,/ }; do
       break
   done
   echo "== ncu: $case"
-  grep -E "^  [a-z_]+.*\(|Duration|op_red|mem_local|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
+  grep -E "^  [a-z_]+.*\(|Duration|Local Memory Spilling Requests|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
     "$out/ncu-$case.txt" | head -60
 done
