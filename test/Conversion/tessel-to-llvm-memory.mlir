@@ -160,6 +160,8 @@ func.func @vectorised(%x: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %str
 // CHECK-LABEL: llvm.func @vector_reduction
 // CHECK: %[[M:.*]] = llvm.icmp "slt"
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$1 red.global.add.v4.f32 [ $0 + 0 ], {$2, $3, $4, $5};", "l,b,f,f,f,f" %{{.*}}, %[[M]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (!llvm.ptr<1>, i1, f32, f32, f32, f32) -> ()
+// Without a mask (and every element owned once) nothing predicates it.
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.global.add.v4.f32 [ $0 + 0 ], {$1, $2, $3, $4};", "l,f,f,f,f"
 // CHECK-NOT: red.global
 // CHECK-NOT: llvm.atomicrmw
 // CHECK-LABEL: llvm.func @old_values_read
@@ -183,6 +185,7 @@ func.func @vector_reduction(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}
   %ns = tessel.splat %n : i32 -> !tessel.tile<4x32xi32, #r>
   %m = tessel.cmp lt %rb, %ns : !tessel.tile<4x32xi32, #r> -> !tessel.tile<4x32xi1, #r>
   %old = tessel.atomic_add %p, %v mask %m : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  %all = tessel.atomic_add %p, %v : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
   return
 }
 func.func @old_values_read(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y: f32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {

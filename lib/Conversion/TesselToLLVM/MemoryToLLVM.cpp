@@ -58,24 +58,16 @@ int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
   if (!tile)
     return 1;
   Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
-  int64_t bytes = pointee.getIntOrFloatBitWidth() / 8;
-  if (bytes == 0) // i1: bytes in memory, not worth packing
-    return 1;
-  TileLayout layout = getLayout(tile);
-  unsigned d = dim ? *dim : runDimension(layout);
+  unsigned bits = pointee.getIntOrFloatBitWidth();
+  unsigned d = dim ? *dim : runDimension(getLayout(tile));
   AxisInfo axis = info.get(ptr);
-  int64_t width = std::min<int64_t>(layout.getDim(d).perThread, 16 / bytes);
-  width = std::min(width, axis.getContiguity(d));
-  width =
-      std::min(width, std::max<int64_t>(1, axis.getDivisibility(d) / bytes));
+  int64_t limit = std::min(
+      axis.getContiguity(d),
+      std::max<int64_t>(1, axis.getDivisibility(d) * 8 / std::max(bits, 8u)));
   for (Value v : uniform)
     if (v && isa<TileType>(v.getType()))
-      width = std::min(width, info.get(v).getConstancy(d));
-  while (width > 1 && (tile.getDimSize(d) % width != 0 ||
-                       layout.getDim(d).perThread % width != 0))
-    width /= 2;
-  // Whole 32-bit words only.
-  return width * bytes % 4 == 0 ? width : 1;
+      limit = std::min(limit, info.get(v).getConstancy(d));
+  return runWidth(tile, d, bits, limit);
 }
 
 /// The elements of vector<words x i32> `v` as `count` values of `elem`.
@@ -170,18 +162,24 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
 };
 
 /// `red.global.add.v{2,4}.f32` of `group`'s values at the first one's
-/// address, where `pred` holds (sm_90: an L2 reduction of 8 or 16 bytes).
+/// address, where `pred` holds if there is one (sm_90: an L2 reduction of 8
+/// or 16 bytes).
 void reduceWords(OpBuilder &b, Location loc, ValueRange values,
                  ArrayRef<int64_t> group, Value ptr, Value pred) {
-  SmallVector<Value> operands = {ptr, pred};
-  std::string regs, constraints = "l,b";
+  SmallVector<Value> operands = {ptr};
+  std::string regs, constraints = "l";
+  if (pred) {
+    operands.push_back(pred);
+    constraints += ",b";
+  }
   for (auto [i, slot] : llvm::enumerate(group)) {
     operands.push_back(values[slot]);
-    regs += llvm::formatv("{0}${1}", i ? ", " : "", i + 2).str();
+    regs += llvm::formatv("{0}${1}", i ? ", " : "", operands.size() - 1).str();
     constraints += ",f";
   }
-  std::string text = llvm::formatv(
-      "@$1 red.global.add.v{0}.f32 [ $0 + 0 ], {{{1}};", group.size(), regs);
+  std::string text =
+      llvm::formatv("{0}red.global.add.v{1}.f32 [ $0 + 0 ], {{{2}};",
+                    pred ? "@$1 " : "", group.size(), regs);
   inlinePtx(b, loc, Type(), operands, text, constraints);
 }
 
@@ -199,15 +197,12 @@ struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
         writerPredicates(rewriter, loc, op.getPtr(), ptrs.size());
     if (int64_t width = widthOf(op); width > 1) {
       // Runs of f32 whose old values nothing reads (getAccessWidths).
-      Value yes =
-          LLVM::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
       auto tile = cast<TileType>(op.getPtr().getType());
       for (ArrayRef<int64_t> group :
            accessGroups(tile, runDimension(getLayout(tile)), width)) {
         Value pred = andPredicates(rewriter, loc, writers[group.front()],
                                    maskAt(adaptor.getMask(), group.front()));
-        reduceWords(rewriter, loc, values, group, ptrs[group.front()],
-                    pred ? pred : yes);
+        reduceWords(rewriter, loc, values, group, ptrs[group.front()], pred);
       }
       rewriter.eraseOp(op);
       return success();
@@ -324,6 +319,18 @@ mlir::tessel::accessGroups(TileType tile, unsigned dim, int64_t width) {
     groups.push_back(group);
   }
   return groups;
+}
+
+int64_t mlir::tessel::runWidth(TileType tile, unsigned dim, unsigned bits,
+                               int64_t limit) {
+  if (bits < 8) // i1: bytes in memory, not worth packing
+    return 1;
+  int64_t perThread = getLayout(tile).getDim(dim).perThread;
+  int64_t width = std::min({perThread, int64_t(128 / bits), limit});
+  while (width > 1 &&
+         (tile.getDimSize(dim) % width != 0 || perThread % width != 0))
+    width /= 2;
+  return width * bits % 32 == 0 ? width : 1;
 }
 
 AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {

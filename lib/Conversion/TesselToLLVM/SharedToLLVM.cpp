@@ -233,23 +233,6 @@ struct AsyncCopyLowering : VectorisedPattern<AsyncCopyOp> {
   }
 };
 
-/// Elements a thread stores to shared memory at once along the buffer's
-/// contiguous dimension `dim`: its run of consecutive elements there, to 16
-/// bytes (a swizzle moves whole 16-byte chunks, so an aligned run stays
-/// together) and to whole 32-bit words of 16- or 32-bit elements; 1 if
-/// none.
-static int64_t sharedStoreWidth(TileType tile, unsigned dim) {
-  unsigned bits = tile.getElementType().getIntOrFloatBitWidth();
-  if (bits != 16 && bits != 32)
-    return 1;
-  int64_t perThread = getLayout(tile).getDim(dim).perThread;
-  int64_t width = std::min<int64_t>(perThread, 128 / bits);
-  while (width > 1 &&
-         (perThread % width != 0 || tile.getDimSize(dim) % width != 0))
-    width /= 2;
-  return width * bits % 32 == 0 ? width : 1;
-}
-
 /// Each element by its owner, between barriers (earlier readers of the
 /// region are done; every thread then sees the tile); a thread's runs along
 /// the buffer's contiguous dimension as one access each.
@@ -266,7 +249,9 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
     Value dst = llvm::getSingleElement(adaptor.getDst());
     ValueRange values = adaptor.getSrc();
     Type elem = values.front().getType();
-    int64_t width = sharedStoreWidth(srcType, contiguous);
+    // A swizzle moves whole 16-byte chunks: an aligned run stays together.
+    int64_t width = runWidth(srcType, contiguous,
+                             srcType.getElementType().getIntOrFloatBitWidth());
     emitBarrier(rewriter, loc);
     ThreadLayout thread(rewriter, loc, getLayout(srcType));
     // A run is owned as a whole (its copies are whole runs too).

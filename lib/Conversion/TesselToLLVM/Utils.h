@@ -21,6 +21,8 @@
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <limits>
+
 namespace mlir::tessel {
 
 /// The values a thread holds of a lowered tile, one per slot.
@@ -35,6 +37,12 @@ AccessWidths getAccessWidths(ModuleOp module);
 /// The dimension along which a thread holds its longest run of elements
 /// (the last of equals: the fastest in row-major tiles).
 unsigned runDimension(const TileLayout &layout);
+/// Elements of one access of a thread's run along `dim` of `tile`, whose
+/// elements take `bits` bits in memory: the run, cut to `limit`, to 16 bytes
+/// and to a power of two dividing the run and the tile's extent, in whole
+/// 32-bit words; 1 if none (sub-byte elements never pack).
+int64_t runWidth(TileType tile, unsigned dim, unsigned bits,
+                 int64_t limit = std::numeric_limits<int64_t>::max());
 /// The slots of a thread's accesses of `width` elements along `dim`: each
 /// group is `width` slots consecutive along it, the first one first.
 SmallVector<SmallVector<int64_t>> accessGroups(TileType tile, unsigned dim,

@@ -97,7 +97,7 @@ def predicated_access(text, functions):
         return async_copy(text, int(copy.group(1)), text.startswith("@"), functions)
     reduction = re.search(r"red\.global\.add\.v(\d)\.f32", text)
     if reduction:
-        return vector_reduction(int(reduction.group(1)), functions, text)
+        return vector_reduction(int(reduction.group(1)), text.startswith("@"), functions, text)
     vector = re.search(r"(ld|st)\.global\.v(\d)\.b32", text)
     if vector:
         return vector_access(text, vector.group(1), int(vector.group(2)), functions)
@@ -175,19 +175,20 @@ def vector_access(text, kind, n, functions):
     return name
 
 
-def vector_reduction(n, functions, text):
-    """An IR function doing what a predicated red.global.add.vN.f32 does: the
-    pointer, the predicate, then N floats, each added atomically."""
+def vector_reduction(n, predicated, functions, text):
+    """An IR function doing what a red.global.add.vN.f32 does: the pointer,
+    the predicate if it has one, then N floats, each added atomically."""
     name = "@emu_asm_%d" % len(functions)
-    params = "ptr addrspace(1) %%p, i1 %%m, %s" % ", ".join("float %%x%d" % i for i in range(n))
+    params = "ptr addrspace(1) %%p, %s%s" % ("i1 %m, " if predicated else "",
+                                           ", ".join("float %%x%d" % i for i in range(n)))
     adds = []
     for i in range(n):
         adds += ["  %%q%d = getelementptr float, ptr addrspace(1) %%p, i32 %d" % (i, i),
                  "  %%o%d = atomicrmw fadd ptr addrspace(1) %%q%d, float %%x%d monotonic"
                  % (i, i, i)]
-    functions[text] = (name, "define internal void %s(%s) {\n  br i1 %%m, label %%do, label "
-                             "%%skip\ndo:\n%s\n  ret void\nskip:\n  ret void\n}\n"
-                       % (name, params, "\n".join(adds)))
+    branch = "  br i1 %m, label %do, label %skip\n" if predicated else "  br label %do\n"
+    functions[text] = (name, "define internal void %s(%s) {\n%sdo:\n%s\n  ret void\nskip:\n"
+                             "  ret void\n}\n" % (name, params, branch, "\n".join(adds)))
     return name
 
 
