@@ -221,6 +221,32 @@ def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp">
   }];
 }
 
+def TesselWarpSpecialize : Pass<"tessel-warp-specialize", "ModuleOp"> {
+  let summary = "Issue a kernel's tensor-map copies from a producer warpgroup";
+  let description = [{
+    Runs last among the tile passes, on sm_90a kernels marked
+    `tessel.warp_specialize` (the DSL's `@kernel(warp_specialize=True)`);
+    elsewhere it does nothing. The kernel body becomes the consumer region
+    of a tessel.warp_specialize with one producer warpgroup more. The
+    producer runs the loops of the body that issue tessel.tma_load, kept
+    down to the copies and the scalars they need; the consumers run the rest
+    and, where a copy was, arrive on an "empty" barrier of its slot. The
+    producer waits on that barrier before the copy: fill d of a buffer with
+    N slots waits for phase d / N of barrier d % N, which completes when
+    every consumer thread has reached the point where the copy stood in the
+    original program. So each copy is ordered after the same consumer reads
+    as before, without a CTA barrier: the consumer warpgroups no longer run
+    in lockstep, and the copies' issue no longer costs them time. A barrier
+    that only guarded a refill (tessel-pipeline's, at the top of a loop)
+    goes. The producer keeps 24 registers a thread and gives the rest to the
+    consumers (setmaxnreg) when that gives them more than an even share.
+    The mbarriers move to the top of the kernel (initialised once, by every
+    thread, before the split).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

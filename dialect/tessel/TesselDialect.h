@@ -107,6 +107,9 @@ std::optional<TMABox> getTMABox(TensorDescType desc);
 /// NameLoc, else "argN". Bundles, tessel-run and the Python bindings name
 /// parameters (and launch expressions name values) this way.
 std::string getKernelArgName(BlockArgument arg);
+/// Warps a launch of `kernel` needs: its tessel.num_warps (4 when absent)
+/// and the producer warps of a tessel.warp_specialize in it.
+int64_t getLaunchWarps(func::FuncOp kernel);
 /// The `tessel.target` of the module around `op` ("sm_80" when none).
 StringRef getTarget(Operation *op);
 /// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the

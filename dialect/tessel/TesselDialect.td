@@ -41,6 +41,11 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getNumStagesAttrName() {
       return llvm::StringLiteral("tessel.num_stages");
     }
+    /// Unit attribute on a kernel: on sm_90a, run its tensor-map copies on
+    /// a producer warpgroup of their own (tessel-warp-specialize).
+    static constexpr llvm::StringLiteral getWarpSpecializeAttrName() {
+      return llvm::StringLiteral("tessel.warp_specialize");
+    }
     /// Dictionary attribute on a kernel: the constexpr values it was
     /// specialised with.
     static constexpr llvm::StringLiteral getConstantsAttrName() {

@@ -561,10 +561,13 @@ def Tessel_MBarrierAllocOp : Tessel_Op<"mbarrier_alloc", [
                    MemWrite<DefaultResource, 0, FullEffect>]>]> {
   let summary = "Transaction barriers in shared memory, ready for use";
   let description = [{
-    Each barrier is initialised with one expected arrival (the thread that
-    issues a tessel.tma_load), and every thread of the CTA and the copy
-    engine see them initialised after this op (it ends with a CTA barrier).
+    Each barrier is initialised with `arrivals` expected arrivals (by default
+    one: the thread that issues a tessel.tma_load), and every thread of the
+    CTA and the copy engine see them initialised after this op (it ends with
+    a CTA barrier).
   }];
+  let arguments = (ins ConfinedAttr<DefaultValuedAttr<I32Attr, "1">,
+                                    [IntPositive]>:$arrivals);
   let results = (outs Tessel_MBarriers:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
 }
@@ -601,6 +604,54 @@ def Tessel_MBarrierWaitOp : Tessel_Op<"mbarrier_wait", [
   let arguments = (ins Tessel_MBarriers:$barriers, I32:$index, I32:$phase);
   let assemblyFormat = [{
     $barriers `[` $index `]` `,` $phase attr-dict `:` type($barriers)
+  }];
+}
+
+def Tessel_MBarrierArriveOp : Tessel_Op<"mbarrier_arrive", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive once on barrier `index` per executing thread";
+  let description = [{
+    Each thread that executes it (and whose `arrive` operand, if any, is
+    true) arrives on the barrier, releasing its earlier memory accesses to
+    the threads that wait for the phase its arrival completes.
+  }];
+  let arguments = (ins Tessel_MBarriers:$barriers, I32:$index,
+                       Optional<I1>:$arrive);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` (`if` $arrive^)? attr-dict `:` type($barriers)
+  }];
+}
+
+def Tessel_WarpSpecializeOp : Tessel_Op<"warp_specialize", [
+    RecursiveMemoryEffects, NoTerminator]> {
+  let summary = "Split the CTA into consumer warps and a producer warpgroup";
+  let description = [{
+    The first 32 · `consumer_warps` threads (the kernel's tessel.num_warps)
+    run the `consumers` region, where every tile and its layout lives; the next
+    32 · `producer_warps` threads run the `producer` region, which holds no
+    tiles: it only issues copies (tessel.tma_load) and waits on barriers.
+    Its tessel.local_alloc ops name (`tessel.buffer`) the consumers' buffer
+    they are: the same shared memory.
+    Barriers inside a region (tessel.barrier and those the lowering emits)
+    synchronise that region's threads only. With registers given, each
+    side first resizes its per-thread register file (setmaxnreg): the
+    producer gives up registers the consumers take.
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntPositive]>:$consumer_warps,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$producer_warps,
+                       OptionalAttr<I32Attr>:$producer_registers,
+                       OptionalAttr<I32Attr>:$consumer_registers);
+  let regions = (region SizedRegion<1>:$consumers, SizedRegion<1>:$producer);
+  let assemblyFormat = [{
+    attr-dict `consumers` $consumers `producer` $producer
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// i64 attribute pairing a producer's tessel.local_alloc with the
+    /// consumers' one it stands for.
+    static constexpr llvm::StringLiteral getBufferAttrName() {
+      return llvm::StringLiteral("tessel.buffer");
+    }
   }];
 }
 

@@ -107,6 +107,17 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' is only valid on a kernel";
     return success();
   }
+  if (name == getWarpSpecializeAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !op->hasAttr(getKernelAttrName()))
+      return op->emitError()
+             << "'" << name << "' is a unit attribute of a kernel";
+    return success();
+  }
+  if (name == WarpSpecializeOp::getBufferAttrName()) {
+    if (!isa<LocalAllocOp>(op) || !isa<IntegerAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' numbers a tessel.local_alloc";
+    return success();
+  }
   if (name == getConstantsAttrName()) {
     if (!isa<DictionaryAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a dictionary, got "
@@ -234,6 +245,18 @@ std::string mlir::tessel::getKernelArgName(BlockArgument arg) {
   if (auto named = dyn_cast<NameLoc>(arg.getLoc()))
     return named.getName().str();
   return "arg" + std::to_string(arg.getArgNumber());
+}
+
+int64_t mlir::tessel::getLaunchWarps(func::FuncOp kernel) {
+  int64_t warps = 4;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName()))
+    warps = attr.getInt();
+  kernel.walk([&](WarpSpecializeOp split) {
+    warps += split.getProducerWarps();
+    return WalkResult::interrupt();
+  });
+  return warps;
 }
 
 StringRef mlir::tessel::getTarget(Operation *op) {

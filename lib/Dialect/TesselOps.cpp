@@ -609,6 +609,55 @@ LogicalResult TMALoadOp::verify() {
   return success();
 }
 
+LogicalResult WarpSpecializeOp::verify() {
+  if (getProducerWarps() % 4 || getConsumerWarps() % 4)
+    return emitOpError() << "consumer_warps and producer_warps must be whole "
+                            "warpgroups (multiples of 4), got "
+                         << getConsumerWarps() << " and " << getProducerWarps();
+  if (auto kernel = (*this)->getParentOfType<func::FuncOp>())
+    if (auto warps = kernel->getAttrOfType<IntegerAttr>(
+            TesselDialect::getNumWarpsAttrName());
+        warps && warps.getInt() != getConsumerWarps())
+      return emitOpError() << "consumer_warps must be the kernel's "
+                           << TesselDialect::getNumWarpsAttrName() << " ("
+                           << warps.getInt() << "), got " << getConsumerWarps();
+  std::optional<uint32_t> producer = getProducerRegisters(),
+                          consumer = getConsumerRegisters();
+  if (producer.has_value() != consumer.has_value())
+    return emitOpError() << "needs both register counts or neither";
+  for (std::optional<uint32_t> n : {producer, consumer})
+    if (n && (*n < 24 || *n > 256 || *n % 8))
+      return emitOpError() << "register counts must be multiples of 8 in "
+                              "[24, 256], got "
+                           << *n;
+  // Layouts place every tile on the consumer warps.
+  WalkResult tiles = getProducer().walk([](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (isa<TileType>(t))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (tiles.wasInterrupted())
+    return emitOpError() << "producer region must not compute tiles";
+  // A buffer the producer fills is the consumers' buffer of the same
+  // number: one region of shared memory.
+  DenseSet<int64_t> buffers;
+  getConsumers().walk([&](LocalAllocOp alloc) {
+    if (auto id = alloc->getAttrOfType<IntegerAttr>(getBufferAttrName()))
+      buffers.insert(id.getInt());
+  });
+  WalkResult twins = getProducer().walk([&](LocalAllocOp alloc) {
+    auto id = alloc->getAttrOfType<IntegerAttr>(getBufferAttrName());
+    if (id && buffers.contains(id.getInt()))
+      return WalkResult::advance();
+    alloc.emitOpError() << "in a producer region needs a '"
+                        << getBufferAttrName()
+                        << "' number that a consumer buffer has";
+    return WalkResult::interrupt();
+  });
+  return failure(twins.wasInterrupted());
+}
+
 LogicalResult AsyncCopyOp::verify() {
   auto ptr = cast<TileType>(getPtr().getType());
   auto dst = cast<MemDescType>(getDst().getType());

@@ -270,16 +270,25 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
                            "annotation");
   int64_t numWarps = 4;
   std::optional<int64_t> numStages;
+  bool warpSpecialize = false;
   for (const ast::Keyword &kw : fn.getDecorator()->keywords) {
-    if (kw.name != "num_warps" && kw.name != "num_stages") {
+    if (kw.name != "num_warps" && kw.name != "num_stages" &&
+        kw.name != "warp_specialize") {
       g.error(kw.loc, "unknown @kernel option '" + kw.name +
-                          "' (the options are num_warps and num_stages)");
+                          "' (the options are num_warps, num_stages and "
+                          "warp_specialize)");
       continue;
     }
     std::optional<int64_t> n = g.genConstInt(*kw.value, kw.name);
     if (!n)
       continue;
-    if (kw.name == "num_stages") {
+    if (kw.name == "warp_specialize") {
+      if (*n != 0 && *n != 1)
+        g.error(kw.value->getLoc(), "warp_specialize must be True or False, "
+                                    "got " +
+                                        std::to_string(*n));
+      warpSpecialize = *n == 1;
+    } else if (kw.name == "num_stages") {
       if (*n < 1 || *n > 8)
         g.error(kw.value->getLoc(),
                 "num_stages must be in [1, 8], got " + std::to_string(*n));
@@ -303,6 +312,9 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   if (numStages)
     func->setAttr(tsl::TesselDialect::getNumStagesAttrName(),
                   b.getI32IntegerAttr(*numStages));
+  if (warpSpecialize)
+    func->setAttr(tsl::TesselDialect::getWarpSpecializeAttrName(),
+                  b.getUnitAttr());
   if (!constants.empty())
     func->setAttr(tsl::TesselDialect::getConstantsAttrName(),
                   constants.getDictionary(&g.context));

@@ -19,15 +19,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNELS = os.path.join(ROOT, "kernels")
 
-# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES) per kernel and head dim.
-# On sm_90a the warpgroup MMA takes the dots whose BLOCK_M is a multiple of 16 * NUM_WARPS.
+# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES[, WARP_SPECIALIZE]) per kernel and head dim.
+# On sm_90a the warpgroup MMA takes the dots whose BLOCK_M is a multiple of 16 * NUM_WARPS, and
+# WARP_SPECIALIZE=True moves the tensor-map copies to a producer warpgroup (elsewhere it is
+# ignored).
 CONFIGS = {
     ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
                             (128, 128, 8, 2), (128, 32, 8, 3), (128, 128, 4, 2),
-                            (128, 128, 8, 3)],
+                            (128, 128, 8, 3), (128, 64, 8, 3, True), (128, 128, 8, 2, True)],
     ("attention_fwd", 128): [(64, 32, 4, 3), (64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 2),
                              (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4),
-                             (128, 128, 8, 2), (64, 128, 4, 2)],
+                             (128, 128, 8, 2), (64, 128, 4, 2), (128, 128, 8, 2, True),
+                             (128, 64, 8, 2, True), (128, 64, 8, 3, True)],
     ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
                               (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
 }
@@ -57,9 +60,16 @@ SHAPES = {
 }
 
 
+def tiles(cfg):
+    """The constexprs of a configuration tuple."""
+    c = dict(zip(("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES"), cfg))
+    if len(cfg) > 4:
+        c["WARP_SPECIALIZE"] = cfg[4]
+    return c
+
+
 def constants(name, d, cfg, dtype="bf16"):
-    bm, bn, warps, stages = cfg
-    c = dict(D=d, BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages, DTYPE=dtype)
+    c = dict(D=d, DTYPE=dtype, **tiles(cfg))
     if name == "attention_fwd":
         c["CAUSAL"] = False
     return c
@@ -75,9 +85,8 @@ def tuned(name, d, cfg, target=None):
     """Puts the configuration in the table of tessel.ops that `target` (default: this machine's
     GPU) reads last: GPU_TUNED_SM90A on Hopper, else GPU_TUNED."""
     from tessel import gpu, ops
-    bm, bn, warps, stages = cfg
     table = ops.GPU_TUNED_SM90A if (target or gpu.target()) == "sm_90a" else ops.GPU_TUNED
-    table[(name, d)] = dict(BLOCK_M=bm, BLOCK_N=bn, NUM_WARPS=warps, NUM_STAGES=stages)
+    table[(name, d)] = tiles(cfg)
 
 
 def precompile(out_dir, names, target):

@@ -1596,3 +1596,90 @@ func.func @tma_load_dst(%d: !tessel.tensor_desc<64x64xf16>, %i: i32, %buf: !tess
 func.func @tensor_map_rank(%d: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map = {base = 1 : i64, sizes = ["N"], strides = []}}, %p: !tessel.ptr<f16>) attributes {tessel.kernel} {
   return
 }
+
+// -----
+
+func.func @ws_warps() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  // expected-error @+1 {{consumer_warps and producer_warps must be whole warpgroups (multiples of 4), got 8 and 2}}
+  tessel.warp_specialize {consumer_warps = 8 : i32, producer_warps = 2 : i32} consumers {
+    %c = arith.constant 0 : i32
+  } producer {
+    %p = arith.constant 0 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @ws_num_warps() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  // expected-error @+1 {{consumer_warps must be the kernel's tessel.num_warps (8), got 4}}
+  tessel.warp_specialize {consumer_warps = 4 : i32, producer_warps = 4 : i32} consumers {
+    %c = arith.constant 0 : i32
+  } producer {
+    %p = arith.constant 0 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @ws_registers() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  // expected-error @+1 {{register counts must be multiples of 8 in [24, 256], got 20}}
+  tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_registers = 20 : i32, producer_warps = 4 : i32} consumers {
+    %c = arith.constant 0 : i32
+  } producer {
+    %p = arith.constant 0 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @ws_one_count() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  // expected-error @+1 {{needs both register counts or neither}}
+  tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_warps = 4 : i32} consumers {
+    %c = arith.constant 0 : i32
+  } producer {
+    %p = arith.constant 0 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @ws_producer_tiles(%x: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // expected-error @+1 {{producer region must not compute tiles}}
+  tessel.warp_specialize {consumer_warps = 4 : i32, producer_warps = 4 : i32} consumers {
+    %c = arith.constant 0 : i32
+  } producer {
+    %t = tessel.splat %x : f32 -> !tessel.tile<64xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @ws_twin() attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  tessel.warp_specialize {consumer_warps = 4 : i32, producer_warps = 4 : i32} consumers {
+    %a = tessel.local_alloc {tessel.buffer = 0 : i64} : !tessel.memdesc<64x64xf16, order = [1, 0]>
+  } producer {
+    // expected-error @+1 {{in a producer region needs a 'tessel.buffer' number that a consumer buffer has}}
+    %b = tessel.local_alloc {tessel.buffer = 1 : i64} : !tessel.memdesc<64x64xf16, order = [1, 0]>
+  }
+  return
+}
+
+// -----
+
+func.func @buffer_number(%x: f32) {
+  // expected-error @+1 {{'tessel.buffer' numbers a tessel.local_alloc}}
+  %b = arith.addf %x, %x {tessel.buffer = 1 : i64} : f32
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tessel.warp_specialize' is a unit attribute of a kernel}}
+func.func @ws_not_kernel() attributes {tessel.warp_specialize} {
+  return
+}

@@ -336,4 +336,26 @@ func.func @tensor_descs(%p: !tessel.ptr<bf16>, %n: i64, %s: i64, %i: i32, %go: i
   tessel.barrier
   return %t : !tessel.tile<64x128xbf16>
 }
+
+// A producer warpgroup beside two consumer warpgroups, sharing buffer 0;
+// barriers with expected arrivals, and an arrival under a condition.
+// CHECK-LABEL: func.func @warp_specialize
+// CHECK: tessel.mbarrier_alloc {arrivals = 256 : i32} : !tessel.mbarriers<2>
+// CHECK: tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_registers = 24 : i32, producer_warps = 4 : i32} consumers {
+// CHECK: tessel.local_alloc {tessel.buffer = 0 : i64}
+// CHECK: tessel.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}} : !tessel.mbarriers<2>
+// CHECK: } producer {
+// CHECK: tessel.local_alloc {tessel.buffer = 0 : i64}
+// GENERIC: "tessel.warp_specialize"
+func.func @warp_specialize(%i: i32, %go: i1) attributes {tessel.kernel, tessel.num_warps = 8 : i32, tessel.warp_specialize} {
+  %empty = tessel.mbarrier_alloc {arrivals = 256 : i32} : !tessel.mbarriers<2>
+  tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_registers = 24 : i32, producer_warps = 4 : i32} consumers {
+    %a = tessel.local_alloc {tessel.buffer = 0 : i64} : !tessel.memdesc<2x64x64xf16, order = [1, 0]>
+    tessel.mbarrier_arrive %empty[%i] if %go : !tessel.mbarriers<2>
+  } producer {
+    %b = tessel.local_alloc {tessel.buffer = 0 : i64} : !tessel.memdesc<2x64x64xf16, order = [1, 0]>
+    tessel.mbarrier_wait %empty[%i], %i : !tessel.mbarriers<2>
+  }
+  return
+}
 }

@@ -64,9 +64,7 @@ tensorMapOf(func::FuncOp kernel, BlockArgument arg, TensorDescType desc) {
 static LogicalResult describe(func::FuncOp kernel,
                               ::tessel::CompiledKernel &info) {
   info.name = kernel.getSymName().str();
-  if (auto warps = kernel->getAttrOfType<IntegerAttr>(
-          TesselDialect::getNumWarpsAttrName()))
-    info.numWarps = warps.getInt();
+  info.numWarps = getLaunchWarps(kernel);
   info.sharedBytes = getKernelSharedBytes(kernel);
   SmallVector<int64_t> workspace = getWorkspaceSlotBytes(kernel);
   for (int64_t bytes : workspace)
@@ -119,6 +117,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselWarpGroupMma());
   tiles.addPass(createTesselRotateWarpGroupDots());
   tiles.addPass(createTesselDeferWarpGroupWaits());
+  tiles.addPass(createTesselWarpSpecialize());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

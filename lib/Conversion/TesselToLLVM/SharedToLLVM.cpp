@@ -60,9 +60,24 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
   };
   SmallVector<Placed> placed;
   layout.totalBytes = layout.scratchBytes;
+  // A producer's buffers are the consumers' buffers of the same number
+  // (tessel.warp_specialize): placed with them below.
+  SmallVector<LocalAllocOp> twins;
+  DenseMap<int64_t, int64_t> numbered;
+  auto bufferNumber = [](Operation *alloc) -> std::optional<int64_t> {
+    if (auto id = alloc->getAttrOfType<IntegerAttr>(
+            WarpSpecializeOp::getBufferAttrName()))
+      return id.getInt();
+    return std::nullopt;
+  };
   kernel.getBody().walk([&](Operation *alloc) {
     if (!isa<LocalAllocOp, MBarrierAllocOp>(alloc))
       return;
+    if (auto ws = alloc->getParentOfType<WarpSpecializeOp>();
+        ws && ws.getProducer().isAncestor(alloc->getParentRegion())) {
+      twins.push_back(cast<LocalAllocOp>(alloc));
+      return;
+    }
     // Live until the last use of the region or of a view of it, counted at
     // that use's ancestor in the allocation's block.
     Block *block = alloc->getBlock();
@@ -106,7 +121,11 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     placed.push_back({begin, end, offset, bytes});
     layout.offsets[alloc] = offset;
     layout.totalBytes = std::max(layout.totalBytes, offset + bytes);
+    if (std::optional<int64_t> id = bufferNumber(alloc))
+      numbered[*id] = offset;
   });
+  for (LocalAllocOp twin : twins)
+    layout.offsets[twin] = numbered.at(*bufferNumber(twin));
   return layout;
 }
 

@@ -6,8 +6,9 @@
 // tensor map orders its dimensions. The barrier's phase completes when the
 // copies' bytes have landed, and every thread waits for it with
 // mbarrier.try_wait.parity. tessel.mbarrier_alloc: thread 0 initialises
-// the barriers (one arrival each), and a fence and a CTA barrier make them
-// visible to the copy engine and every thread.
+// the barriers (with their expected arrivals), and a fence and a CTA barrier
+// make them visible to the copy engine and every thread.
+// tessel.mbarrier_arrive: mbarrier.arrive (release) by each thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +42,7 @@ struct MBarrierAllocLowering : SharedRegionPattern<MBarrierAllocOp> {
       for (int64_t i = 0; i < count; ++i)
         NVVM::MBarrierInitOp::create(
             b, loc, barrierAt(b, loc, base, i32Constant(b, loc, i)),
-            i32Constant(b, loc, 1), Value());
+            i32Constant(b, loc, op.getArrivals()), Value());
     });
     NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     emitBarrier(rewriter, loc);
@@ -110,6 +111,24 @@ struct MBarrierWaitLowering : OpConversionPattern<MBarrierWaitOp> {
   }
 };
 
+struct MBarrierArriveLowering : OpConversionPattern<MBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MBarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value barrier =
+        barrierAt(rewriter, loc, adaptor.getBarriers(), adaptor.getIndex());
+    emitIf(rewriter, loc, adaptor.getArrive(), [&](OpBuilder &b) {
+      NVVM::MBarrierArriveOp::create(
+          b, loc, Type(), barrier, Value(),
+          NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct BarrierLowering : OpConversionPattern<BarrierOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -127,6 +146,6 @@ void mlir::tessel::populateTMAPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns,
     const DenseMap<Operation *, int64_t> &offsets) {
   patterns.add<MBarrierAllocLowering>(converter, offsets);
-  patterns.add<TMALoadLowering, MBarrierWaitLowering, BarrierLowering>(
-      converter, patterns.getContext());
+  patterns.add<TMALoadLowering, MBarrierWaitLowering, MBarrierArriveLowering,
+               BarrierLowering>(converter, patterns.getContext());
 }

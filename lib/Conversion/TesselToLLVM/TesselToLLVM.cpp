@@ -1,7 +1,8 @@
 //===- TesselToLLVM.cpp - The convert-tessel-to-llvm pass -----------------===//
 //
 // Three conversions in a row: tessel (with func, arith, math and the types
-// of scf) to the LLVM and NVVM dialects; then (after loops carrying the lanes
+// of scf) to the LLVM and NVVM dialects (a tessel.warp_specialize last:
+// a branch on the thread index); then (after loops carrying the lanes
 // of a vector are made to carry the vector) scf to cf; then cf and the
 // arith that scf-to-cf creates to LLVM. Finally a persistent kernel's
 // workspace arguments are packed behind one pointer.
@@ -96,7 +97,7 @@ struct KernelLowering : OpConversionPattern<func::FuncOp> {
                                            func.getSymName(), type);
     kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
                     rewriter.getUnitAttr());
-    int32_t threads = 32 * getNumWarps(func);
+    int32_t threads = 32 * getLaunchWarps(func);
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
     // A tensor map: 128 bytes by value, 64-byte aligned, read where it is
@@ -321,8 +322,11 @@ struct ConvertTesselToLLVMPass
     }
     if (needsShared)
       declareSharedMemory(module);
-    if (failed(lowerTessel(module)) || failed(carryVectorLanes(module)) ||
-        failed(lowerScf(module)) || failed(lowerControlFlow(module)))
+    if (failed(lowerTessel(module)))
+      return signalPassFailure();
+    lowerWarpSpecialize(module);
+    if (failed(carryVectorLanes(module)) || failed(lowerScf(module)) ||
+        failed(lowerControlFlow(module)))
       return signalPassFailure();
     for (auto kernel : module.getOps<LLVM::LLVMFuncOp>())
       if (!kernel.isExternal())
@@ -350,6 +354,9 @@ struct ConvertTesselToLLVMPass
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addIllegalDialect<TesselDialect, arith::ArithDialect,
                              math::MathDialect, func::FuncDialect>();
+    // Lowered after its regions (lowerWarpSpecialize): their barriers ask it
+    // which threads take part.
+    target.addLegalOp<WarpSpecializeOp>();
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(module, target, std::move(patterns));

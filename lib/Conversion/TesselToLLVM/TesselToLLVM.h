@@ -29,6 +29,10 @@ void populateTesselToLLVMPatterns(
 /// scf loops, before they become branches.
 void populateCarryVectorLanesPatterns(RewritePatternSet &patterns);
 
+/// Replaces each tessel.warp_specialize (its regions already lowered) by a
+/// branch on the thread index (see WarpSpecializeToLLVM.cpp).
+void lowerWarpSpecialize(ModuleOp module);
+
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
 /// barriers), then its local_alloc regions.

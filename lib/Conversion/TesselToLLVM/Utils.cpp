@@ -84,14 +84,43 @@ Value mlir::tessel::andPredicates(OpBuilder &b, Location loc, Value x,
   return arith::AndIOp::create(b, loc, x, y);
 }
 
+/// The threads that run the code `b` inserts: inside a region of a
+/// tessel.warp_specialize, that region's warps; else the whole CTA (null).
+/// The first of them, the number of them and the hardware barrier they
+/// synchronise on.
+struct ThreadGroup {
+  WarpSpecializeOp split;
+  int64_t first = 0, count = 0, barrier = 0;
+};
+static ThreadGroup threadGroup(OpBuilder &b) {
+  ThreadGroup group;
+  Operation *at = b.getInsertionBlock()->getParentOp();
+  group.split = dyn_cast<WarpSpecializeOp>(at);
+  if (!group.split)
+    group.split = at->getParentOfType<WarpSpecializeOp>();
+  if (!group.split)
+    return group;
+  int64_t consumers = 32 * group.split.getConsumerWarps();
+  if (group.split.getProducer().isAncestor(b.getInsertionBlock()->getParent()))
+    return {group.split, consumers, 32 * group.split.getProducerWarps(), 2};
+  return {group.split, 0, consumers, 1};
+}
+
 Value mlir::tessel::isThreadZero(OpBuilder &b, Location loc) {
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                               i32Constant(b, loc, 0));
+                               i32Constant(b, loc, threadGroup(b).first));
 }
 
 void mlir::tessel::emitBarrier(OpBuilder &b, Location loc) {
-  NVVM::Barrier0Op::create(b, loc);
+  ThreadGroup group = threadGroup(b);
+  if (!group.split) {
+    NVVM::Barrier0Op::create(b, loc);
+    return;
+  }
+  NVVM::BarrierOp::create(b, loc, Type(), i32Constant(b, loc, group.barrier),
+                          i32Constant(b, loc, group.count),
+                          NVVM::BarrierReductionAttr(), Value());
 }
 
 void mlir::tessel::emitIf(OpBuilder &b, Location loc, Value cond,

@@ -92,7 +92,10 @@ SmallVector<OpFoldResult> sliceOrigin(OpBuilder &b, Location loc,
 Value addOffset(OpBuilder &b, Location loc, Value c, OpFoldResult offset);
 /// `x && y` where a null operand means true.
 Value andPredicates(OpBuilder &b, Location loc, Value x, Value y);
+/// Whether this thread is the first of the threads running this code: the
+/// CTA, or inside tessel.warp_specialize the threads of that region.
 Value isThreadZero(OpBuilder &b, Location loc);
+/// A barrier of the threads running this code (as isThreadZero's).
 void emitBarrier(OpBuilder &b, Location loc);
 /// Emits `body` under `cond`, or unconditionally if `cond` is null.
 void emitIf(OpBuilder &b, Location loc, Value cond,
