@@ -247,6 +247,23 @@ def TesselWarpSpecialize : Pass<"tessel-warp-specialize", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TesselPingPong : Pass<"tessel-ping-pong", "ModuleOp"> {
+  let summary = "Let a warp-specialised kernel's consumer warpgroups take turns issuing warpgroup dots";
+  let description = [{
+    Runs after tessel-warp-specialize, on sm_90a kernels marked
+    `tessel.ping_pong` (the DSL's `@kernel(ping_pong=True)`), which must be
+    warp-specialised with at least two consumer warpgroups. In each loop of
+    the consumer region that issues tessel.warpgroup_dot ops, warpgroup w
+    waits on named barrier 3 + w before the iteration's first dot and
+    arrives on that of warpgroup (w + 1) % n after its last: one
+    warpgroup's dots are issued while the others compute, in a ring that
+    warpgroup 0 starts (FlashAttention-3's ping-pong of softmax against
+    GEMMs, for any such loop).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

@@ -46,6 +46,12 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getWarpSpecializeAttrName() {
       return llvm::StringLiteral("tessel.warp_specialize");
     }
+    /// Unit attribute on a warp-specialised kernel: its consumer
+    /// warpgroups take turns issuing their loops' warpgroup dots
+    /// (tessel-ping-pong).
+    static constexpr llvm::StringLiteral getPingPongAttrName() {
+      return llvm::StringLiteral("tessel.ping_pong");
+    }
     /// Dictionary attribute on a kernel: the constexpr values it was
     /// specialised with.
     static constexpr llvm::StringLiteral getConstantsAttrName() {

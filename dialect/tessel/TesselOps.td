@@ -622,6 +622,35 @@ def Tessel_MBarrierArriveOp : Tessel_Op<"mbarrier_arrive", [
   }];
 }
 
+def Tessel_WarpGroupIdOp : Tessel_Op<"warpgroup_id", [Pure]> {
+  let summary = "The executing thread's warpgroup: thread index / 128";
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tessel_NamedBarrierWaitOp : Tessel_Op<"named_barrier_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive on hardware barrier `id` and wait until `threads` have";
+  let description = [{
+    bar.sync: the barrier completes when `threads` threads (whole warps)
+    have arrived, by this op or by tessel.named_barrier_arrive. Barriers 0
+    to 2 belong to the CTA and the regions of tessel.warp_specialize.
+  }];
+  let arguments = (ins I32:$id,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tessel_NamedBarrierArriveOp : Tessel_Op<"named_barrier_arrive", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive on hardware barrier `id` of `threads` threads, without waiting";
+  let arguments = (ins I32:$id,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
 def Tessel_WarpSpecializeOp : Tessel_Op<"warp_specialize", [
     RecursiveMemoryEffects, NoTerminator]> {
   let summary = "Split the CTA into consumer warps and a producer warpgroup";

@@ -107,7 +107,7 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' is only valid on a kernel";
     return success();
   }
-  if (name == getWarpSpecializeAttrName()) {
+  if (name == getWarpSpecializeAttrName() || name == getPingPongAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !op->hasAttr(getKernelAttrName()))
       return op->emitError()
              << "'" << name << "' is a unit attribute of a kernel";

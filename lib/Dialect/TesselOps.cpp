@@ -609,6 +609,29 @@ LogicalResult TMALoadOp::verify() {
   return success();
 }
 
+static LogicalResult verifyNamedBarrier(Operation *op, Value id,
+                                        uint32_t threads) {
+  if (threads % 32)
+    return op->emitOpError() << "counts whole warps: threads must be a "
+                                "multiple of 32, got "
+                             << threads;
+  APInt c;
+  if (matchPattern(id, m_ConstantInt(&c)) &&
+      (c.getSExtValue() < 3 || c.getSExtValue() > 15))
+    return op->emitOpError() << "barrier id must be in [3, 15] (0 to 2 are "
+                                "the CTA's and tessel.warp_specialize's), got "
+                             << c.getSExtValue();
+  return success();
+}
+
+LogicalResult NamedBarrierWaitOp::verify() {
+  return verifyNamedBarrier(*this, getId(), getThreads());
+}
+
+LogicalResult NamedBarrierArriveOp::verify() {
+  return verifyNamedBarrier(*this, getId(), getThreads());
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   if (getProducerWarps() % 4 || getConsumerWarps() % 4)
     return emitOpError() << "consumer_warps and producer_warps must be whole "

@@ -270,24 +270,23 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
                            "annotation");
   int64_t numWarps = 4;
   std::optional<int64_t> numStages;
-  bool warpSpecialize = false;
+  bool warpSpecialize = false, pingPong = false;
   for (const ast::Keyword &kw : fn.getDecorator()->keywords) {
     if (kw.name != "num_warps" && kw.name != "num_stages" &&
-        kw.name != "warp_specialize") {
+        kw.name != "warp_specialize" && kw.name != "ping_pong") {
       g.error(kw.loc, "unknown @kernel option '" + kw.name +
-                          "' (the options are num_warps, num_stages and "
-                          "warp_specialize)");
+                          "' (the options are num_warps, num_stages, "
+                          "warp_specialize and ping_pong)");
       continue;
     }
     std::optional<int64_t> n = g.genConstInt(*kw.value, kw.name);
     if (!n)
       continue;
-    if (kw.name == "warp_specialize") {
+    if (kw.name == "warp_specialize" || kw.name == "ping_pong") {
       if (*n != 0 && *n != 1)
-        g.error(kw.value->getLoc(), "warp_specialize must be True or False, "
-                                    "got " +
-                                        std::to_string(*n));
-      warpSpecialize = *n == 1;
+        g.error(kw.value->getLoc(),
+                kw.name + " must be True or False, got " + std::to_string(*n));
+      (kw.name == "ping_pong" ? pingPong : warpSpecialize) = *n == 1;
     } else if (kw.name == "num_stages") {
       if (*n < 1 || *n > 8)
         g.error(kw.value->getLoc(),
@@ -315,6 +314,8 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   if (warpSpecialize)
     func->setAttr(tsl::TesselDialect::getWarpSpecializeAttrName(),
                   b.getUnitAttr());
+  if (pingPong)
+    func->setAttr(tsl::TesselDialect::getPingPongAttrName(), b.getUnitAttr());
   if (!constants.empty())
     func->setAttr(tsl::TesselDialect::getConstantsAttrName(),
                   constants.getDictionary(&g.context));

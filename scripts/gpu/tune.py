@@ -19,18 +19,21 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNELS = os.path.join(ROOT, "kernels")
 
-# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES[, WARP_SPECIALIZE]) per kernel and head dim.
+# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES[, WARP_SPECIALIZE[, PING_PONG]]) per kernel and head
+# dim.
 # On sm_90a the warpgroup MMA takes the dots whose BLOCK_M is a multiple of 16 * NUM_WARPS, and
-# WARP_SPECIALIZE=True moves the tensor-map copies to a producer warpgroup (elsewhere it is
-# ignored).
+# WARP_SPECIALIZE=True moves the tensor-map copies to a producer warpgroup, PING_PONG=True has
+# its consumer warpgroups take turns on the tensor cores (elsewhere both are ignored).
 CONFIGS = {
     ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
                             (128, 128, 8, 2), (128, 32, 8, 3), (128, 128, 4, 2),
-                            (128, 128, 8, 3), (128, 64, 8, 3, True), (128, 128, 8, 2, True)],
+                            (128, 128, 8, 3), (128, 64, 8, 3, True), (128, 128, 8, 2, True),
+                            (128, 128, 8, 2, True, True)],
     ("attention_fwd", 128): [(64, 32, 4, 3), (64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 2),
                              (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4),
                              (128, 128, 8, 2), (64, 128, 4, 2), (128, 128, 8, 2, True),
-                             (128, 64, 8, 2, True), (128, 64, 8, 3, True)],
+                             (128, 64, 8, 2, True), (128, 64, 8, 3, True),
+                             (128, 128, 8, 2, True, True), (128, 64, 8, 3, True, True)],
     ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
                               (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
 }
@@ -65,6 +68,8 @@ def tiles(cfg):
     c = dict(zip(("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES"), cfg))
     if len(cfg) > 4:
         c["WARP_SPECIALIZE"] = cfg[4]
+    if len(cfg) > 5:
+        c["PING_PONG"] = cfg[5]
     return c
 
 

@@ -57,3 +57,25 @@ func.func @split(%map: !tessel.tensor_desc<64x64xbf16> {tessel.tensor_map = {bas
   }
   return
 }
+
+// -----
+
+// The turns of tessel-ping-pong: the warpgroup is the thread index / 128;
+// a turn is bar.sync (wait) or bar.arrive with a barrier id and 256 threads.
+
+// CHECK-LABEL: llvm.func @turns
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[WG:.*]] = llvm.udiv %[[TID]], %{{.*}} : i32
+// CHECK: %[[ID:.*]] = llvm.add %[[WG]], %{{.*}} : i32
+// CHECK: %[[N:.*]] = llvm.mlir.constant(256 : i32) : i32
+// CHECK: nvvm.barrier id = %[[ID]] number_of_threads = %[[N]]
+// CHECK: %[[M:.*]] = llvm.mlir.constant(256 : i32) : i32
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "bar.arrive $0, $1;", "r,n" %[[ID]], %[[M]]
+func.func @turns() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c3 = arith.constant 3 : i32
+  %wg = tessel.warpgroup_id : i32
+  %id = arith.addi %wg, %c3 : i32
+  tessel.named_barrier_wait %id, 256
+  tessel.named_barrier_arrive %id, 256
+  return
+}

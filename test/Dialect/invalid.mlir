@@ -1683,3 +1683,20 @@ func.func @buffer_number(%x: f32) {
 func.func @ws_not_kernel() attributes {tessel.warp_specialize} {
   return
 }
+
+// -----
+
+func.func @named_barrier_id() {
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{barrier id must be in [3, 15] (0 to 2 are the CTA's and tessel.warp_specialize's), got 1}}
+  tessel.named_barrier_wait %c1, 256
+  return
+}
+
+// -----
+
+func.func @named_barrier_threads(%id: i32) {
+  // expected-error @+1 {{counts whole warps: threads must be a multiple of 32, got 100}}
+  tessel.named_barrier_arrive %id, 100
+  return
+}

@@ -118,6 +118,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselRotateWarpGroupDots());
   tiles.addPass(createTesselDeferWarpGroupWaits());
   tiles.addPass(createTesselWarpSpecialize());
+  tiles.addPass(createTesselPingPong());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {

@@ -146,6 +146,7 @@ void mlir::tessel::populateTesselToLLVMPatterns(
   populateDotPatterns(converter, patterns);
   populateWarpGroupDotPatterns(converter, patterns);
   populateTMAPatterns(converter, patterns, offsets);
+  populateWarpSpecializePatterns(converter, patterns);
 }
 
 static bool sameDistribution(Type src, Type dst, ArrayRef<int32_t> perm = {}) {

@@ -29,6 +29,10 @@ void populateTesselToLLVMPatterns(
 /// scf loops, before they become branches.
 void populateCarryVectorLanesPatterns(RewritePatternSet &patterns);
 
+/// tessel.warpgroup_id and the named barriers.
+void populateWarpSpecializePatterns(LLVMTypeConverter &converter,
+                                    RewritePatternSet &patterns);
+
 /// Replaces each tessel.warp_specialize (its regions already lowered) by a
 /// branch on the thread index (see WarpSpecializeToLLVM.cpp).
 void lowerWarpSpecialize(ModuleOp module);

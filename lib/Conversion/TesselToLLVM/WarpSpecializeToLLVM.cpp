@@ -7,7 +7,8 @@
 //   else                             { setmaxnreg.dec; producer }
 // setmaxnreg is warpgroup-wide (.sync.aligned): both sides are whole
 // warpgroups, and the producer gives up its registers before the consumers
-// take them.
+// take them. The warpgroup index and named barriers (bar.sync / bar.arrive
+// with an id and a thread count) that tessel-ping-pong uses are here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,56 @@
 
 using namespace mlir;
 using namespace mlir::tessel;
+
+namespace {
+
+struct WarpGroupIdLowering : OpConversionPattern<WarpGroupIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WarpGroupIdOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    rewriter.replaceOpWithNewOp<LLVM::UDivOp>(op, tid,
+                                              i32Constant(rewriter, loc, 128));
+    return success();
+  }
+};
+
+struct NamedBarrierWaitLowering : OpConversionPattern<NamedBarrierWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NamedBarrierWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::BarrierOp::create(rewriter, loc, Type(), adaptor.getId(),
+                            i32Constant(rewriter, loc, op.getThreads()),
+                            NVVM::BarrierReductionAttr(), Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct NamedBarrierArriveLowering : OpConversionPattern<NamedBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NamedBarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::BarrierArriveOp::create(rewriter, loc, adaptor.getId(),
+                                  i32Constant(rewriter, loc, op.getThreads()));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateWarpSpecializePatterns(LLVMTypeConverter &converter,
+                                                  RewritePatternSet &patterns) {
+  patterns.add<WarpGroupIdLowering, NamedBarrierWaitLowering,
+               NamedBarrierArriveLowering>(converter, patterns.getContext());
+}
 
 /// Moves the ops of `from` to the start of `to` (before its terminator),
 /// after a setmaxnreg when `registers` is given.
