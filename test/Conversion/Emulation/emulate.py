@@ -11,7 +11,10 @@ flushing as the GPU does), and
 mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
 addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
 through their matrix descriptors as the PTX ISA lays them out, at issue;
-its fences and waits pass the registers on. This checks what the layouts
+its fences and waits pass the registers on. Warp-specialised kernels run as
+they would: named barriers (bar.sync/bar.arrive with an id and a count)
+count their threads, mbarrier arrivals complete phases, setmaxnreg does
+nothing. This checks what the layouts
 and the lowering decide -- which thread computes, exchanges and writes
 which element, where a descriptor points -- not the NVPTX back end or the
 GPU's memory model.
@@ -53,6 +56,9 @@ INTRINSICS = {
     "llvm.nvvm.ex2.approx.ftz.f32": "emu_ex2_ftz",
     "llvm.nvvm.lg2.approx.f": "log2f",
     "llvm.nvvm.fence.mbarrier_init.release.cluster": "emu_fence_mbarrier_init",
+    "llvm.nvvm.barrier.cta.sync.aligned.count": "emu_named_barrier_sync",
+    "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32": "emu_setmaxnreg_inc",
+    "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32": "emu_setmaxnreg_dec",
 }
 # Harness functions the IR wrappers below call.
 HARNESS = {
@@ -63,6 +69,8 @@ HARNESS = {
     "emu_mbarrier_init": "declare void @emu_mbarrier_init(i64, i32)",
     "emu_mbarrier_arrive_expect_tx": "declare void @emu_mbarrier_arrive_expect_tx(i64, i32)",
     "emu_mbarrier_wait": "declare void @emu_mbarrier_wait(i64, i32)",
+    "emu_mbarrier_arrive": "declare void @emu_mbarrier_arrive(i64)",
+    "emu_named_barrier_arrive": "declare void @emu_named_barrier_arrive(i32, i32)",
 }
 # mma.sync m16n8k16 with f32 accumulation, by operand type: the intrinsic
 # and the IR type of its operand registers. The harness's emu_mma takes the
@@ -85,6 +93,12 @@ def predicated_access(text, functions):
     """An IR function doing what a predicated ld/st.global inline asm does."""
     if text in functions:
         return functions[text][0]
+    if text == "bar.arrive $0, $1;":
+        name = "@emu_asm_%d" % len(functions)
+        functions[text] = (name, (
+            "define internal void %s(i32 %%id, i32 %%n) {\n"
+            "  call void @emu_named_barrier_arrive(i32 %%id, i32 %%n)\n  ret void\n}\n" % name))
+        return name
     if "mbarrier.try_wait.parity" in text:
         name = "@emu_asm_%d" % len(functions)
         functions[text] = (name, (
@@ -325,15 +339,18 @@ def tma_intrinsics(ll):
              ("void", "i32 %n", "  call void @emu_mbarrier_init(i64 %b, i32 %n)\n  ret void")),
             ("llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta",
              ("i64", "i32 %n",
-              "  call void @emu_mbarrier_arrive_expect_tx(i64 %b, i32 %n)\n  ret i64 0"))]:
+              "  call void @emu_mbarrier_arrive_expect_tx(i64 %b, i32 %n)\n  ret i64 0")),
+            ("llvm.nvvm.mbarrier.arrive.shared",
+             ("i64", "", "  call void @emu_mbarrier_arrive(i64 %b)\n  ret i64 0"))]:
         if "@" + intrinsic + "(" not in ll:
             continue
         name = "@emu_" + intrinsic.split(".", 2)[2].replace(".", "_")
         ll = re.sub(r"^declare .*@%s\(.*$" % re.escape(intrinsic), "", ll, flags=re.M)
         ll = ll.replace("@" + intrinsic + "(", name + "(")
         ret, params, code = body
-        wrappers.append("define internal %s %s(ptr addrspace(256) %%b.p, %s) {\n%s%s\n}\n"
-                        % (ret, name, params, offset % ("b", "b"), code))
+        wrappers.append("define internal %s %s(ptr addrspace(256) %%b.p%s) {\n%s%s\n}\n"
+                        % (ret, name, ", " + params if params else "", offset % ("b", "b"),
+                           code))
     return ll, wrappers
 
 

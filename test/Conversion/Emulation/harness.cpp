@@ -201,6 +201,35 @@ int emu_nctaid_x() { return nctaid[0]; }
 int emu_nctaid_y() { return nctaid[1]; }
 int emu_nctaid_z() { return nctaid[2]; }
 void emu_barrier(int) { pthread_barrier_wait(&cta->barrier); }
+// Named barriers (bar.sync / bar.arrive id, count): a phase completes when
+// `count` threads have arrived; bar.sync also waits for that.
+struct NamedBarrier {
+  int arrived = 0, phase = 0;
+};
+std::mutex namedLock;
+std::condition_variable namedDone;
+std::map<std::pair<const Cta *, int>, NamedBarrier> named;
+static int arriveNamed(int id, int count) {
+  NamedBarrier &b = named[{cta, id}];
+  int phase = b.phase;
+  if (++b.arrived == count) {
+    b.arrived = 0;
+    ++b.phase;
+    namedDone.notify_all();
+  }
+  return phase;
+}
+void emu_named_barrier_arrive(int id, int count) {
+  std::lock_guard<std::mutex> lock(namedLock);
+  arriveNamed(id, count);
+}
+void emu_named_barrier_sync(int id, int count) {
+  std::unique_lock<std::mutex> lock(namedLock);
+  int phase = arriveNamed(id, count);
+  namedDone.wait(lock, [&] { return named[{cta, id}].phase != phase; });
+}
+void emu_setmaxnreg_inc(int) {}
+void emu_setmaxnreg_dec(int) {}
 // cp.async copies at once (the asm stands in for it), so a group is always
 // complete: commit and wait have nothing to do.
 void emu_async_commit() {}
@@ -384,6 +413,14 @@ void emu_mbarrier_arrive_expect_tx(uint64_t offset, int bytes) {
   if (b.count == 0)
     fail("mbarrier.arrive.expect_tx on a barrier never initialised");
   b.tx += bytes;
+  --b.pending;
+  completeIfDone(b);
+}
+void emu_mbarrier_arrive(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(barrierLock);
+  MBarrier &b = barrierAt(offset);
+  if (b.count == 0)
+    fail("mbarrier.arrive on a barrier never initialised");
   --b.pending;
   completeIfDone(b);
 }
