@@ -70,14 +70,16 @@ static LogicalResult pingPong(func::FuncOp kernel) {
   auto i32 = [&](OpBuilder &at, int64_t v) -> Value {
     return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
   };
+  // One op per statement: the IR does not depend on the order in which a
+  // compiler evaluates arguments.
   Value group = WarpGroupIdOp::create(b, loc, b.getI32Type());
-  Value mine = arith::AddIOp::create(b, loc, group, i32(b, kFirstTurnBarrier));
-  Value next = arith::AddIOp::create(
-      b, loc,
-      arith::RemUIOp::create(b, loc,
-                             arith::AddIOp::create(b, loc, group, i32(b, 1)),
-                             i32(b, groups)),
-      i32(b, kFirstTurnBarrier));
+  Value base = i32(b, kFirstTurnBarrier);
+  Value mine = arith::AddIOp::create(b, loc, group, base);
+  Value one = i32(b, 1);
+  Value up = arith::AddIOp::create(b, loc, group, one);
+  Value count = i32(b, groups);
+  Value ring = arith::RemUIOp::create(b, loc, up, count);
+  Value next = arith::AddIOp::create(b, loc, ring, base);
   auto onlyIn = [&](OpBuilder &at, int64_t g, auto body) {
     Value is = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, group,
                                      i32(at, g));

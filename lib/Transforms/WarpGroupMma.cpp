@@ -34,10 +34,6 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// Dynamic shared memory one CTA may use on Hopper: the opt-in limit of
-/// H100 and H200, 227 KB.
-static constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
 /// The dimension along which the threads of a B tile hold runs of elements
 /// (stored contiguous, its copy to shared memory is vectorisable).
 static unsigned runDimension(TileType b) {
@@ -126,7 +122,7 @@ static bool fitsSharedMemory(func::FuncOp kernel,
     detached.emplace_back(op, op->getNextNode());
     op->remove();
   }
-  bool fits = getKernelSharedBytes(kernel) <= kMaxSharedBytes;
+  bool fits = getKernelSharedBytes(kernel) <= kHopperSharedBytes;
   for (auto [op, next] : llvm::reverse(detached))
     next->getBlock()->getOperations().insert(Block::iterator(next), op);
   return fits;

@@ -22,6 +22,8 @@
 
 #include "tessel/Passes.h"
 
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -314,7 +316,10 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
   auto split = WarpSpecializeOp::create(b, kernel.getLoc(), warps, 4,
                                         /*producer_registers=*/IntegerAttr(),
                                         /*consumer_registers=*/IntegerAttr());
-  if (consumerRegisters > even) {
+  // setmaxnreg.inc waits until registers are free: only where the shared
+  // memory keeps a second CTA (and its own increase) off the SM.
+  bool aloneOnSM = 2 * getKernelSharedBytes(kernel) > kHopperSharedBytes;
+  if (consumerRegisters > even && aloneOnSM) {
     split.setProducerRegisters(kProducerRegisters);
     split.setConsumerRegisters(consumerRegisters);
   }
@@ -338,9 +343,10 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
           return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
         };
         Value round = m.lookupOrDefault(rounds.lookup(copy));
-        Value parity = at.createOrFold<arith::AndIOp>(
-            loc, at.createOrFold<arith::DivSIOp>(loc, round, i32(slots)),
-            i32(1));
+        Value n = i32(slots);
+        Value half = at.createOrFold<arith::DivSIOp>(loc, round, n);
+        Value one = i32(1);
+        Value parity = at.createOrFold<arith::AndIOp>(loc, half, one);
         Value empty = empties.lookup(copy.getBarriers());
         Value index = m.lookupOrDefault(copy.getIndex());
         auto wait = [&](OpBuilder &w) {

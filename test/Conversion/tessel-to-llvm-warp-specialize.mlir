@@ -23,8 +23,8 @@
 // CHECK: ^[[C]]:
 // CHECK-NEXT: nvvm.setmaxregister  increase 240
 // CHECK: llvm.getelementptr %{{.*}}[1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: %[[N:.*]] = llvm.mlir.constant(256 : i32) : i32
 // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: %[[N:.*]] = llvm.mlir.constant(256 : i32) : i32
 // CHECK: nvvm.barrier id = %[[ONE]] number_of_threads = %[[N]]
 // CHECK: %[[E0:.*]] = llvm.getelementptr %[[EMPTY]][%{{.*}}]
 // CHECK-NEXT: nvvm.mbarrier.arrive %[[E0]] : !llvm.ptr<3>

@@ -37,6 +37,10 @@ void populateWarpSpecializePatterns(LLVMTypeConverter &converter,
 /// branch on the thread index (see WarpSpecializeToLLVM.cpp).
 void lowerWarpSpecialize(ModuleOp module);
 
+/// Dynamic shared memory one CTA may use on Hopper: the opt-in limit of
+/// H100 and H200, 227 KB (an SM has 228 KB).
+constexpr int64_t kHopperSharedBytes = 227 * 1024;
+
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
 /// barriers), then its local_alloc regions.

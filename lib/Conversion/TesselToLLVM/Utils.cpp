@@ -118,8 +118,11 @@ void mlir::tessel::emitBarrier(OpBuilder &b, Location loc) {
     NVVM::Barrier0Op::create(b, loc);
     return;
   }
-  NVVM::BarrierOp::create(b, loc, Type(), i32Constant(b, loc, group.barrier),
-                          i32Constant(b, loc, group.count),
+  // One statement per constant: the IR does not depend on the order in which
+  // a compiler evaluates arguments.
+  Value id = i32Constant(b, loc, group.barrier);
+  Value count = i32Constant(b, loc, group.count);
+  NVVM::BarrierOp::create(b, loc, Type(), id, count,
                           NVVM::BarrierReductionAttr(), Value());
 }
 
