@@ -239,9 +239,10 @@ def TesselWarpSpecialize : Pass<"tessel-warp-specialize", "ModuleOp"> {
     in lockstep, and the copies' issue no longer costs them time. A barrier
     that only guarded a refill (tessel-pipeline's, at the top of a loop)
     goes. The producer keeps 24 registers a thread and gives the rest to the
-    consumers (setmaxnreg) when that gives them more than an even share and
-    the kernel's shared memory keeps other CTAs off its SM (an increase
-    waits for free registers: two CTAs could wait on each other).
+    consumers (setmaxnreg) when that gives them more than an even share;
+    the kernel then asks for more than half of an SM's shared memory, so
+    that it runs alone on its SM (an increase waits for free registers: two
+    CTAs could wait on each other).
     The mbarriers move to the top of the kernel (initialised once, by every
     thread, before the split).
   }];

@@ -22,8 +22,6 @@
 
 #include "tessel/Passes.h"
 
-#include "Conversion/TesselToLLVM/TesselToLLVM.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -316,10 +314,8 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
   auto split = WarpSpecializeOp::create(b, kernel.getLoc(), warps, 4,
                                         /*producer_registers=*/IntegerAttr(),
                                         /*consumer_registers=*/IntegerAttr());
-  // setmaxnreg.inc waits until registers are free: only where the shared
-  // memory keeps a second CTA (and its own increase) off the SM.
-  bool aloneOnSM = 2 * getKernelSharedBytes(kernel) > kHopperSharedBytes;
-  if (consumerRegisters > even && aloneOnSM) {
+  // (Such a kernel then takes an SM alone: see getKernelSharedBytes.)
+  if (consumerRegisters > even) {
     split.setProducerRegisters(kProducerRegisters);
     split.setConsumerRegisters(consumerRegisters);
   }

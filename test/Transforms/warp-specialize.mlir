@@ -1,8 +1,7 @@
 // RUN: tessel-opt %s -split-input-file -tessel-warp-specialize -verify-diagnostics | FileCheck %s
 
 // A pipelined loop of tensor-map copies (as tessel-pipeline leaves it): the
-// body goes to the consumers (its 16 KB of shared memory leave room for a
-// second CTA on the SM: no setmaxnreg, whose increase could wait on it), each copy becoming an arrival on its slot's
+// body goes to the consumers, each copy becoming an arrival on its slot's
 // "empty" barrier; the producer runs the loop with only the copies and
 // what computes them, each copy after a wait on that barrier for the
 // copy's round (d / N) % 2. The CTA barrier that guarded the refill goes.
@@ -12,7 +11,7 @@
 // CHECK-LABEL: func.func @loop
 // CHECK: %[[FULL:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<2>
 // CHECK-NEXT: %[[EMPTY:.*]] = tessel.mbarrier_alloc {arrivals = 256 : i32} : !tessel.mbarriers<2>
-// CHECK-NEXT: tessel.warp_specialize {consumer_warps = 8 : i32, producer_warps = 4 : i32} consumers {
+// CHECK-NEXT: tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_registers = 24 : i32, producer_warps = 4 : i32} consumers {
 // CHECK: %[[BUF:.*]] = tessel.local_alloc {tessel.buffer = 0 : i64}
 // CHECK: tessel.mbarrier_arrive %[[EMPTY]][%c0_i32] if %{{.*}} : !tessel.mbarriers<2>
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!tessel.tile<128x64xf32, #{{.*}}>)
@@ -72,25 +71,6 @@ func.func @loop(%a: !tessel.memdesc<128x64xbf16, order = [1, 0]>, %o: !tessel.ti
     scf.yield %w : !tessel.tile<128x64xf32, #mma>
   }
   tessel.store %o, %r : !tessel.tile<128x64x!tessel.ptr<f32>, #mma>
-  return
-}
-}
-
-// -----
-
-// With shared memory for one CTA per SM (128 KB of buffers), the producer
-// gives the two consumer warpgroups its registers: 24 and 240 a thread.
-
-// CHECK-LABEL: func.func @alone
-// CHECK: tessel.warp_specialize {consumer_registers = 240 : i32, consumer_warps = 8 : i32, producer_registers = 24 : i32, producer_warps = 4 : i32} consumers {
-module attributes {tessel.target = "sm_90a"} {
-func.func @alone(%kd: !tessel.tensor_desc<128x128xbf16>) attributes {tessel.kernel, tessel.num_warps = 8 : i32, tessel.warp_specialize} {
-  %c0 = arith.constant 0 : i32
-  %buf = tessel.local_alloc : !tessel.memdesc<4x128x128xbf16, order = [1, 0]>
-  %full = tessel.mbarrier_alloc : !tessel.mbarriers<4>
-  %b0 = tessel.memdesc_index %buf[%c0] : !tessel.memdesc<4x128x128xbf16, order = [1, 0]> -> !tessel.memdesc<128x128xbf16, order = [1, 0]>
-  tessel.tma_load %kd[%c0, %c0], %b0, %full[%c0] : !tessel.tensor_desc<128x128xbf16>, !tessel.memdesc<128x128xbf16, order = [1, 0]>, !tessel.mbarriers<4>
-  tessel.mbarrier_wait %full[%c0], %c0 : !tessel.mbarriers<4>
   return
 }
 }

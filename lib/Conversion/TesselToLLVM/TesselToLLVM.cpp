@@ -198,7 +198,18 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
 }
 
 int64_t mlir::tessel::getKernelSharedBytes(func::FuncOp kernel) {
-  return layoutSharedMemory(kernel).totalBytes;
+  int64_t bytes = layoutSharedMemory(kernel).totalBytes;
+  // setmaxnreg.inc waits until registers are free: a kernel whose warps
+  // resize theirs takes more than half of an SM's shared memory, so that no
+  // second CTA (whose increase could wait on this one's) shares its SM.
+  WalkResult resized = kernel.walk([](WarpSpecializeOp split) {
+    return split.getConsumerRegisters() ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+  });
+  if (resized.wasInterrupted())
+    bytes = std::max<int64_t>(bytes,
+                              llvm::alignTo(kHopperSharedBytes / 2 + 1, 1024));
+  return bytes;
 }
 
 SmallVector<int64_t> mlir::tessel::getWorkspaceSlotBytes(func::FuncOp kernel) {

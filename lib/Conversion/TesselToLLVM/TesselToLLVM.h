@@ -43,7 +43,8 @@ constexpr int64_t kHopperSharedBytes = 227 * 1024;
 
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
-/// barriers), then its local_alloc regions.
+/// barriers), then its local_alloc regions; more than half of an SM's when
+/// its warps resize their registers (tessel.warp_specialize).
 int64_t getKernelSharedBytes(func::FuncOp kernel);
 
 /// For each workspace argument of a persistent kernel (the trailing
