@@ -38,6 +38,9 @@ using namespace mlir::tessel;
 
 namespace {
 
+/// One producer warpgroup.
+constexpr int64_t kProducerWarps = 4;
+constexpr int64_t kWarpGroupThreads = 128;
 /// The registers a producer warpgroup keeps: the least setmaxnreg allows.
 constexpr int64_t kProducerRegisters = 24;
 constexpr int64_t kRegisterFile = 65536;
@@ -306,14 +309,16 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
 
   // The split; the consumers take the whole body.
   int64_t consumerGroups = warps / 4;
-  int64_t launchThreads = consumerThreads + 128;
+  int64_t launchThreads = consumerThreads + 32 * kProducerWarps;
   int64_t even = std::min<int64_t>(kRegisterFile / launchThreads / 8 * 8, 256);
-  int64_t consumerRegisters = std::min(
-      kMaxConsumerRegisters, (kRegisterFile - 128 * kProducerRegisters) /
-                                 (128 * consumerGroups) / 8 * 8);
-  auto split = WarpSpecializeOp::create(b, kernel.getLoc(), warps, 4,
-                                        /*producer_registers=*/IntegerAttr(),
-                                        /*consumer_registers=*/IntegerAttr());
+  int64_t consumerRegisters =
+      std::min(kMaxConsumerRegisters,
+               (kRegisterFile - 32 * kProducerWarps * kProducerRegisters) /
+                   (kWarpGroupThreads * consumerGroups) / 8 * 8);
+  auto split =
+      WarpSpecializeOp::create(b, kernel.getLoc(), warps, kProducerWarps,
+                               /*producer_registers=*/IntegerAttr(),
+                               /*consumer_registers=*/IntegerAttr());
   // (Such a kernel then takes an SM alone: see getKernelSharedBytes.)
   if (consumerRegisters > even) {
     split.setProducerRegisters(kProducerRegisters);

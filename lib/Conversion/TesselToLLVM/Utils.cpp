@@ -118,10 +118,12 @@ void mlir::tessel::emitBarrier(OpBuilder &b, Location loc) {
     NVVM::Barrier0Op::create(b, loc);
     return;
   }
-  // One statement per constant: the IR does not depend on the order in which
-  // a compiler evaluates arguments.
-  Value id = i32Constant(b, loc, group.barrier);
-  Value count = i32Constant(b, loc, group.count);
+  emitNamedBarrier(b, loc, i32Constant(b, loc, group.barrier), group.count);
+}
+
+void mlir::tessel::emitNamedBarrier(OpBuilder &b, Location loc, Value id,
+                                    int64_t threads) {
+  Value count = i32Constant(b, loc, threads);
   NVVM::BarrierOp::create(b, loc, Type(), id, count,
                           NVVM::BarrierReductionAttr(), Value());
 }

@@ -97,6 +97,8 @@ Value andPredicates(OpBuilder &b, Location loc, Value x, Value y);
 Value isThreadZero(OpBuilder &b, Location loc);
 /// A barrier of the threads running this code (as isThreadZero's).
 void emitBarrier(OpBuilder &b, Location loc);
+/// bar.sync on hardware barrier `id` until `threads` threads have arrived.
+void emitNamedBarrier(OpBuilder &b, Location loc, Value id, int64_t threads);
 /// Emits `body` under `cond`, or unconditionally if `cond` is null.
 void emitIf(OpBuilder &b, Location loc, Value cond,
             function_ref<void(OpBuilder &)> body);

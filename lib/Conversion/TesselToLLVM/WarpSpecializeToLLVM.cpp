@@ -42,10 +42,7 @@ struct NamedBarrierWaitLowering : OpConversionPattern<NamedBarrierWaitOp> {
   LogicalResult
   matchAndRewrite(NamedBarrierWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    NVVM::BarrierOp::create(rewriter, loc, Type(), adaptor.getId(),
-                            i32Constant(rewriter, loc, op.getThreads()),
-                            NVVM::BarrierReductionAttr(), Value());
+    emitNamedBarrier(rewriter, op.getLoc(), adaptor.getId(), op.getThreads());
     rewriter.eraseOp(op);
     return success();
   }
