@@ -14,8 +14,11 @@
 // already: a wait stands for its own products only); a wait that meets the
 // wait of younger dots joins it, one of older dots it passes. A wait stops
 // before a use of its product, an op with regions, the block's end and any
-// op that writes shared memory (the dot's operand B must stay as it was
-// until the dot is done).
+// op that may write a buffer its dots read (an operand in shared memory must
+// stay as it was until the dot is done); a store to another buffer of the
+// kernel's (the backward's dS while its dK product runs) lets it pass: the
+// shared-memory layout keeps a dot's operands live until its wait, so no
+// buffer allocated meanwhile shares their bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +34,42 @@ using namespace mlir::tessel;
 
 namespace {
 
-static bool writesSharedMemory(Operation *op) {
-  return isa<LocalStoreOp, AsyncCopyOp, AsyncWaitOp, LocalAllocOp>(op);
+/// The local_alloc whose region `memdesc` views; null if unknown.
+static Operation *bufferOf(Value memdesc) {
+  while (Operation *def = memdesc.getDefiningOp()) {
+    if (isa<LocalAllocOp>(def))
+      return def;
+    if (auto index = dyn_cast<MemDescIndexOp>(def))
+      memdesc = index.getSrc();
+    else if (auto trans = dyn_cast<MemDescTransOp>(def))
+      memdesc = trans.getSrc();
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// Whether `op` may write shared memory that the dots `wait` stands for
+/// read.
+static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
+  Value written;
+  if (auto store = dyn_cast<LocalStoreOp>(op))
+    written = store.getDst();
+  else if (auto copy = dyn_cast<AsyncCopyOp>(op))
+    written = copy.getDst();
+  else
+    return isa<AsyncWaitOp>(op);
+  Operation *target = bufferOf(written);
+  if (!target)
+    return true;
+  return llvm::any_of(wait.getInputs(), [&](Value product) {
+    return llvm::any_of(product.getDefiningOp()->getOperands(), [&](Value v) {
+      if (!isa<MemDescType>(v.getType()))
+        return false;
+      Operation *read = bufferOf(v);
+      return !read || read == target;
+    });
+  });
 }
 
 /// The warpgroup dots whose products `wait` waits for, and the youngest of
@@ -61,7 +98,7 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
     issued += isa<WarpGroupDotOp>(op);
   Operation *stop = wait->getNextNode();
   for (; !stop->hasTrait<OpTrait::IsTerminator>(); stop = stop->getNextNode()) {
-    if (stop->getNumRegions() || writesSharedMemory(stop) ||
+    if (stop->getNumRegions() || mayOverwriteOperands(stop, wait) ||
         llvm::any_of(stop->getOperands(),
                      [&](Value v) { return v.getDefiningOp() == wait; }))
       break;

@@ -21,6 +21,12 @@
 // dots are marked `tessel.rotate` (one such dot per loop: each carries its A
 // operand's registers into the next iteration).
 //
+// A loop pipelined so also takes its row and column vectors (a 1-D load of
+// 32-bit values, e.g. attention's per-row statistics, read only through
+// expand_dims on one axis) into the same stages, as 1 x N (N x 1) tiles read
+// back where they were loaded: loaded in the iteration, their latency would
+// stall the dots' consumers.
+//
 // A block load of a tensor map (tessel-lower-tensor-descs kept it for the
 // tensor memory accelerator) is copied the same way by tessel.tma_load, one
 // thread issuing, completing on barrier `slot` of the buffers' mbarriers:
@@ -64,6 +70,11 @@ struct Candidate {
   /// Only dots read it (from the buffer); otherwise its tile is read back
   /// from the buffer where it was loaded.
   bool feedsDots = true;
+  /// A vector copied as the 2-D tile its expand_dims users make (on this
+  /// axis); -1 for a tile copied as it is.
+  int32_t vectorAxis = -1;
+  /// The vector's layout in the copy.
+  Attribute copyEncoding;
   unsigned slots(unsigned stages) const { return stages + (readLate ? 1 : 0); }
   bool tma() const { return isa<LoadBlockOp>(load); }
 };
@@ -176,6 +187,65 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
   return c;
 }
 
+/// A row or column vector of 32-bit values that the loop's stages can carry:
+/// read only through expand_dims on one axis, 16-byte rows.
+static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
+                                              ArrayRef<Value> writtenBases,
+                                              unsigned numWarps) {
+  auto tile = cast<TileType>(load.getType());
+  if (tile.getRank() != 1 || !tile.getElementType().isF32() ||
+      tile.getDimSize(0) % 4 != 0 || load->use_empty() ||
+      (load.getOther() && !isZero(load.getOther())))
+    return std::nullopt;
+  std::optional<int32_t> axis;
+  for (Operation *user : load->getUsers()) {
+    auto expand = dyn_cast<ExpandDimsOp>(user);
+    if (!expand || (axis && *axis != int32_t(expand.getAxis())))
+      return std::nullopt;
+    axis = expand.getAxis();
+  }
+  Value base = baseArgument(load.getPtr());
+  if (!base || llvm::is_contained(writtenBases, base))
+    return std::nullopt;
+  Candidate c{load, {}, {}};
+  if (!collectSlice(load.getPtr(), loop, c.slice) ||
+      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
+    return std::nullopt;
+  // The copy takes the vector in a layout of its own (a thread an element,
+  // one copy each), its pointers computed again from the same ops: the
+  // tile ops of the slice are elementwise, their other tiles splats and
+  // ranges.
+  for (Operation *op : c.slice) {
+    if (llvm::none_of(op->getResultTypes(), llvm::IsaPred<TileType>))
+      continue;
+    if (!isa<SplatOp, ArangeOp, BinaryOp, CmpOp, AddPtrOp>(op))
+      return std::nullopt;
+    for (Value operand : op->getOperands())
+      if (isa<TileType>(operand.getType()) &&
+          !c.slice.contains(operand.getDefiningOp()) &&
+          !operand.getDefiningOp<SplatOp>() &&
+          !operand.getDefiningOp<ArangeOp>())
+        return std::nullopt;
+  }
+  SmallVector<int64_t> shape{1, 1};
+  shape[1 - *axis] = tile.getDimSize(0);
+  SmallVector<unsigned> order{1, 0};
+  if (*axis == 1)
+    order = {0, 1};
+  c.bufferType =
+      MemDescType::get(load.getContext(), shape, tile.getElementType(), order);
+  c.feedsDots = false;
+  c.vectorAxis = *axis;
+  SmallVector<unsigned> perThread{1, 1}, lanes{1, 1}, warps{1, 1};
+  lanes[1 - *axis] = 32;
+  warps[1 - *axis] = numWarps;
+  MLIRContext *ctx = load.getContext();
+  c.copyEncoding = SliceEncodingAttr::get(
+      ctx, *axis,
+      BlockedEncodingAttr::get(ctx, perThread, lanes, warps, order));
+  return c;
+}
+
 /// A block load of a tensor map: tessel-lower-tensor-descs checked that its
 /// array is not written and that its coordinates can be computed ahead.
 static FailureOr<Candidate> analyse(LoadBlockOp load, scf::ForOp loop) {
@@ -200,6 +270,40 @@ static void readBack(Operation *load, Value view) {
       LocalLoadOp::create(b, load->getLoc(), load->getResult(0).getType(), view,
                           ArrayRef<int64_t>{0, 0});
   load->getResult(0).replaceAllUsesWith(tile);
+}
+
+/// Replaces the expand_dims users of vector `load` by reads of the 2-D tile
+/// from `view`, where the load was.
+static void readBackVector(Operation *load, Value view) {
+  OpBuilder b(load);
+  for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+    Value tile =
+        LocalLoadOp::create(b, load->getLoc(), user->getResult(0).getType(),
+                            view, ArrayRef<int64_t>{0, 0});
+    user->getResult(0).replaceAllUsesWith(tile);
+    user->erase();
+  }
+}
+
+/// The 2-D form of `v` (a vector of candidate `c`'s pointers or mask) that
+/// its copy takes.
+static Value asCopied(OpBuilder &b, const Candidate &c, Value v) {
+  if (c.vectorAxis < 0)
+    return v;
+  auto vector = cast<TileType>(v.getType());
+  return ExpandDimsOp::create(
+      b, v.getLoc(),
+      TileType::get(c.bufferType.getShape(), vector.getElementType(),
+                    cast<SliceEncodingAttr>(c.copyEncoding).getParent()),
+      v, c.vectorAxis);
+}
+
+/// `type` in `encoding` if it is a tile.
+static Type reencoded(Type type, Attribute encoding) {
+  auto tile = dyn_cast<TileType>(type);
+  if (!tile)
+    return type;
+  return TileType::get(tile.getShape(), tile.getElementType(), encoding);
 }
 
 /// The coordinates, buffer and barrier of a TMA copy: `dst[slot]` of
@@ -233,6 +337,17 @@ private:
   }
   /// `index` modulo each candidate's number of buffers.
   SmallVector<Value> slotsOf(ArrayRef<Candidate> candidates, Value index);
+  /// Splat or range `tile` in `encoding`, before the loop.
+  Value copyLayoutOf(Value tile, Attribute encoding) {
+    Value &made = inCopyLayout[{tile, encoding}];
+    if (!made) {
+      OpBuilder before(loop);
+      Operation *clone = before.clone(*tile.getDefiningOp());
+      clone->getResult(0).setType(reencoded(tile.getType(), encoding));
+      made = clone->getResult(0);
+    }
+    return made;
+  }
   /// Issues the copies of the iteration at `iv` into buffers `slots` (TMA
   /// copies on their barriers `slots`).
   void copyIteration(MutableArrayRef<Candidate> candidates,
@@ -242,6 +357,7 @@ private:
   scf::ForOp loop;
   unsigned stages;
   OpBuilder b;
+  DenseMap<std::pair<Value, Attribute>, Value> inCopyLayout;
 };
 
 SmallVector<Value> LoopPipeliner::slotsOf(ArrayRef<Candidate> candidates,
@@ -272,8 +388,23 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
        llvm::zip(candidates, buffers, barriers, slots)) {
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
-    for (Operation *op : c.slice)
-      b.clone(*op, map);
+    if (c.copyEncoding) {
+      // The splats and ranges the slice reads, in the copy's layout, made
+      // once before the loop.
+      for (Operation *op : c.slice)
+        for (Value operand : op->getOperands())
+          if (isa<TileType>(operand.getType()) &&
+              !c.slice.contains(operand.getDefiningOp()))
+            map.map(operand, copyLayoutOf(operand, c.copyEncoding));
+      for (Operation *op : c.slice) {
+        Operation *clone = b.clone(*op, map);
+        for (Value result : clone->getResults())
+          result.setType(reencoded(result.getType(), c.copyEncoding));
+      }
+    } else {
+      for (Operation *op : c.slice)
+        b.clone(*op, map);
+    }
     if (auto block = dyn_cast<LoadBlockOp>(c.load)) {
       SmallVector<Value> coords = llvm::map_to_vector(
           block.getCoords(), [&](Value v) { return map.lookupOrDefault(v); });
@@ -281,13 +412,13 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
       continue;
     }
     auto load = cast<LoadOp>(c.load);
-    Value ptr = map.lookupOrDefault(load.getPtr());
+    Value ptr = asCopied(b, c, map.lookupOrDefault(load.getPtr()));
     auto ptrType = cast<TileType>(ptr.getType());
     Value mask = SplatOp::create(b, loc, ptrType.withElementType(b.getI1Type()),
                                  inRange);
     if (Value m = load.getMask())
-      mask = BinaryOp::create(b, loc, BinaryKind::and_, map.lookupOrDefault(m),
-                              mask);
+      mask = BinaryOp::create(b, loc, BinaryKind::and_,
+                              asCopied(b, c, map.lookupOrDefault(m)), mask);
     Value dst = MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot);
     AsyncCopyOp::create(b, loc, ptr, dst, mask);
     asyncCopies = true;
@@ -362,7 +493,9 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
 
   // The dots read the buffers; the loads and their address arithmetic go.
   for (auto [c, view] : llvm::zip(candidates, views)) {
-    if (!c.feedsDots)
+    if (c.vectorAxis >= 0)
+      readBackVector(c.load, view);
+    else if (!c.feedsDots)
       readBack(c.load, view);
     if (c.readLate)
       for (DotOp dot : consumerDots(c.load))
@@ -397,6 +530,15 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     AsyncWaitOp::create(b, loc, 0);
 }
 
+/// The warps of the kernel that holds `loop`.
+static unsigned numWarps(scf::ForOp loop) {
+  auto kernel = loop->getParentOfType<func::FuncOp>();
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
+          TesselDialect::getNumWarpsAttrName()))
+    return attr.getInt();
+  return 4;
+}
+
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
   using TesselPipelineBase::TesselPipelineBase;
 
@@ -428,6 +570,12 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
       if (stages >= 2 && !unknownWrite)
         for (auto load : loop.getBody()->getOps<LoadOp>())
           if (std::optional<Candidate> c = analyse(load, loop, written))
+            candidates.push_back(std::move(*c));
+      // Vectors ride along in a loop pipelined for its dots.
+      if (!candidates.empty())
+        for (auto load : loop.getBody()->getOps<LoadOp>())
+          if (std::optional<Candidate> c =
+                  analyseVector(load, loop, written, numWarps(loop)))
             candidates.push_back(std::move(*c));
       for (auto load : loop.getBody()->getOps<LoadBlockOp>()) {
         FailureOr<Candidate> c = analyse(load, loop);

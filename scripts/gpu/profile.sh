@@ -4,7 +4,9 @@
 # the same cases once more under Nsight Compute (speed of light, occupancy, warp stalls).
 #   scripts/gpu/profile.sh [CASES]       e.g. decode-mha,prefill (default: all of profile_ops.py's)
 # NCU_KERNELS (a regex, default every Tessel kernel) picks the kernel ncu profiles: the third
-# launch of one that matches (prefill-bwd: NCU_KERNELS=attention_bwd$).
+# launch of one that matches (prefill-bwd: NCU_KERNELS=attention_bwd$). NCU_SOURCE=1 also samples
+# where the warps stall, per SASS instruction: $OUT/ncu-CASE-source.csv (the source page, with
+# the SASS itself; scripts/gpu/sass_hotspots.py summarises it).
 # Kernels from <repo>/.gpu-bundles/ops (scripts/gpu/record_bundles.sh); logs in $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +34,15 @@ for case in ${cases//,/ }; do
       "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > "$out/ncu-$case.txt" 2>&1 &&
       break
   done
+  if [ -n "${NCU_SOURCE:-}" ]; then
+    rm -f "$out/ncu-$case.ncu-rep"
+    ncu --target-processes all -k "regex:${NCU_KERNELS:-^(attention|lean|mta)}" --launch-skip 2 --launch-count 1 \
+      --section SourceCounters --section WarpStateStats --import-source no -o "$out/ncu-$case" \
+      "$py" "$root/scripts/gpu/profile_ops.py" --reps 2 --cases "$case" > /dev/null 2>&1 &&
+      ncu -i "$out/ncu-$case.ncu-rep" --page source --csv --print-source sass > "$out/ncu-$case-source.csv" &&
+      "$py" "$root/scripts/gpu/sass_hotspots.py" "$out/ncu-$case-source.csv" | head -60
+    rm -f "$out/ncu-$case.ncu-rep"
+  fi
   echo "== ncu: $case"
   grep -E "^  [a-z_]+.*\(|Duration|Local Memory Spilling Requests|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit (Reg|Shared)|Dynamic Shared|Grid Size|Waves Per SM|Stall|Warp Cycles Per Issued|pipe_tensor|stalled|Executed Ipc|Issue Slots Busy|DRAM Throughput|L1/TEX Hit|L2 Hit" \
     "$out/ncu-$case.txt" | head -60

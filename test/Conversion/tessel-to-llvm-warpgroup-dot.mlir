@@ -296,3 +296,30 @@ func.func @shared_a_m_major(%z: f32) attributes {tessel.kernel, tessel.num_warps
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma8>
   return
 }
+
+// -----
+
+// A dot reads its operands until the wait for its product: a buffer
+// allocated (and written) between the dot and its wait does not share the
+// bytes of the dot's B, although B is not used after the dot.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @operands_live_until_wait
+// CHECK: llvm.getelementptr %{{.*}}[0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: wgmma.mma_async
+// CHECK: llvm.getelementptr %{{.*}}[4096] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: wgmma.wait_group.sync.aligned 0
+func.func @operands_live_until_wait(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %t = tessel.splat %x : bf16 -> !tessel.tile<32x64xbf16, #b>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %y = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  tessel.local_store %t, %y : !tessel.tile<32x64xbf16, #b>, !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}

@@ -54,14 +54,14 @@ func.func @join(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
 !c = !tessel.tile<64x64xf32, #mma>
 
 // Where they stop: a use (the next dot accumulates into the product), a
-// write of shared memory (B must stay until the dot is done), an op with
-// regions.
+// write of shared memory that may be B (B must stay until the dot is done;
+// here B is an argument, any buffer), an op with regions.
 // CHECK-LABEL: func.func @stops
 // CHECK: %[[P:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
 // CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot %{{.*}}, %{{.*}}, %[[R]]
-// CHECK-NEXT: %[[S:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
 // CHECK-NEXT: tessel.local_alloc
+// CHECK-NEXT: %[[S:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
 // CHECK-NEXT: tessel.local_store
 // CHECK: %[[T:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: tessel.warpgroup_dot_wait %[[T]] pendings = 0
@@ -79,6 +79,47 @@ func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1
     scf.yield
   }
   return %s, %v : !c, !c
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!c = !tessel.tile<64x64xf32, #mma>
+!m = !tessel.memdesc<64x64xbf16, order = [1, 0]>
+
+// A store to another buffer (allocated before or after the dot) lets the
+// wait pass: the backward's dK product runs while dS is stored. A store
+// into the buffer the dot reads (through a view) stops it.
+// CHECK-LABEL: func.func @other_buffer
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.local_alloc
+// CHECK-NEXT: tessel.local_store
+// CHECK-NEXT: tessel.local_alloc
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: tessel.memdesc_index
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.memdesc_index
+// CHECK-NEXT: tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+// CHECK-NEXT: tessel.local_store
+func.func @other_buffer(%a: !a, %c: !c, %t: !tessel.tile<64x64xbf16>) -> (!c, !c) {
+  %x = tessel.local_alloc : !m
+  %p = tessel.warpgroup_dot %a, %x, %c : !a, !m -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %y = tessel.local_alloc : !m
+  tessel.local_store %t, %y : !tessel.tile<64x64xbf16>, !m
+  %bufs = tessel.local_alloc : !tessel.memdesc<2x64x64xbf16, order = [1, 0]>
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %b0 = tessel.memdesc_index %bufs[%zero] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !m
+  %q = tessel.warpgroup_dot %a, %b0, %r : !a, !m -> !c
+  %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
+  %b1 = tessel.memdesc_index %bufs[%one] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !m
+  tessel.local_store %t, %b1 : !tessel.tile<64x64xbf16>, !m
+  return %r, %s : !c, !c
 }
 
 // -----

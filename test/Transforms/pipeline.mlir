@@ -78,6 +78,68 @@ func.func @keys(%k: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>
 #b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+#col = #tessel.slice<dim = 0, parent = #mma>
+
+// A row vector of the iteration (f32, masked, read through expand_dims on
+// axis 0) rides along with the key tile: three 1 x 64 buffers (the stages), copied a
+// thread an element from pointers computed again in the copy's layout (its
+// range and splats made before the loop), read back as the 1 x 64 tile its
+// expand_dims made. A vector read otherwise stays a load.
+
+// CHECK-LABEL: func.func @row_vector
+// CHECK-DAG: %[[VBUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x1x64xf32, order = [1, 0]>
+// CHECK-DAG: tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>>
+// CHECK-DAG: tessel.splat %{{.*}} : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>>
+// CHECK: %[[P0:.*]] = tessel.expand_dims %{{.*}} {axis = 0 : i32} : !tessel.tile<64x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>> -> !tessel.tile<1x64x!tessel.ptr<f32>, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>
+// CHECK: tessel.async_copy %[[P0]], %{{.*}} mask %{{.*}} : !tessel.tile<1x64x!tessel.ptr<f32>, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>, !tessel.memdesc<1x64xf32, order = [1, 0]>
+// CHECK: scf.for
+// CHECK: %[[MINE:.*]] = tessel.memdesc_index %[[VBUF]][%{{.*}}] : !tessel.memdesc<3x1x64xf32, order = [1, 0]> -> !tessel.memdesc<1x64xf32, order = [1, 0]>
+// CHECK: tessel.async_copy %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<1x64x!tessel.ptr<f32>, #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>>
+// CHECK: %[[ROW:.*]] = tessel.local_load %[[MINE]] [0, 0] : !tessel.memdesc<1x64xf32, order = [1, 0]> -> !tessel.tile<1x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK: tessel.load %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>
+// CHECK: tessel.broadcast %[[ROW]] : !tessel.tile<1x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>> -> !tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK-NOT: tessel.local_load
+// CHECK: scf.yield
+func.func @row_vector(%k: !tessel.ptr<f16>, %lse: !tessel.ptr<f32>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>, %kp0: !tessel.tile<64x64x!tessel.ptr<f16>, #b>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #col>
+  %ls = tessel.splat %lse : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>, #col>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64xi32, #col>
+  %zs = tessel.splat %z : f32 -> !tessel.tile<64xf32, #col>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %kt = tessel.load %kp0 : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %a, %kt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #col>
+    %cols = tessel.binary add %is, %c : !tessel.tile<64xi32, #col>
+    %lp = tessel.addptr %ls, %cols : !tessel.tile<64x!tessel.ptr<f32>, #col>, !tessel.tile<64xi32, #col>
+    %ok = tessel.cmp lt %cols, %ns : !tessel.tile<64xi32, #col> -> !tessel.tile<64xi1, #col>
+    %row = tessel.load %lp mask %ok other %zs : !tessel.tile<64x!tessel.ptr<f32>, #col>
+    %other = tessel.load %lp : !tessel.tile<64x!tessel.ptr<f32>, #col>
+    %re = tessel.expand_dims %row {axis = 0 : i32} : !tessel.tile<64xf32, #col> -> !tessel.tile<1x64xf32, #mma>
+    %rb = tessel.broadcast %re : !tessel.tile<1x64xf32, #mma> -> !tessel.tile<64x64xf32, #mma>
+    %e = tessel.binary sub %d, %rb : !tessel.tile<64x64xf32, #mma>
+    %oe = tessel.expand_dims %other {axis = 0 : i32} : !tessel.tile<64xf32, #col> -> !tessel.tile<1x64xf32, #mma>
+    %ob = tessel.broadcast %oe : !tessel.tile<1x64xf32, #mma> -> !tessel.tile<64x64xf32, #mma>
+    %sum = tessel.reduce sum %other {axis = 0 : i32} : !tessel.tile<64xf32, #col> -> f32
+    %sb = tessel.splat %sum : f32 -> !tessel.tile<64x64xf32, #mma>
+    %f = tessel.binary add %e, %ob : !tessel.tile<64x64xf32, #mma>
+    %g = tessel.binary add %f, %sb : !tessel.tile<64x64xf32, #mma>
+    scf.yield %g : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 
 // Left alone: a load whose pointers depend on a loop-carried value, a
 // load used by something else than a dot, and (num_stages = 1) every load

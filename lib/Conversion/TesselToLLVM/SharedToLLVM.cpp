@@ -79,7 +79,8 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
       return;
     }
     // Live until the last use of the region or of a view of it, counted at
-    // that use's ancestor in the allocation's block.
+    // that use's ancestor in the allocation's block; a warpgroup dot reads
+    // its operands until the wait for its product.
     Block *block = alloc->getBlock();
     int64_t begin = span[alloc].first, end = begin;
     // Barriers never share memory: an mbarrier may not be initialised
@@ -94,8 +95,12 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
       for (Operation *user : v.getUsers()) {
         if (isa<MemDescIndexOp, MemDescTransOp>(user))
           views.push_back(user->getResult(0));
-        if (Operation *at = block->findAncestorOpInBlock(*user))
-          end = std::max(end, span[at].second);
+        SmallVector<Operation *> readers = {user};
+        if (isa<WarpGroupDotOp>(user))
+          llvm::append_range(readers, user->getUsers());
+        for (Operation *reader : readers)
+          if (Operation *at = block->findAncestorOpInBlock(*reader))
+            end = std::max(end, span[at].second);
       }
     }
     int64_t bytes, align = kRegionAlign;
