@@ -18,7 +18,8 @@
 // stay as it was until the dot is done); a store to another buffer of the
 // kernel's (the backward's dS while its dK product runs) lets it pass: the
 // shared-memory layout keeps a dot's operands live until its wait, so no
-// buffer allocated meanwhile shares their bytes.
+// buffer allocated meanwhile shares their bytes. It passes an allocation
+// only where that costs no bytes (the operands live through the block).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,9 +50,30 @@ static Operation *bufferOf(Value memdesc) {
   return nullptr;
 }
 
+/// Whether any buffer the dots `wait` stands for read (nullptr: unknown)
+/// satisfies `pred`.
+static bool anyOperandBuffer(WarpGroupDotWaitOp wait,
+                             function_ref<bool(Operation *)> pred) {
+  return llvm::any_of(wait.getInputs(), [&](Value product) {
+    return llvm::any_of(product.getDefiningOp()->getOperands(), [&](Value v) {
+      return isa<MemDescType>(v.getType()) && pred(bufferOf(v));
+    });
+  });
+}
+
 /// Whether `op` may write shared memory that the dots `wait` stands for
-/// read.
+/// read, or take their bytes.
 static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
+  // A buffer allocated while the dots run does not share their operands'
+  // bytes (the layout keeps those live until the wait); passing it costs
+  // nothing only where they live through the block anyway, allocated in an
+  // enclosing region (else the new buffer could have reused them: the
+  // causal forward's second loop takes the first one's buffers).
+  if (isa<LocalAllocOp>(op))
+    return anyOperandBuffer(wait, [&](Operation *read) {
+      return !read ||
+             !read->getParentRegion()->isProperAncestor(op->getParentRegion());
+    });
   Value written;
   if (auto store = dyn_cast<LocalStoreOp>(op))
     written = store.getDst();
@@ -60,15 +82,8 @@ static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
   else
     return isa<AsyncWaitOp>(op);
   Operation *target = bufferOf(written);
-  if (!target)
-    return true;
-  return llvm::any_of(wait.getInputs(), [&](Value product) {
-    return llvm::any_of(product.getDefiningOp()->getOperands(), [&](Value v) {
-      if (!isa<MemDescType>(v.getType()))
-        return false;
-      Operation *read = bufferOf(v);
-      return !read || read == target;
-    });
+  return !target || anyOperandBuffer(wait, [&](Operation *read) {
+    return !read || read == target;
   });
 }
 

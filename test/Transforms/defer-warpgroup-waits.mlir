@@ -53,15 +53,16 @@ func.func @join(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
 !b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
 !c = !tessel.tile<64x64xf32, #mma>
 
-// Where they stop: a use (the next dot accumulates into the product), a
-// write of shared memory that may be B (B must stay until the dot is done;
-// here B is an argument, any buffer), an op with regions.
+// Where they stop: a use (the next dot accumulates into the product), an
+// allocation or a write of shared memory that may take or be B's bytes (B
+// must stay until the dot is done; here B is an argument, any buffer), an
+// op with regions.
 // CHECK-LABEL: func.func @stops
 // CHECK: %[[P:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
 // CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot %{{.*}}, %{{.*}}, %[[R]]
-// CHECK-NEXT: tessel.local_alloc
 // CHECK-NEXT: %[[S:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+// CHECK-NEXT: tessel.local_alloc
 // CHECK-NEXT: tessel.local_store
 // CHECK: %[[T:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: tessel.warpgroup_dot_wait %[[T]] pendings = 0
@@ -89,27 +90,31 @@ func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1
 !c = !tessel.tile<64x64xf32, #mma>
 !m = !tessel.memdesc<64x64xbf16, order = [1, 0]>
 
-// A store to another buffer (allocated before or after the dot) lets the
-// wait pass: the backward's dK product runs while dS is stored. A store
-// into the buffer the dot reads (through a view) stops it.
+// A store to another buffer lets the wait pass (the backward's dK product
+// runs while dS is stored); a store into the buffer the dot reads (through
+// a view) stops it. An allocation stops it where the new buffer could have
+// taken the bytes of one the dot reads (allocated in the same block), and
+// lets it pass inside a loop whose dot reads a buffer from outside.
 // CHECK-LABEL: func.func @other_buffer
 // CHECK: %[[P:.*]] = tessel.warpgroup_dot
-// CHECK-NEXT: tessel.local_alloc
 // CHECK-NEXT: tessel.local_store
-// CHECK-NEXT: tessel.local_alloc
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: tessel.memdesc_index
 // CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
-// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.local_alloc
+// CHECK: %[[Q:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: tessel.memdesc_index
 // CHECK-NEXT: tessel.warpgroup_dot_wait %[[Q]] pendings = 0
 // CHECK-NEXT: tessel.local_store
-func.func @other_buffer(%a: !a, %c: !c, %t: !tessel.tile<64x64xbf16>) -> (!c, !c) {
+// CHECK: scf.for
+// CHECK: %[[L:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.local_alloc
+// CHECK-NEXT: tessel.local_store
+// CHECK-NEXT: tessel.warpgroup_dot_wait %[[L]] pendings = 0
+// CHECK-NEXT: scf.yield
+func.func @other_buffer(%a: !a, %c: !c, %t: !tessel.tile<64x64xbf16>, %n: i32) -> (!c, !c, !c) {
   %x = tessel.local_alloc : !m
+  %y = tessel.local_alloc : !m
   %p = tessel.warpgroup_dot %a, %x, %c : !a, !m -> !c
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
-  %y = tessel.local_alloc : !m
   tessel.local_store %t, %y : !tessel.tile<64x64xbf16>, !m
   %bufs = tessel.local_alloc : !tessel.memdesc<2x64x64xbf16, order = [1, 0]>
   %zero = arith.constant 0 : i32
@@ -119,7 +124,14 @@ func.func @other_buffer(%a: !a, %c: !c, %t: !tessel.tile<64x64xbf16>) -> (!c, !c
   %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
   %b1 = tessel.memdesc_index %bufs[%one] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !m
   tessel.local_store %t, %b1 : !tessel.tile<64x64xbf16>, !m
-  return %r, %s : !c, !c
+  %l = scf.for %i = %zero to %n step %one iter_args(%acc = %c) -> (!c) : i32 {
+    %d = tessel.warpgroup_dot %a, %x, %acc : !a, !m -> !c
+    %e = tessel.warpgroup_dot_wait %d pendings = 0 : !c
+    %z = tessel.local_alloc : !m
+    tessel.local_store %t, %z : !tessel.tile<64x64xbf16>, !m
+    scf.yield %e : !c
+  }
+  return %r, %s, %l : !c, !c, !c
 }
 
 // -----
