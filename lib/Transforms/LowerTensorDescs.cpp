@@ -67,15 +67,18 @@ static std::string launchExpr(Value v, func::FuncOp kernel) {
 }
 
 /// Whether tessel-pipeline can copy `load`'s block with the tensor memory
-/// accelerator: outside loops (once), or in the body of an outermost scf.for
-/// (its barriers count phases from the loop's first iteration) with
-/// coordinates it can compute iterations ahead.
+/// accelerator: outside loops (once), or in the body of an scf.for nested
+/// only in scf.for bodies (the loops around carry the count of its earlier
+/// iterations, which its barriers' phases continue) with coordinates it can
+/// compute iterations ahead.
 static bool copyable(LoadBlockOp load) {
   auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
   if (!loop)
     return !load->getParentOfType<LoopLikeOpInterface>();
-  if (loop->getParentOfType<LoopLikeOpInterface>())
-    return false;
+  for (Operation *p = loop->getParentOp(); !isa<func::FuncOp>(p);
+       p = p->getParentOp())
+    if (!isa<scf::ForOp>(p))
+      return false;
   SetVector<Operation *> slice;
   return llvm::all_of(load.getCoords(),
                       [&](Value c) { return collectSlice(c, loop, slice); });

@@ -31,6 +31,10 @@
 // tensor memory accelerator) is copied the same way by tessel.tma_load, one
 // thread issuing, completing on barrier `slot` of the buffers' mbarriers:
 // iteration i waits for phase parity (i / slots) % 2 of barrier i % slots.
+// In a loop nested in others (the backward's query blocks inside its loop
+// over a group's heads) the barriers, made once before the outermost loop,
+// go on counting phases: i counts from the iterations of earlier entries,
+// a count the loops around carry.
 // A CTA barrier at the top of each iteration orders the previous
 // iteration's reads of the buffer before its refill. A block load that
 // feeds something else than dots is read back from the buffer; one outside
@@ -323,6 +327,8 @@ public:
       : loop(loop), stages(stages), b(loop) {}
 
   void run(MutableArrayRef<Candidate> candidates);
+  /// The loops around this one that run() replaced, by the old op.
+  DenseMap<Operation *, scf::ForOp> replaced;
 
 private:
   Value constant(int64_t v) {
@@ -427,9 +433,73 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
     AsyncCommitOp::create(b, loc);
 }
 
+/// The scf.for loops around `loop`, innermost first (tessel-lower-tensor-
+/// descs let a tensor-map copy sit in loops nested only in scf.for bodies).
+static SmallVector<scf::ForOp> loopsAround(scf::ForOp loop) {
+  SmallVector<scf::ForOp> around;
+  for (Operation *p = loop->getParentOp(); auto f = dyn_cast<scf::ForOp>(p);
+       p = p->getParentOp())
+    around.push_back(f);
+  return around;
+}
+
+/// The iterations `loop` ran in its earlier entries (i32), carried round the
+/// loops `around` it (innermost first; replaced by loops that carry it) and
+/// advanced by its trip count after it.
+static Value earlierIterations(scf::ForOp loop,
+                               MutableArrayRef<scf::ForOp> around,
+                               DenseMap<Operation *, scf::ForOp> &replaced) {
+  Location loc = loop.getLoc();
+  IRRewriter rewriter(loop.getContext());
+  rewriter.setInsertionPoint(around.back());
+  Value count =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+  for (scf::ForOp &f : llvm::reverse(around)) {
+    rewriter.setInsertionPoint(f);
+    Operation *old = f;
+    f = cast<scf::ForOp>(*f.replaceWithAdditionalYields(
+        rewriter, count, /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>{args.front()};
+        }));
+    replaced[old] = f;
+    count = f.getRegionIterArgs().back();
+  }
+  // After the loop: the count and its trip count.
+  rewriter.setInsertionPointAfter(loop);
+  auto asI32 = [&](Value v) -> Value {
+    if (v.getType().isInteger(32))
+      return v;
+    return arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), v);
+  };
+  Value span = arith::SubIOp::create(rewriter, loc, asI32(loop.getUpperBound()),
+                                     asI32(loop.getLowerBound()));
+  Value trips = arith::MaxSIOp::create(
+      rewriter, loc,
+      arith::CeilDivSIOp::create(rewriter, loc, span, asI32(loop.getStep())),
+      arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0)));
+  Value next = arith::AddIOp::create(rewriter, loc, count, trips);
+  for (scf::ForOp f : around) {
+    Operation *yield = f.getBody()->getTerminator();
+    yield->setOperand(yield->getNumOperands() - 1, next);
+    next = f.getResults().back();
+  }
+  return count;
+}
+
 void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Location loc = loop.getLoc();
   Value lb = loop.getLowerBound(), step = loop.getStep();
+  // Barriers of a loop inside others go on counting across its entries.
+  SmallVector<scf::ForOp> around = loopsAround(loop);
+  Value earlier;
+  if (!around.empty() &&
+      llvm::any_of(candidates, [](const Candidate &c) { return c.tma(); }))
+    earlier = earlierIterations(loop, around, replaced);
+  if (earlier)
+    b.setInsertionPoint(loop); // its block moved into the new loop around it
+  OpBuilder once(around.empty() ? loop.getOperation()
+                                : around.back().getOperation());
   SmallVector<Value> buffers, barriers;
   bool asyncCopies = false;
   for (Candidate &c : candidates) {
@@ -441,7 +511,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     buffers.push_back(LocalAllocOp::create(b, loc, type));
     barriers.push_back(
         c.tma() ? Value(MBarrierAllocOp::create(
-                      b, loc,
+                      earlier ? once : b, loc,
                       MBarriersType::get(loop.getContext(), c.slots(stages))))
                 : Value());
     asyncCopies |= !c.tma();
@@ -450,9 +520,11 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   for (unsigned s = 0; s + 1 < stages; ++s) {
     Value offset = arith::MulIOp::create(b, loc, step, constant(s));
     Value iv = arith::AddIOp::create(b, loc, lb, offset);
-    SmallVector<Value> slots(
-        candidates.size(),
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s)));
+    Value first = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s));
+    SmallVector<Value> slots(candidates.size(), first);
+    if (earlier)
+      slots =
+          slotsOf(candidates, arith::AddIOp::create(b, loc, earlier, first));
     copyIteration(candidates, buffers, barriers, iv, slots);
   }
 
@@ -467,6 +539,8 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Value index = arith::DivSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
   Value index32 = i32(index);
+  if (earlier)
+    index32 = arith::AddIOp::create(b, loc, index32, earlier);
   SmallVector<Value> slots = slotsOf(candidates, index32);
   Value ahead = arith::AddIOp::create(
       b, loc, index32,
@@ -545,7 +619,8 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops) {
+    for (unsigned i = 0; i < loops.size(); ++i) {
+      scf::ForOp loop = loops[i];
       // A kernel's num_stages overrides the pass's.
       unsigned stages = numStages;
       if (auto attr =
@@ -596,8 +671,14 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
           c.readLate = false;
       // Without stages (num_stages=1) a TMA copy is issued and waited for
       // in its own iteration.
-      if (!candidates.empty())
-        LoopPipeliner(loop, std::max(stages, 1u)).run(candidates);
+      if (candidates.empty())
+        continue;
+      LoopPipeliner pipeliner(loop, std::max(stages, 1u));
+      pipeliner.run(candidates);
+      // Loops around it now carry its count (inner loops come first).
+      for (scf::ForOp &later : loops)
+        if (scf::ForOp now = pipeliner.replaced.lookup(later))
+          later = now;
     }
     // Block loads outside loops: copied once, where they are.
     getOperation().walk([&](LoadBlockOp load) {

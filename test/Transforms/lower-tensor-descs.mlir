@@ -70,8 +70,9 @@ func.func @expanded(%k: !tessel.ptr<f16> loc("k"), %sb: i64 loc("sb"), %sn: i32 
 // -----
 
 // Even on sm_90a: a base that is not an argument, a size a launch cannot
-// compute, an array the kernel writes, a load in a nested loop or a block the
-// copy engine cannot write (rows not a multiple of 8) keep to pointers.
+// compute, an array the kernel writes, a load in a loop under a branch or a
+// block the copy engine cannot write (rows not a multiple of 8) keep to
+// pointers.
 
 // CHECK-LABEL: func.func @kept_to_pointers
 // CHECK-NOT: tessel.tensor_map
@@ -93,10 +94,13 @@ func.func @kept_to_pointers(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %o:
   %t1 = tessel.load_block %d1[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
   %d2 = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
   scf.for %i = %c0 to %N step %c1 : i32 {
-    scf.for %j = %c0 to %N step %c1 : i32 {
-      %t2 = tessel.load_block %d2[%j, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
-      %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
-      tessel.store %p, %t2 : !tessel.tile<64x64x!tessel.ptr<f16>>
+    %odd = arith.cmpi slt, %i, %N : i32
+    scf.if %odd {
+      scf.for %j = %c0 to %N step %c1 : i32 {
+        %t2 = tessel.load_block %d2[%j, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+        %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+        tessel.store %p, %t2 : !tessel.tile<64x64x!tessel.ptr<f16>>
+      }
     }
   }
   %d3 = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<12x64xf16>
@@ -106,6 +110,35 @@ func.func @kept_to_pointers(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %o:
   tessel.store %p0, %s : !tessel.tile<64x64x!tessel.ptr<f16>>
   %p3 = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<12x64x!tessel.ptr<f16>>
   tessel.store %p3, %t3 : !tessel.tile<12x64x!tessel.ptr<f16>>
+  return
+}
+}
+
+// -----
+
+// A loop nested in another's body (the backward's query blocks in its loop
+// over a group's heads) takes a tensor map: tessel-pipeline counts its
+// barriers' phases across the loop's entries.
+
+// CHECK-LABEL: func.func @nested_loops
+// CHECK-SAME: %[[MAP:arg[0-9]+]]: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map
+// CHECK: scf.for
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: tessel.load_block %[[MAP]][%[[J]], %{{.*}}]
+module attributes {tessel.target = "sm_90a"} {
+func.func @nested_loops(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %o: !tessel.ptr<f16>) attributes {tessel.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i64
+  %N64 = arith.extsi %N : i32 to i64
+  %d = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  scf.for %i = %c0 to %N step %c1 : i32 {
+    scf.for %j = %c0 to %N step %c1 : i32 {
+      %t = tessel.load_block %d[%j, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+      %p = tessel.splat %o : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>>
+      tessel.store %p, %t : !tessel.tile<64x64x!tessel.ptr<f16>>
+    }
+  }
   return
 }
 }

@@ -372,6 +372,60 @@ func.func @tma_keys(%kmap: !tessel.tensor_desc<64x64xf16>, %vmap: !tessel.tensor
 
 // -----
 
+#b2 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma2 = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa2 = #tessel.dot_operand<opIdx = 0, parent = #mma2>
+
+// A tensor-map copy in a loop nested in another: the barriers are made once
+// before the outer loop, which carries the count of the inner loop's earlier
+// iterations (0 at first, plus the inner trip count after each entry); the
+// inner loop's slots and phases count from it, the prologue's too.
+
+// CHECK-LABEL: func.func @tma_nested
+// CHECK: %[[ZERO:c0_i32_[0-9]+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[BAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<3>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[EARLIER:.*]] = %[[ZERO]]) -> (!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>, i32)
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: %[[FIRST:.*]] = arith.addi %[[EARLIER]], %{{.*}} : i32
+// CHECK: %[[S0:.*]] = arith.remsi %[[FIRST]], %{{.*}} : i32
+// CHECK: tessel.tma_load %{{.*}}, %{{.*}}, %[[BAR]][%[[S0]]] if
+// CHECK: %[[INNER:.*]] = scf.for %[[IV:.*]] =
+// CHECK: %[[I:.*]] = arith.divsi
+// CHECK: %[[N:.*]] = arith.addi %[[I]], %[[EARLIER]] : i32
+// CHECK: %[[SLOT:.*]] = arith.remsi %[[N]], %{{.*}} : i32
+// CHECK: %[[USE:.*]] = arith.divsi %[[N]], %{{.*}} : i32
+// CHECK: %[[PARITY:.*]] = arith.andi %[[USE]], %{{.*}} : i32
+// CHECK: tessel.mbarrier_wait %[[BAR]][%[[SLOT]]], %[[PARITY]] : !tessel.mbarriers<3>
+// CHECK: }
+// CHECK: %[[SPAN:.*]] = arith.subi
+// CHECK: %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : i32
+// CHECK: %[[RAN:.*]] = arith.maxsi %[[TRIPS]], %{{.*}} : i32
+// CHECK: %[[NEXT:.*]] = arith.addi %[[EARLIER]], %[[RAN]] : i32
+// CHECK: scf.yield %[[INNER]], %[[NEXT]]
+module attributes {tessel.target = "sm_90a"} {
+func.func @tma_nested(%kmap: !tessel.tensor_desc<64x64xf16>, %g: i32, %n: i32, %q: !tessel.tile<64x64xf16, #opa2>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma2>
+  %res = scf.for %h = %c0 to %g step %c1 iter_args(%outer = %acc0) -> (!tessel.tile<64x64xf32, #mma2>) : i32 {
+    %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %outer) -> (!tessel.tile<64x64xf32, #mma2>) : i32 {
+      %k = tessel.load_block %kmap[%i, %h] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16, #b2>
+      %next = tessel.dot %q, %k, %acc : !tessel.tile<64x64xf16, #opa2>, !tessel.tile<64x64xf16, #b2> -> !tessel.tile<64x64xf32, #mma2>
+      scf.yield %next : !tessel.tile<64x64xf32, #mma2>
+    }
+    scf.yield %r : !tessel.tile<64x64xf32, #mma2>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma2> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma2>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma2>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+}
+
+// -----
+
 // A block load outside loops is copied once, waited for, and read back.
 
 #b3 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
