@@ -165,6 +165,21 @@ static bool dotsMayRunLate(Operation *load, scf::ForOp loop) {
                       [&](DotOp dot) { return mayRunLate(dot, loop); });
 }
 
+/// `load` as a candidate whose copy may run iterations ahead: the loop
+/// writes no array it reads, and its pointers and mask are computed from
+/// the induction variable and invariants (the slice).
+static std::optional<Candidate> copiedAhead(LoadOp load, scf::ForOp loop,
+                                            ArrayRef<Value> writtenBases) {
+  Value base = baseArgument(load.getPtr());
+  if (!base || llvm::is_contained(writtenBases, base))
+    return std::nullopt;
+  Candidate c{load, {}, {}};
+  if (!collectSlice(load.getPtr(), loop, c.slice) ||
+      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
+    return std::nullopt;
+  return c;
+}
+
 static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
                                         ArrayRef<Value> writtenBases) {
   auto tile = cast<TileType>(load.getType());
@@ -173,14 +188,10 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
   if (!(elem.isF16() || elem.isBF16()) || tile.getRank() != 2 || !blocked ||
       !onlyFeedsDots(load) || (load.getOther() && !isZero(load.getOther())))
     return std::nullopt;
-  // The copy runs ahead of the loop's writes: none may reach the array read.
-  Value base = baseArgument(load.getPtr());
-  if (!base || llvm::is_contained(writtenBases, base))
+  std::optional<Candidate> found = copiedAhead(load, loop, writtenBases);
+  if (!found)
     return std::nullopt;
-  Candidate c{load, {}, {}};
-  if (!collectSlice(load.getPtr(), loop, c.slice) ||
-      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
-    return std::nullopt;
+  Candidate &c = *found;
   // Rows of whole 16-byte chunks along the loads' fastest dimension.
   SmallVector<unsigned> order(blocked.getOrder());
   if (tile.getDimSize(order[0]) % 8 != 0)
@@ -188,7 +199,7 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
   c.bufferType =
       MemDescType::get(load.getContext(), tile.getShape(), elem, order);
   c.readLate = dotsMayRunLate(load, loop);
-  return c;
+  return found;
 }
 
 /// A row or column vector of 32-bit values that the loop's stages can carry:
@@ -208,13 +219,10 @@ static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
       return std::nullopt;
     axis = expand.getAxis();
   }
-  Value base = baseArgument(load.getPtr());
-  if (!base || llvm::is_contained(writtenBases, base))
+  std::optional<Candidate> found = copiedAhead(load, loop, writtenBases);
+  if (!found)
     return std::nullopt;
-  Candidate c{load, {}, {}};
-  if (!collectSlice(load.getPtr(), loop, c.slice) ||
-      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
-    return std::nullopt;
+  Candidate &c = *found;
   // The copy takes the vector in a layout of its own (a thread an element,
   // one copy each), its pointers computed again from the same ops: the
   // tile ops of the slice are elementwise, their other tiles splats and
@@ -247,7 +255,7 @@ static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
   c.copyEncoding = SliceEncodingAttr::get(
       ctx, *axis,
       BlockedEncodingAttr::get(ctx, perThread, lanes, warps, order));
-  return c;
+  return found;
 }
 
 /// A block load of a tensor map: tessel-lower-tensor-descs checked that its
