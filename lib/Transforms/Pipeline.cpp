@@ -654,18 +654,19 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
         for (auto load : loop.getBody()->getOps<LoadOp>())
           if (std::optional<Candidate> c = analyse(load, loop, written))
             candidates.push_back(std::move(*c));
-      // Vectors ride along in a loop pipelined for its dots.
-      if (!candidates.empty())
-        for (auto load : loop.getBody()->getOps<LoadOp>())
-          if (std::optional<Candidate> c =
-                  analyseVector(load, loop, written, numWarps(loop)))
-            candidates.push_back(std::move(*c));
       for (auto load : loop.getBody()->getOps<LoadBlockOp>()) {
         FailureOr<Candidate> c = analyse(load, loop);
         if (failed(c))
           return signalPassFailure();
         candidates.push_back(std::move(*c));
       }
+      // Vectors ride along in a loop pipelined for its dots (by cp.async
+      // or by the tensor memory accelerator).
+      if (!candidates.empty() && stages >= 2 && !unknownWrite)
+        for (auto load : loop.getBody()->getOps<LoadOp>())
+          if (std::optional<Candidate> c =
+                  analyseVector(load, loop, written, numWarps(loop)))
+            candidates.push_back(std::move(*c));
       // One late dot per loop: each carries its A operand into the next
       // iteration, and two (the backward's dK and dV) leave ptxas too few
       // registers to keep the products in flight.

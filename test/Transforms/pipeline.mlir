@@ -426,6 +426,54 @@ func.func @tma_nested(%kmap: !tessel.tensor_desc<64x64xf16>, %g: i32, %n: i32, %
 
 // -----
 
+#b2 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma2 = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa2 = #tessel.dot_operand<opIdx = 0, parent = #mma2>
+#col2 = #tessel.slice<dim = 0, parent = #mma2>
+
+// A row vector rides along in a loop whose tiles come by the tensor memory
+// accelerator too: a cp.async copy into its own stages beside the TMA
+// copies, read back where it was loaded.
+// CHECK-LABEL: func.func @tma_row_vector
+// CHECK-DAG: tessel.local_alloc : !tessel.memdesc<3x1x64xf32, order = [1, 0]>
+// CHECK-DAG: tessel.mbarrier_alloc : !tessel.mbarriers<3>
+// CHECK: scf.for
+// CHECK: tessel.async_wait 1
+// CHECK: tessel.tma_load
+// CHECK: tessel.async_copy
+// CHECK: tessel.mbarrier_wait
+// CHECK: tessel.local_load %{{.*}} [0, 0] : !tessel.memdesc<1x64xf32, order = [1, 0]> -> !tessel.tile<1x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
+// CHECK-NOT: tessel.load %
+// CHECK: scf.yield
+module attributes {tessel.target = "sm_90a"} {
+func.func @tma_row_vector(%kmap: !tessel.tensor_desc<64x64xf16>, %lse: !tessel.ptr<f32>, %n: i32, %q: !tessel.tile<64x64xf16, #opa2>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma2>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #col2>
+  %ls = tessel.splat %lse : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>, #col2>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma2>) : i32 {
+    %k = tessel.load_block %kmap[%i, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16, #b2>
+    %d = tessel.dot %q, %k, %acc : !tessel.tile<64x64xf16, #opa2>, !tessel.tile<64x64xf16, #b2> -> !tessel.tile<64x64xf32, #mma2>
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #col2>
+    %cols = tessel.binary add %is, %c : !tessel.tile<64xi32, #col2>
+    %lp = tessel.addptr %ls, %cols : !tessel.tile<64x!tessel.ptr<f32>, #col2>, !tessel.tile<64xi32, #col2>
+    %row = tessel.load %lp : !tessel.tile<64x!tessel.ptr<f32>, #col2>
+    %re = tessel.expand_dims %row {axis = 0 : i32} : !tessel.tile<64xf32, #col2> -> !tessel.tile<1x64xf32, #mma2>
+    %rb = tessel.broadcast %re : !tessel.tile<1x64xf32, #mma2> -> !tessel.tile<64x64xf32, #mma2>
+    %e = tessel.binary sub %d, %rb : !tessel.tile<64x64xf32, #mma2>
+    scf.yield %e : !tessel.tile<64x64xf32, #mma2>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma2> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma2>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma2>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+}
+
+// -----
+
 // A block load outside loops is copied once, waited for, and read back.
 
 #b3 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
