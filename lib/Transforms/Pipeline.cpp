@@ -202,6 +202,13 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
   return found;
 }
 
+/// `v` (an i32 or index loop bound) as an i32.
+static Value asI32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isInteger(32))
+    return v;
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+}
+
 /// A row or column vector of 32-bit values that the loop's stages can carry:
 /// read only through expand_dims on one axis, 16-byte rows.
 static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
@@ -344,11 +351,7 @@ private:
         b, loop.getLoc(),
         b.getIntegerAttr(loop.getInductionVar().getType(), v));
   }
-  Value i32(Value v) {
-    if (v.getType().isInteger(32))
-      return v;
-    return arith::IndexCastOp::create(b, loop.getLoc(), b.getI32Type(), v);
-  }
+  Value i32(Value v) { return asI32(b, loop.getLoc(), v); }
   /// `index` modulo each candidate's number of buffers.
   SmallVector<Value> slotsOf(ArrayRef<Candidate> candidates, Value index);
   /// Splat or range `tile` in `encoding`, before the loop.
@@ -475,16 +478,13 @@ static Value earlierIterations(scf::ForOp loop,
   }
   // After the loop: the count and its trip count.
   rewriter.setInsertionPointAfter(loop);
-  auto asI32 = [&](Value v) -> Value {
-    if (v.getType().isInteger(32))
-      return v;
-    return arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), v);
-  };
-  Value span = arith::SubIOp::create(rewriter, loc, asI32(loop.getUpperBound()),
-                                     asI32(loop.getLowerBound()));
+  Value span = arith::SubIOp::create(
+      rewriter, loc, asI32(rewriter, loc, loop.getUpperBound()),
+      asI32(rewriter, loc, loop.getLowerBound()));
   Value trips = arith::MaxSIOp::create(
       rewriter, loc,
-      arith::CeilDivSIOp::create(rewriter, loc, span, asI32(loop.getStep())),
+      arith::CeilDivSIOp::create(rewriter, loc, span,
+                                 asI32(rewriter, loc, loop.getStep())),
       arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0)));
   Value next = arith::AddIOp::create(rewriter, loc, count, trips);
   for (scf::ForOp f : around) {
@@ -612,13 +612,10 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     AsyncWaitOp::create(b, loc, 0);
 }
 
-/// The warps of the kernel that holds `loop`.
-static unsigned numWarps(scf::ForOp loop) {
-  auto kernel = loop->getParentOfType<func::FuncOp>();
-  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
-          TesselDialect::getNumWarpsAttrName()))
-    return attr.getInt();
-  return 4;
+/// The kernel of `loop`; before tessel-warp-specialize its launch warps are
+/// its num_warps.
+static func::FuncOp kernelOf(scf::ForOp loop) {
+  return loop->getParentOfType<func::FuncOp>();
 }
 
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
@@ -664,8 +661,8 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
       // or by the tensor memory accelerator).
       if (!candidates.empty() && stages >= 2 && !unknownWrite)
         for (auto load : loop.getBody()->getOps<LoadOp>())
-          if (std::optional<Candidate> c =
-                  analyseVector(load, loop, written, numWarps(loop)))
+          if (std::optional<Candidate> c = analyseVector(
+                  load, loop, written, getLaunchWarps(kernelOf(loop))))
             candidates.push_back(std::move(*c));
       // One late dot per loop: each carries its A operand into the next
       // iteration, and two (the backward's dK and dV) leave ptxas too few
