@@ -15,6 +15,6 @@ Everything but run() is pure Python: torch is imported inside run(), so the conf
 and formulas are tested on machines without it.
 """
 
-from . import decode, kl, launch, mta, prefill, prefill_bwd
+from . import decode, kl, launch, mta, paged, prefill, prefill_bwd
 
-WORKLOADS = {m.NAME: m for m in (prefill, prefill_bwd, decode, kl, mta, launch)}
+WORKLOADS = {m.NAME: m for m in (prefill, prefill_bwd, decode, paged, kl, mta, launch)}

@@ -17,19 +17,30 @@ Value mlir::tessel::baseArgument(Value ptr) {
   return isa<BlockArgument>(ptr) ? ptr : Value();
 }
 
+/// Whether `op` loads from an array that is not among `writtenBases`.
+static bool readsUnwritten(Operation *op,
+                           std::optional<ArrayRef<Value>> writtenBases) {
+  auto load = dyn_cast<LoadOp>(op);
+  if (!load || !writtenBases)
+    return false;
+  Value base = baseArgument(load.getPtr());
+  return base && !llvm::is_contained(*writtenBases, base);
+}
+
 bool mlir::tessel::collectSlice(Value v, scf::ForOp loop,
-                                SetVector<Operation *> &slice) {
+                                SetVector<Operation *> &slice,
+                                std::optional<ArrayRef<Value>> writtenBases) {
   if (v == loop.getInductionVar() ||
       !loop.getBody()->getParent()->isAncestor(v.getParentRegion()))
     return true;
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
-      !isMemoryEffectFree(def))
+      !(isMemoryEffectFree(def) || readsUnwritten(def, writtenBases)))
     return false;
   if (slice.contains(def))
     return true;
   for (Value operand : def->getOperands())
-    if (!collectSlice(operand, loop, slice))
+    if (!collectSlice(operand, loop, slice, writtenBases))
       return false;
   slice.insert(def);
   return true;

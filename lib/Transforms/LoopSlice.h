@@ -23,8 +23,11 @@ Value baseArgument(Value ptr);
 
 /// Adds to `slice` the ops of `loop`'s body that `v` depends on, in an order
 /// that defines before use; false when `v` depends on anything but the
-/// induction variable, loop invariants and pure region-free ops.
-bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice);
+/// induction variable, loop invariants and pure region-free ops. Given the
+/// arrays the loop writes, `v` may also depend on loads of other arrays (a
+/// page number read from a block table), which then join the slice.
+bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice,
+                  std::optional<ArrayRef<Value>> writtenBases = std::nullopt);
 
 } // namespace mlir::tessel
 

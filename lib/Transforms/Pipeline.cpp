@@ -21,6 +21,11 @@
 // dots are marked `tessel.rotate` (one such dot per loop: each carries its A
 // operand's registers into the next iteration).
 //
+// The pointers may come from loads of arrays the loop does not write (a
+// paged KV cache's page numbers, read from its block table): those loads run
+// with the copy they address, for the iteration ahead, masked off past the
+// loop's end.
+//
 // A loop pipelined so also takes its row and column vectors (a 1-D load of
 // 32-bit values, e.g. attention's per-row statistics, read only through
 // expand_dims on one axis) into the same stages, as 1 x N (N x 1) tiles read
@@ -167,22 +172,26 @@ static bool dotsMayRunLate(Operation *load, scf::ForOp loop) {
 
 /// `load` as a candidate whose copy may run iterations ahead: the loop
 /// writes no array it reads, and its pointers and mask are computed from
-/// the induction variable and invariants (the slice).
+/// the induction variable, invariants and loads of arrays the loop does not
+/// write (the slice).
 static std::optional<Candidate> copiedAhead(LoadOp load, scf::ForOp loop,
                                             ArrayRef<Value> writtenBases) {
   Value base = baseArgument(load.getPtr());
   if (!base || llvm::is_contained(writtenBases, base))
     return std::nullopt;
   Candidate c{load, {}, {}};
-  if (!collectSlice(load.getPtr(), loop, c.slice) ||
-      (load.getMask() && !collectSlice(load.getMask(), loop, c.slice)))
+  if (!collectSlice(load.getPtr(), loop, c.slice, writtenBases) ||
+      (load.getMask() &&
+       !collectSlice(load.getMask(), loop, c.slice, writtenBases)))
     return std::nullopt;
   return c;
 }
 
 static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
                                         ArrayRef<Value> writtenBases) {
-  auto tile = cast<TileType>(load.getType());
+  auto tile = dyn_cast<TileType>(load.getType());
+  if (!tile)
+    return std::nullopt;
   Type elem = tile.getElementType();
   auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(tile.getEncoding());
   if (!(elem.isF16() || elem.isBF16()) || tile.getRank() != 2 || !blocked ||
@@ -214,8 +223,8 @@ static Value asI32(OpBuilder &b, Location loc, Value v) {
 static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
                                               ArrayRef<Value> writtenBases,
                                               unsigned numWarps) {
-  auto tile = cast<TileType>(load.getType());
-  if (tile.getRank() != 1 || !tile.getElementType().isF32() ||
+  auto tile = dyn_cast<TileType>(load.getType());
+  if (!tile || tile.getRank() != 1 || !tile.getElementType().isF32() ||
       tile.getDimSize(0) % 4 != 0 || load->use_empty() ||
       (load.getOther() && !isZero(load.getOther())))
     return std::nullopt;
@@ -325,6 +334,25 @@ static Type reencoded(Type type, Attribute encoding) {
   return TileType::get(tile.getShape(), tile.getElementType(), encoding);
 }
 
+/// `op` (a clone of a slice op run for an iteration ahead) with its loads
+/// masked off past the loop's end (`inRange`): the arrays they read may end
+/// with the loop's iterations.
+static void aheadOf(Operation *op, Value inRange) {
+  auto load = dyn_cast<LoadOp>(op);
+  if (!load)
+    return;
+  OpBuilder b(load);
+  Location loc = load.getLoc();
+  Value mask = inRange;
+  if (auto tile = dyn_cast<TileType>(load.getPtr().getType()))
+    mask = SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), mask);
+  if (Value m = load.getMask())
+    mask = isa<TileType>(m.getType())
+               ? Value(BinaryOp::create(b, loc, BinaryKind::and_, m, mask))
+               : Value(arith::AndIOp::create(b, loc, m, mask));
+  load.getMaskMutable().assign(mask);
+}
+
 /// The coordinates, buffer and barrier of a TMA copy: `dst[slot]` of
 /// `buffer` on barrier `slot` of `barriers`.
 static void copyBlock(OpBuilder &b, LoadBlockOp load, ValueRange coords,
@@ -401,10 +429,15 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
                                         loop.getUpperBound());
   bool asyncCopies = false;
+  // Slices in the loads' own layouts share their clones: a load in two
+  // slices (one page number for the K and the V tile) is issued once.
+  IRMapping shared;
+  shared.map(loop.getInductionVar(), iv);
   for (auto [c, buffer, bars, slot] :
        llvm::zip(candidates, buffers, barriers, slots)) {
-    IRMapping map;
-    map.map(loop.getInductionVar(), iv);
+    IRMapping own;
+    own.map(loop.getInductionVar(), iv);
+    IRMapping &map = c.copyEncoding ? own : shared;
     if (c.copyEncoding) {
       // The splats and ranges the slice reads, in the copy's layout, made
       // once before the loop.
@@ -417,10 +450,12 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
         Operation *clone = b.clone(*op, map);
         for (Value result : clone->getResults())
           result.setType(reencoded(result.getType(), c.copyEncoding));
+        aheadOf(clone, inRange);
       }
     } else {
       for (Operation *op : c.slice)
-        b.clone(*op, map);
+        if (!map.contains(op->getResult(0)))
+          aheadOf(b.clone(*op, map), inRange);
     }
     if (auto block = dyn_cast<LoadBlockOp>(c.load)) {
       SmallVector<Value> coords = llvm::map_to_vector(

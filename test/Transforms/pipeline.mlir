@@ -228,6 +228,148 @@ func.func @writes(%k: !tessel.ptr<f16>, %out: !tessel.ptr<f16>, %n: i32, %a: !te
 #b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+#rows = #tessel.slice<dim = 1, parent = #b>
+
+// A paged cache: each key row's page comes from a block table the loop does
+// not write. The table's load runs with the copies it addresses, once for
+// both tiles, masked by the rows' mask and by being inside the loop (ahead
+// of the loop's end it would read past the table); the iteration's own load
+// of it is gone with the tiles'. A loop that writes the table keeps its
+// loads.
+
+// CHECK-LABEL: func.func @paged
+// CHECK-COUNT-2: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: %[[IN0:.*]] = arith.cmpi slt
+// CHECK: %[[INS0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<64xi1, #{{.*}}>
+// CHECK: %[[M0:.*]] = tessel.binary and %{{.*}}, %[[INS0]]
+// CHECK: tessel.load %{{.*}} mask %[[M0]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
+// CHECK-NOT: tessel.load
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi slt
+// CHECK: %[[INS:.*]] = tessel.splat %[[IN]] : i1 -> !tessel.tile<64xi1, #{{.*}}>
+// CHECK: %[[M:.*]] = tessel.binary and %{{.*}}, %[[INS]]
+// CHECK: tessel.load %{{.*}} mask %[[M]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
+// CHECK-NOT: tessel.load
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.load
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.load
+// CHECK: scf.yield
+
+// CHECK-LABEL: func.func @paged_table_written
+// CHECK-NOT: tessel.local_alloc
+// CHECK-COUNT-3: tessel.load
+func.func @paged(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %table: !tessel.ptr<i32>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>>
+  %ts = tessel.splat %table : !tessel.ptr<i32> -> !tessel.tile<64x!tessel.ptr<i32>, #rows>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64xi32, #rows>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %vs = tessel.splat %v : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x64xi32, #b>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x64xi32, #b> -> !tessel.tile<64x64xi32, #b>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #rows>
+    %key = tessel.binary add %is, %r : !tessel.tile<64xi32, #rows>
+    %ok = tessel.cmp lt %key, %ns : !tessel.tile<64xi32, #rows> -> !tessel.tile<64xi1, #rows>
+    %tp = tessel.addptr %ts, %key : !tessel.tile<64x!tessel.ptr<i32>, #rows>, !tessel.tile<64xi32, #rows>
+    %page = tessel.load %tp mask %ok : !tessel.tile<64x!tessel.ptr<i32>, #rows>
+    %pe = tessel.expand_dims %page {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #b>
+    %pb = tessel.broadcast %pe : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %s64 = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary mul %pb, %s64 : !tessel.tile<64x64xi32, #b>
+    %off = tessel.binary add %ro, %cb : !tessel.tile<64x64xi32, #b>
+    %oke = tessel.expand_dims %ok {axis = 1 : i32} : !tessel.tile<64xi1, #rows> -> !tessel.tile<64x1xi1, #b>
+    %m = tessel.broadcast %oke : !tessel.tile<64x1xi1, #b> -> !tessel.tile<64x64xi1, #b>
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp mask %m : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %s = tessel.dot %q, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %ph = tessel.cast %s : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64x64xf16, #mma>
+    %p = tessel.convert_layout %ph : !tessel.tile<64x64xf16, #mma> -> !tessel.tile<64x64xf16, #opa>
+    %vp = tessel.addptr %vs, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %vt = tessel.load %vp mask %m : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %p, %vt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rs = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rs {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+func.func @paged_table_written(%k: !tessel.ptr<f16>, %table: !tessel.ptr<i32>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %ts = tessel.splat %table : !tessel.ptr<i32> -> !tessel.tile<64x!tessel.ptr<i32>, #rows>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %tp = tessel.addptr %ts, %r : !tessel.tile<64x!tessel.ptr<i32>, #rows>, !tessel.tile<64xi32, #rows>
+    %page = tessel.load %tp : !tessel.tile<64x!tessel.ptr<i32>, #rows>
+    %pe = tessel.expand_dims %page {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #b>
+    %pb = tessel.broadcast %pe : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %kp = tessel.addptr %ks, %pb : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %q, %kt, %acc0 : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %one = tessel.splat %c1 : i32 -> !tessel.tile<64xi32, #rows>
+    %next = tessel.binary add %page, %one : !tessel.tile<64xi32, #rows>
+    tessel.store %tp, %next : !tessel.tile<64x!tessel.ptr<i32>, #rows>
+    %kt2 = tessel.load %ks : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  }
+  return
+}
+
+// A scalar load in the loop (a block's row read from a table) is no candidate
+// itself; feeding the copy's pointers, it runs ahead with it, masked by
+// being inside the loop alone.
+
+// CHECK-LABEL: func.func @scalar_row
+// CHECK: %[[IN:.*]] = arith.cmpi slt
+// CHECK: tessel.load %{{.*}} mask %[[IN]] : !tessel.ptr<i32>
+// CHECK: tessel.async_copy
+// CHECK: scf.for
+// CHECK: %[[IN2:.*]] = arith.cmpi slt
+// CHECK: tessel.load %{{.*}} mask %[[IN2]] : !tessel.ptr<i32>
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.load
+// CHECK: scf.yield
+func.func @scalar_row(%k: !tessel.ptr<f16>, %table: !tessel.ptr<i32>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>, %off: !tessel.tile<64x64xi32, #b>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %res = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %tp = tessel.addptr %table, %i : !tessel.ptr<i32>, i32
+    %row = tessel.load %tp : !tessel.ptr<i32>
+    %rs = tessel.splat %row : i32 -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary add %off, %rs : !tessel.tile<64x64xi32, #b>
+    %kp = tessel.addptr %ks, %ro : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %d = tessel.dot %q, %kt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rs2 = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rs2 {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 
 // On sm_90a, attention's shape: the value tile feeds only a dot whose
 // product goes round the loop and whose A is computed in the iteration, so

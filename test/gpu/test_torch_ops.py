@@ -198,6 +198,131 @@ def test_lean_attention(case, dtype):
         _out(f"O ({strategy})", o, p @ _expand(v.double(), H), dtype)
 
 
+PAGED = {  # B, H, HKV, Nq, D, page_size, seq_lens, causal (key blocks of 128 on the GPU)
+    "pages-of-16-gqa8": (3, 16, 2, 1, 128, 16, (3001, 0, 777), False),
+    "pages-of-256-causal-nq2": (2, 8, 4, 2, 128, 256, (1000, 2), True),
+    "pages-of-64-mha-d64": (4, 4, 4, 1, 64, 64, (64, 65, 1, 4097), False),
+    "pages-of-32-gqa4-nq16": (2, 8, 2, 16, 128, 32, (999, 200), True),   # 64 rows
+}
+
+
+def _paged_case(case, dtype, spare_pages=5):
+    """q, caches whose pages the sequences use in random order (and some no sequence uses), the
+    block table (padded past each sequence's end with pages of others) and the lengths."""
+    B, H, HKV, Nq, D, ps, lens, _ = PAGED[case]
+    g = _gen("paged", case, str(dtype))
+    max_pages = max(-(-n // ps) for n in lens) + 1
+    num_pages = B * max_pages + spare_pages
+    q = _randn(g, (B, H, Nq, D), dtype)
+    k, v = (_randn(g, (num_pages, ps, HKV, D), dtype) for _ in range(2))
+    table = torch.randperm(num_pages, generator=g, device=DEV)[:B * max_pages]
+    table = table.view(B, max_pages).to(torch.int32)
+    return q, k, v, table, torch.tensor(lens, dtype=torch.int32, device=DEV)
+
+
+def ref_paged(q, k, v, table, lens, causal):
+    """float64 decode attention of each sequence over the keys gathered from its pages."""
+    B, H, Nq, D = q.shape
+    ps = k.shape[1]
+    out = torch.zeros(q.shape, dtype=torch.float64, device=DEV)
+    for b, n in enumerate(lens.tolist()):
+        if n == 0:
+            continue
+        pages = table[b, :-(-n // ps)].long()
+        k_b, v_b = (x[pages].flatten(0, 1)[:n].transpose(0, 1)[None] for x in (k, v))
+        s = q[b:b + 1].double() @ _expand(k_b.double(), H).transpose(-1, -2) / math.sqrt(D)
+        visible = torch.ones(Nq, n, dtype=torch.bool, device=DEV)
+        if causal:
+            visible = torch.arange(n, device=DEV)[None, :] <= (n - Nq) + torch.arange(
+                Nq, device=DEV)[:, None]
+        p, _ = _softmax_rows(s, visible)
+        out[b] = (p @ _expand(v_b.double(), H))[0]
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("case", list(PAGED))
+def test_paged_lean_attention(case, dtype):
+    q, k, v, table, lens = _paged_case(case, dtype)
+    causal = PAGED[case][-1]
+    want = ref_paged(q, k, v, table, lens, causal)
+    print(f"\n  lean_attention paged {case} {dtype}")
+    for strategy in tessel.ops.LEAN_STRATEGIES:
+        for check in tessel.ops.paged.CHECKS:
+            o = tessel.lean_attention(q, k, v, causal=causal, strategy=strategy, seq_lens=lens,
+                                      block_table=table, check=check)
+            _out(f"O ({strategy}, check={check})", o, want, dtype)
+    o = tessel.lean_attention(q, k, v, causal=causal, seq_lens=lens, block_table=table,
+                              max_seq_len=int(lens.max()), check=False)
+    _out("O (max_seq_len)", o, want, dtype)
+
+
+def test_ragged_contiguous_lean_attention():
+    dtype = torch.bfloat16
+    B, H, HKV, Nq, Nk, D = 3, 16, 2, 1, 2000, 128
+    g = _gen("ragged")
+    q = _randn(g, (B, H, Nq, D), dtype)
+    k, v = (_randn(g, (B, HKV, Nk, D), dtype) for _ in range(2))
+    lens = torch.tensor([2000, 1, 1234], dtype=torch.int32, device=DEV)
+    want = torch.cat([ref_attention(q[b:b + 1], k[b:b + 1, :, :n], v[b:b + 1, :, :n], False,
+                                    D ** -0.5) for b, n in enumerate(lens.tolist())])
+    print("\n  lean_attention ragged contiguous")
+    for strategy in tessel.ops.LEAN_STRATEGIES:
+        _out(f"O ({strategy})", tessel.lean_attention(q, k, v, strategy=strategy, seq_lens=lens),
+             want, dtype)
+
+
+def test_paged_bad_tables():
+    """Bad tables on the GPU: rejected by the host check and by the device check, and with no
+    check the kernel reads nothing outside the cache (compute-sanitizer runs this file too)."""
+    q, k, v, table, lens = _paged_case("pages-of-16-gqa8", torch.float16)
+    bad = table.clone()
+    bad[0, 3] = k.shape[0] + 10 ** 6
+    with pytest.raises(ValueError, match=r"block_table\[0, 3\] = 1000\d+ is not a page"):
+        tessel.lean_attention(q, k, v, seq_lens=lens, block_table=bad)
+    with pytest.raises(ValueError, match=r"kernel lean_attention_paged found [1-9]\d* key reads "
+                                         r"of pages outside the cache and 0 lengths"):
+        tessel.lean_attention(q, k, v, seq_lens=lens, block_table=bad, check="device")
+    long = lens.clone()
+    long[1] = 10 ** 7
+    with pytest.raises(ValueError, match=r"found 0 key reads of pages outside the cache and "
+                                         r"[1-9]\d* lengths out of range: seq_lens\[1\]"):
+        tessel.lean_attention(q, k, v, seq_lens=long, block_table=table, check="device")
+    o = tessel.lean_attention(q, k, v, seq_lens=long, block_table=bad, check=False)
+    torch.cuda.synchronize()
+    assert torch.isfinite(o).all()
+    want = ref_paged(q, k, v, table, lens, False)
+    _out("O of the good sequence", o[2], want[2], torch.float16)
+
+
+def test_paged_lean_attention_in_a_cuda_graph():
+    """Paged decode captured with check=False (check=True refuses the capture); replays on new
+    tables and lengths written into the captured ones."""
+    dtype = torch.bfloat16
+    q, k, v, table, lens = _paged_case("pages-of-16-gqa8", dtype)
+    run = lambda: tessel.lean_attention(q, k, v, seq_lens=lens, block_table=table, check=False)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run()
+    with pytest.raises(RuntimeError, match=r"check=True reads block_table and seq_lens on the "
+                                           r"host, which a CUDA graph capture cannot do"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            tessel.lean_attention(q, k, v, seq_lens=lens, block_table=table)
+    g = _gen("paged graph")
+    print("\n  paged lean_attention, CUDA graph replays")
+    for step in range(2):
+        table.copy_(table[torch.randperm(table.shape[0], generator=g, device=DEV)])
+        lens.copy_(torch.randint(0, 3002, lens.shape, generator=g, device=DEV).to(torch.int32))
+        graph.replay()
+        torch.cuda.synchronize()
+        _out(f"O (replay {step})", out, ref_paged(q, k, v, table, lens, False), dtype)
+
+
 def test_ops_in_a_cuda_graph():
     """Decode and prefill captured in a CUDA graph (as serving stacks run decode): after a warm-up
     call (modules loaded, the stream-K workspace allocated), the capture records the workspace

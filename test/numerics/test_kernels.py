@@ -437,21 +437,25 @@ MUTANTS = {
         "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + row_i[:, None])",
         "(offs_n[None, :] <= (Nk - Nq - 1) + row_i[:, None])", "lean"),
     "lean merge that drops the later partial": (
-        "lean_attention.tsl", "merge=softmax_merge", "merge=keep_first", "lean"),
+        "lean_attention.tsl", "iters=cdiv(Nk, BLOCK_N), body=body, merge=softmax_merge",
+        "iters=cdiv(Nk, BLOCK_N), body=body, merge=keep_first", "lean"),
     # GQA packing: the causal mask on the tile row r instead of the query row r % Nq (right for
     # the first head of the group only).
     "lean causal mask on the tile row": (
-        "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + row_i[:, None])",
-        "(offs_n[None, :] <= (Nk - Nq) + offs_r[:, None])", "lean"),
+        "lean_attention.tsl",
+        "mask=n_ok[:, None], other=0.0)\n            st = attend_block(st, qt, kt, vt, offs_n, n_ok, "
+        "r_ok, row_i,",
+        "mask=n_ok[:, None], other=0.0)\n            st = attend_block(st, qt, kt, vt, offs_n, n_ok, "
+        "r_ok, offs_r,", "lean"),
     # GQA packing: Q of the group's heads read from head hk + g instead of hk·G + g (right for
     # the first KV head only).
     "lean Q rows of the wrong heads": (
-        "lean_attention.tsl", "        h = hk * G + head_g\n        qt = load(",
-        "        h = hk + head_g\n        qt = load(", "lean"),
+        "lean_attention.tsl", "    h = hk * G + head_g\n    return load(",
+        "    h = hk + head_g\n    return load(", "lean"),
     # GQA packing: O and LSE stored one unit per query head, as before the packing.
     "lean store addressed per query head": (
         "lean_attention.tsl", "row = (b * H + h).to(i64) * Nq + row_i",
-        "row = unit.to(i64) * Nq + offs_r", "lean"),
+        "row = (b * (H // G) + hk).to(i64) * Nq + head_g * Nq + row_i", "lean"),
 }
 
 

@@ -494,3 +494,14 @@ def test_an_out_of_memory_configuration_ends_the_worker():
                                                   "torch": {"status": "OOM"}}})
     assert not had_oom({"status": "done", "results": {"tessel": {"status": "ok"}}})
     assert not had_oom({"status": "error", "results": {}})
+
+
+def test_paged_rows():
+    """Paged decode: the ragged lengths spread over [Nk/8, Nk]; every page size divides every
+    context; the work is the bytes of K and V the sequences hold."""
+    from bench.workloads import paged
+    assert paged.lengths(8, 8192) == [8192, 7168, 6144, 5120, 4096, 3072, 2048, 1024]
+    for cfg in paged.configs():
+        assert all(cfg["Nk"] % p == 0 for p in paged.PAGE_SIZES)
+        assert paged.work(cfg) == 2 * sum(cfg["lens"]) * cfg["HKV"] * 128 * 2
+        assert max(cfg["lens"]) == cfg["Nk"] and min(cfg["lens"]) >= cfg["Nk"] // 8

@@ -150,7 +150,7 @@ def test_jit_function_errors_point_into_the_python_file():
 def test_persistent_kernel():
     import reference as ref
     k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
-                       constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8})
+                       constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8}, kernel="lean_attention")
     assert k.persistent
     rng = np.random.default_rng(1)
     B, H, Nq, Nk, D = 1, 2, 3, 29, 16

@@ -276,7 +276,8 @@ def test_kernel_grid_launch_errors_name_the_kernel(torch, driver):
 
 def test_persistent_kernel_fast_path(torch, driver, monkeypatch):
     lean_kernel = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
-                                 {"D": 16, "BLOCK_N": 32}, interpret=False)
+                                 {"D": 16, "BLOCK_N": 32}, kernel="lean_attention",
+                                 interpret=False)
     dev = torch.device("cuda", 0)
     bufs = [torch.Tensor((1, 2, 4, 16), torch.float16, dev) for _ in range(4)]
     lse = torch.Tensor((1, 2, 4), torch.float32, dev)

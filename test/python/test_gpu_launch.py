@@ -223,7 +223,8 @@ def _other_capsule():
 
 
 def test_persistent_gpu_kernels_size_their_own_grid(fake_gpu):
-    lean = tessel.compile(LEAN, {"D": 16, "BLOCK_N": 32}, interpret=False)
+    lean = tessel.compile(LEAN, {"D": 16, "BLOCK_N": 32}, kernel="lean_attention",
+                          interpret=False)
     assert lean.persistent
     # 16-byte aligned addresses: the kernel's multiple_of hints are checked.
     args = [CudaArray(a, "<f2") for a in (16, 32, 48, 64)] + [CudaArray(80)] + [0] * 9 + \
@@ -243,7 +244,7 @@ def test_gpu_configurations_compile(tmp_path):
     configs = tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
     kernels = {name for _, name, _, _ in configs}
     assert kernels == {"attention_fwd", "attention_bwd", "attention_bwd_preprocess",
-                       "lean_attention", "mta_fwd", "mta_bwd", "mta_bwd_preprocess",
+                       "lean_attention", "lean_attention_paged", "mta_fwd", "mta_bwd", "mta_bwd_preprocess",
                        "mta_decode_split", "mta_decode_combine", "attention_kl_fwd",
                        "attention_kl_bwd", "softmax_merge_parts", "kl_merge_parts"}
     paths = precompile_ops(str(tmp_path), "sm_90", (64,), ("bf16",), ((3, 5),), jobs=2)

@@ -12,7 +12,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
-    with every query tile of LEAN_BLOCK_M; MTA's forward, backward and decode; the merges of
+    with every query tile of LEAN_BLOCK_M, contiguous and paged (with and without the device
+    check of its tables); MTA's forward, backward and decode; the merges of
     tessel.distributed)."""
     configs = []
 
@@ -32,6 +33,10 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                     for bm in LEAN_BLOCK_M:
                         add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
                             CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
+                        for check in (False, True):
+                            add("lean_attention.tsl", "lean_attention_paged", None, stream_k,
+                                D=d, CAUSAL=causal, CHECK_TABLES=check, DTYPE=dtype,
+                                **lean_tiles(bm, gpu=True))
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

@@ -2,6 +2,7 @@
 
 from ..compiler import cdiv
 from . import plans
+from .paged import paged_attention
 from .common import BLOCKS, attention_args, backend, element_type, scale_value
 
 # The decode kernel's query tiles: a unit of lean_attention is one (batch, KV head), and its tile
@@ -15,7 +16,7 @@ LEAN_MAX_ROWS = LEAN_BLOCK_M[-1]
 # lean_attention's strategies and the lowering of its stream_k each one compiles.
 LEAN_STRATEGIES = {"stream-k": "persistent", "split-k": "split-k"}
 # Persistent programs of lean_attention on the interpreter (enough to split units).
-_LEAN_PROGRAMS = 8
+LEAN_PROGRAMS = 8
 _PLANS = plans.Plans()
 
 
@@ -35,7 +36,8 @@ def lean_block_m(rows):
     return next((bm for bm in LEAN_BLOCK_M if rows <= bm), None)
 
 
-def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
+def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k", *, seq_lens=None,
+                   block_table=None, max_seq_len=None, check=True):
     """Decode attention with a stream-K split of the keys.  q (B, H, Nq, D) holds the Nq newest
     query rows; k, v (B, HKV, Nk, D).  One work unit per (batch, KV head) holds the G·Nq query
     rows of the G = H / HKV query heads of its group, so K/V are read once per unit:
@@ -43,7 +45,23 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k"):
     the queries are the last Nq positions (row i sees keys j <= Nk - Nq + i; needs Nk >= Nq).
     strategy: how the kernel's stream_k is lowered: 'stream-k' (LeanAttention: the key blocks of
     all (batch, KV head) units split evenly over a persistent grid) or 'split-k' (FlashDecoding:
-    each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D)."""
+    each unit cut into equal chunks, then a combine kernel).  Returns O (B, H, Nq, D).
+
+    Ragged batches and paged caches: seq_lens (B,) int32 gives each sequence's number of keys
+    (its first seq_lens[b] rows of k and v; causal: its queries are its last Nq positions).  With
+    block_table (B, max_pages) int32, k and v are paged caches (num_pages, page_size, HKV, D)
+    (vLLM's and FlashInfer's layout) and key j of sequence b is row j % page_size of page
+    block_table[b, j // page_size].  max_seq_len (optional) bounds the lengths (default: what
+    the table holds, max_pages·page_size): the work is split over max_seq_len keys per sequence,
+    so a tight bound balances the programs better.  check: True reads block_table and seq_lens
+    on the host and rejects a length outside [0, max_seq_len] or a page outside the cache before
+    the launch (a device-to-host copy: pass False in a decode loop or a CUDA graph); 'device'
+    has the kernel count what it finds out of range and raises after it; False checks shapes
+    only.  In no case does the kernel read outside the cache: a page number outside it reads
+    as zeros."""
+    if seq_lens is not None or block_table is not None:
+        return paged_attention(q, k, v, causal, scale, strategy, seq_lens, block_table,
+                               max_seq_len, check)
     key = plans.key((q, k, v), causal, scale, type(scale), strategy)
     out = _PLANS.replay(key, q, k, v)
     if out is not None:
@@ -59,22 +77,33 @@ def check_lean_args(op, q, k, v, causal, scale, strategy):
     """lean_attention's argument checks, errors naming `op`; returns (backend, element type,
     scale, stream_k lowering)."""
     _, H, HKV, Nq, Nk, D = attention_args(op, q, k, v)
-    if Nq < 1:
-        raise ValueError(f"tessel.{op}: decode takes at least one query row, got Nq {Nq}")
-    if lean_block_m(H // HKV * Nq) is None:
-        raise ValueError(f"tessel.{op}: a unit holds the query rows of one GQA group, at most "
-                         f"{LEAN_MAX_ROWS}: got {H // HKV} query heads per KV head x Nq {Nq} = "
-                         f"{H // HKV * Nq} rows (use fewer query rows per call, or "
-                         f"tessel.attention for prefill)")
+    check_rows(op, H // HKV, Nq)
     if causal and Nk < Nq:
         raise ValueError(f"tessel.{op}: causal decode needs at least as many keys as queries, "
                          f"got Nq {Nq} and Nk {Nk}")
+    stream_k = stream_k_lowering(op, strategy)
+    be = backend(op, {"q": q, "k": k, "v": v})
+    dtype = element_type(op, {"q": q, "k": k, "v": v})
+    return be, dtype, scale_value(op, scale, D), stream_k
+
+
+def stream_k_lowering(op, strategy):
+    """The lowering of stream_k that `strategy` names (LEAN_STRATEGIES)."""
     if strategy not in LEAN_STRATEGIES:
         raise ValueError(f"tessel.{op}: strategy must be one of {', '.join(LEAN_STRATEGIES)}, "
                          f"got {strategy!r}")
-    be = backend(op, {"q": q, "k": k, "v": v})
-    dtype = element_type(op, {"q": q, "k": k, "v": v})
-    return be, dtype, scale_value(op, scale, D), LEAN_STRATEGIES[strategy]
+    return LEAN_STRATEGIES[strategy]
+
+
+def check_rows(op, group, Nq):
+    """A unit's query tile holds the Nq rows of each of the `group` query heads of a KV head."""
+    if Nq < 1:
+        raise ValueError(f"tessel.{op}: decode takes at least one query row, got Nq {Nq}")
+    if lean_block_m(group * Nq) is None:
+        raise ValueError(f"tessel.{op}: a unit holds the query rows of one GQA group, at most "
+                         f"{LEAN_MAX_ROWS}: got {group} query heads per KV head x Nq {Nq} = "
+                         f"{group * Nq} rows (use fewer query rows per call, or "
+                         f"tessel.attention for prefill)")
 
 
 def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent"):
@@ -86,7 +115,7 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
     # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations
-    launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), _LEAN_PROGRAMS)}
+    launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), LEAN_PROGRAMS)}
     be.kernel("lean_attention.tsl", "lean_attention", stream_k)(
         q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), B, H, HKV, Nq, Nk, scale,
         D=D, CAUSAL=causal, DTYPE=dtype, **tiles, **launch)
