@@ -27,6 +27,9 @@ CASES = {
                         backward=True),
     "decode-mha": dict(op="lean_attention", B=1, H=32, HKV=32, Nq=1, Nk=32768, D=128),
     "decode-gqa": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128),
+    # decode-gqa over a paged cache: pages of 16 rows in shuffled order
+    "decode-paged": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128,
+                         page_size=16),
 }
 
 
@@ -49,7 +52,33 @@ def with_gradients(c, attend, q, k, v):
 
 
 def run_op(c, q, k, v):
+    if "page_size" in c:
+        k_cache, v_cache, tables = paged_cache(c, k, v)
+        return tessel.lean_attention(q, k_cache, v_cache, **tables, check=False)
     return with_gradients(c, getattr(tessel, c["op"]), q, k, v)
+
+
+_PAGED = {}
+
+
+def paged_cache(c, k, v):
+    """(k_cache, v_cache, {block_table, seq_lens}) holding k, v (B, HKV, Nk, D) in pages of
+    c["page_size"] rows, the pages in shuffled order; made once per case."""
+    if id(c) not in _PAGED:
+        B, HKV, Nk, D = k.shape
+        ps = c["page_size"]
+        perm = torch.randperm(B * Nk // ps, device="cuda",
+                              generator=torch.Generator(device="cuda").manual_seed(1))
+        caches = []
+        for x in (k, v):
+            cache = torch.empty(B * Nk // ps, ps, HKV, D, device="cuda", dtype=x.dtype)
+            cache[perm] = x.view(B, HKV, Nk // ps, ps, D).permute(0, 2, 3, 1, 4).reshape(
+                cache.shape)
+            caches.append(cache)
+        lens = torch.full((B,), Nk, dtype=torch.int32, device="cuda")
+        _PAGED[id(c)] = (*caches, {"block_table": perm.view(B, -1).to(torch.int32),
+                                   "seq_lens": lens})
+    return _PAGED[id(c)]
 
 
 def reference(c, q, k, v):

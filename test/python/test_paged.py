@@ -217,3 +217,26 @@ def test_argument_errors(case):
     run, error, message = ARGUMENT_ERRORS[case]
     with pytest.raises(error, match=r"tessel.lean_attention: " + message):
         run()
+
+
+def test_paged_tiles():
+    """On the GPU, key blocks of 64 where the split has many of them (and for the device check),
+    128 otherwise; every tile the op can pick is among the precompiled configurations."""
+    from tessel.ops.paged import PAGED_SMALL_BLOCKS_FROM, paged_tiles
+    few, many = PAGED_SMALL_BLOCKS_FROM * 64 - 64, PAGED_SMALL_BLOCKS_FROM * 64
+    assert paged_tiles(16, True, 1, few)["BLOCK_N"] == 128
+    assert paged_tiles(16, True, 1, many)["BLOCK_N"] == 64
+    assert paged_tiles(16, True, 8, many // 8)["BLOCK_N"] == 64      # units count too
+    assert paged_tiles(16, True, 1, 100, device_check=True)["BLOCK_N"] == 64
+    assert paged_tiles(128, True, 1, few)["BLOCK_N"] == 64           # as lean_attention's
+    assert paged_tiles(16, False, 1, many) == tessel.ops.lean_tiles(16, False)
+    configs = [(c[2]["CHECK_TABLES"], {k: c[2][k] for k in ("BLOCK_M", "BLOCK_N", "NUM_WARPS",
+                                                               "NUM_STAGES")})
+               for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
+               if c[1] == "lean_attention_paged"]
+    for bm in tessel.ops.LEAN_BLOCK_M:
+        for check, n in ((False, few), (False, many), (True, few)):
+            assert (check, paged_tiles(bm, True, 1, n, check)) in configs
+    everything = [repr(c) for c in tessel.ops.gpu_configurations((64,), ("bf16",),
+                                                                            ((3, 5),))]
+    assert len(everything) == len(set(everything))                 # no configuration twice

@@ -4,6 +4,7 @@ compiler (python -m tessel.precompile) and launching on one without."""
 from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_tiles
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
+from .paged import paged_tiles
 from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S
 
 
@@ -33,10 +34,15 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                     for bm in LEAN_BLOCK_M:
                         add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
                             CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
-                        for check in (False, True):
-                            add("lean_attention.tsl", "lean_attention_paged", None, stream_k,
-                                D=d, CAUSAL=causal, CHECK_TABLES=check, DTYPE=dtype,
-                                **lean_tiles(bm, gpu=True))
+                        # few key blocks and many (paged_tiles), and the device check
+                        paged = []
+                        for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):
+                            tiles = paged_tiles(bm, True, 1, blocks, check)
+                            if (check, tiles) not in paged:
+                                paged.append((check, tiles))
+                                add("lean_attention.tsl", "lean_attention_paged", None,
+                                    stream_k, D=d, CAUSAL=causal, CHECK_TABLES=check,
+                                    DTYPE=dtype, **tiles)
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

@@ -17,6 +17,13 @@ from .common import bhnd, backend, check_gqa, check_head_dim, check_same, elemen
 # it finds out of range and reads the count after it; False checks shapes only (the kernel still
 # never reads out of range: it reads a key whose page is not in the cache as zeros).
 CHECKS = (True, False, "device")
+# On the GPU a paged cache takes key blocks of 64 where the split has at least this many of them
+# (units x blocks per unit): the page lookup costs integer work per key row, which two CTAs per SM
+# (blocks of 64) hide better than one (blocks of 128), while at fewer blocks per program the
+# doubled fix-up of partial states costs more. Measured on an H100 and an H200 (132 SMs; docs/gpu/
+# 2026-11-26-paged-decode.md): B1 H64/8 from 128k keys and ragged B8 H32/8 from 8k gain, B1 H64/8
+# up to 32k loses. The device check always runs blocks of 64 (one debug build per query tile).
+PAGED_SMALL_BLOCKS_FROM = 8192
 _PLANS = plans.Plans()
 _identity_tables = {}
 
@@ -164,7 +171,8 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
         table, seq_lens = table.contiguous(), seq_lens.contiguous()
     B, H, Nq, D = q.shape
     HKV = k.shape[1] if args["contiguous"] else k.shape[2]
-    tiles = lean.lean_tiles(lean.lean_block_m(H // HKV * Nq), be.gpu)
+    tiles = paged_tiles(lean.lean_block_m(H // HKV * Nq), be.gpu, B * HKV, args["max_len"],
+                        device_check)
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
     errors = (be.zeros if device_check else be.empty)((2,), seq_lens, seq_lens.dtype)
@@ -178,6 +186,16 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
         args["scale"], D=D, CAUSAL=args["causal"], CHECK_TABLES=device_check,
         DTYPE=args["dtype"], **tiles, **launch)
     return o, errors
+
+
+def paged_tiles(block_m, gpu, units, max_len, device_check=False):
+    """lean_attention_paged's tile constexprs: lean_attention's, with key blocks of 64 on the GPU
+    where `units` x the blocks of `max_len` keys reach PAGED_SMALL_BLOCKS_FROM, or for the device
+    check."""
+    tiles = lean.lean_tiles(block_m, gpu)
+    if gpu and (device_check or units * cdiv(max_len, 64) >= PAGED_SMALL_BLOCKS_FROM):
+        tiles["BLOCK_N"] = 64
+    return tiles
 
 
 def _page_strides(be, x, contiguous):

@@ -117,10 +117,11 @@ void put(const std::string &type, char *p, double v) {
     float f = float(v);
     memcpy(p, &f, 4);
   } else if (type == "i32") {
-    int32_t i = int32_t(v);
+    // Rounded to nearest, as the interpreter stores integer inputs.
+    int32_t i = int32_t(std::nearbyint(v));
     memcpy(p, &i, 4);
   } else if (type == "i64") {
-    int64_t i = int64_t(v);
+    int64_t i = int64_t(std::nearbyint(v));
     memcpy(p, &i, 8);
   } else {
     *p = v != 0;
