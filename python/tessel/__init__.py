@@ -4,6 +4,7 @@
     k = tessel.compile("add.tsl", constants={"BLOCK": 256})    # -> Kernel (cached on disk)
     k[(tessel.cdiv(n, 256),)](x, y, out, n)                     # NumPy arrays, in place
     add = tessel.jit("add.tsl")                                 # constexprs given at launch
+    tuned = tessel.autotune(add, configs=[{"BLOCK": 256}, {"BLOCK": 1024}], key=["n"])
     o = tessel.attention(q, k, v, causal=True)                  # ready ops on (B, H, N, D)
 
 Kernels run on the GPU when there is one (CUDA tensors of PyTorch or CuPy), else on the CPU
@@ -13,6 +14,7 @@ tessel.distributed (attention across processes) and tessel.cache document the de
 """
 
 from ._backend import _tessel
+from .autotune import Autotuner, autotune
 from .compiler import (DEFAULT_PROGRAMS, GPUKernel, JITKernel, Kernel, Param, cdiv, compile, jit,
                        precompile)
 from .errors import (BundleNotFoundError, CommunicationError, CompileError, DeviceError,
@@ -26,9 +28,9 @@ from . import distributed  # context parallelism; imports torch.distributed only
 __version__ = _tessel.version
 
 __all__ = [
-    "attention", "attention_kl", "bf16", "BundleNotFoundError", "cdiv", "CommunicationError",
-    "compile", "CompileError", "constexpr", "DEFAULT_PROGRAMS", "DeviceError", "Diagnostic", "f16",
-    "f32", "GPUKernel", "has_gpu", "i1", "i32", "i64", "jit", "JITKernel", "Kernel", "KERNELS_DIR",
-    "LaunchError", "lean_attention", "mta_attention", "mta_decode", "Param", "precompile", "ptr",
-    "TesselError",
+    "attention", "attention_kl", "autotune", "Autotuner", "bf16", "BundleNotFoundError", "cdiv",
+    "CommunicationError", "compile", "CompileError", "constexpr", "DEFAULT_PROGRAMS",
+    "DeviceError", "Diagnostic", "f16", "f32", "GPUKernel", "has_gpu", "i1", "i32", "i64", "jit",
+    "JITKernel", "Kernel", "KERNELS_DIR", "LaunchError", "lean_attention", "mta_attention",
+    "mta_decode", "Param", "precompile", "ptr", "TesselError",
 ]

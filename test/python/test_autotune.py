@@ -1,0 +1,130 @@
+"""tessel.autotune on the CPU interpreter: the fastest candidate is launched and kept per key, in
+memory and on disk (a warm cache never tunes), the tuning budget, restored arguments, errors.
+Times come from an injected clock, so the choice is deterministic."""
+
+import numpy as np
+import pytest
+
+import tessel
+
+ACCUMULATE = """
+@kernel(num_warps=4)
+def accumulate(x: ptr[f32], out: ptr[f32], n: i32, BLOCK: constexpr = 64, SCALE: constexpr = 1):
+    offs = program_id(0) * BLOCK + arange(0, BLOCK)
+    m = offs < n
+    store(out + offs, load(out + offs, mask=m) + SCALE * load(x + offs, mask=m), mask=m)
+"""
+CONFIGS = [{"BLOCK": 32}, {"BLOCK": 64}, {"BLOCK": 128}]
+
+
+def grid(meta):
+    return (tessel.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+class Clock:
+    """Hands out the next of `times` per timed run, and counts the runs."""
+
+    def __init__(self, times):
+        self.times, self.runs = list(times), 0
+
+    def __call__(self, run):
+        run()
+        self.runs += 1
+        return self.times.pop(0)
+
+
+def tuner(tmp_path, times, **options):
+    kernel = tessel.jit(ACCUMULATE, interpret=True)
+    options = {"key": ["n"], "warmup": 0, "rep": 1, "cache_dir": str(tmp_path), **options}
+    tuned = tessel.autotune(kernel, configs=CONFIGS, **options)
+    tuned._timer = clock = Clock(times)
+    return tuned, clock
+
+
+def arrays(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(n).astype(np.float32), np.ones(n, np.float32)
+
+
+def test_fastest_candidate_is_kept_and_cached(tmp_path):
+    tuned, clock = tuner(tmp_path, [3.0, 1.0, 2.0], restore=["out"])
+    x, out = arrays(300)
+    tuned[grid](x, out, 300)
+    assert clock.runs == 3 and tuned.tunings == 1
+    assert tuned._best[(300,)] == {"BLOCK": 64}
+    np.testing.assert_allclose(out, 1.0 + x, atol=1e-5)      # added once: trials were undone
+    tuned[grid](x, out, 300)                                   # same key: no tuning
+    assert clock.runs == 3 and tuned.tunings == 1
+    np.testing.assert_allclose(out, 1.0 + 2 * x, atol=1e-5)
+    # Another process (a new tuner on the same cache) finds the choice on disk.
+    fresh, fresh_clock = tuner(tmp_path, [])
+    x2, out2 = arrays(300, seed=1)
+    fresh[grid](x2, out2, 300)
+    assert fresh.tunings == 0 and fresh_clock.runs == 0
+    assert fresh._best[(300,)] == {"BLOCK": 64}
+
+
+def test_a_new_key_tunes_again(tmp_path):
+    tuned, clock = tuner(tmp_path, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0])
+    for n in (100, 1000):
+        x, out = arrays(n)
+        tuned[grid](x, out, n)
+    assert tuned.tunings == 2
+    assert tuned._best == {(100,): {"BLOCK": 32}, (1000,): {"BLOCK": 128}}
+
+
+def test_array_keys_are_shapes_and_dtypes(tmp_path):
+    tuned, _ = tuner(tmp_path, [1.0, 2.0, 3.0], key=["x"])
+    x, out = arrays(50)
+    tuned[grid](x, out, 50)
+    assert list(tuned._best) == [(((50,), "float32"),)]
+
+
+def test_budget_stops_timing_new_candidates(tmp_path):
+    tuned, clock = tuner(tmp_path, [5.0, 1.0, 1.0], budget_s=0.0)
+    x, out = arrays(64)
+    tuned[grid](x, out, 64)
+    assert clock.runs == 1 and tuned._best[(64,)] == {"BLOCK": 32}
+
+
+def test_candidates_and_call_constexprs_combine(tmp_path):
+    """A constexpr outside the candidates is given at the call, as to the kernel itself."""
+    tuned, _ = tuner(tmp_path, [2.0, 1.0, 3.0], restore=["out"])
+    x, out = arrays(90)
+    tuned[grid](x, out, 90, SCALE=3)
+    np.testing.assert_allclose(out, 1.0 + 3 * x, atol=1e-5)
+
+
+def test_timed_on_the_interpreter_without_a_clock(tmp_path):
+    kernel = tessel.jit(ACCUMULATE, interpret=True)
+    tuned = tessel.autotune(configs=CONFIGS[:2], key=["n"], rep=1, cache_dir=str(tmp_path),
+                            restore=["out"])(kernel)
+    x, out = arrays(40)
+    tuned[grid](x, out, 40)
+    assert tuned._best[(40,)] in CONFIGS[:2]
+    np.testing.assert_allclose(out, 1.0 + x, atol=1e-5)
+
+
+ERRORS = {
+    "not jit": (lambda: tessel.autotune(lambda: None, configs=CONFIGS), TypeError,
+                r"tessel.autotune: expected a tessel.jit kernel, got function"),
+    "no candidates": (lambda: tessel.autotune(tessel.jit(ACCUMULATE, interpret=True), configs=[]),
+                      ValueError, r"configs must hold at least one candidate"),
+    "unknown constexpr": (lambda: tessel.autotune(tessel.jit(ACCUMULATE, interpret=True),
+                                                  configs=[{"BLOCK": 32, "TILE": 2}]),
+                          ValueError, r"kernel 'accumulate' has no constexpr parameter 'TILE' "
+                                      r"\(its constexprs: BLOCK, SCALE\)"),
+    "runtime value as a candidate": (lambda: tessel.autotune(
+        tessel.jit(ACCUMULATE, interpret=True), configs=[{"n": 3}]), ValueError,
+        r"has no constexpr parameter 'n'"),
+    "unknown key": (lambda: tessel.autotune(tessel.jit(ACCUMULATE, interpret=True),
+                                            configs=CONFIGS, key=["m"]),
+                    ValueError, r"kernel 'accumulate' has no parameter 'm'"),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_errors(case):
+    run, error, message = ERRORS[case]
+    with pytest.raises(error, match=message):
+        run()
