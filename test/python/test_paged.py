@@ -240,3 +240,16 @@ def test_paged_tiles():
     everything = [repr(c) for c in tessel.ops.gpu_configurations((64,), ("bf16",),
                                                                             ((3, 5),))]
     assert len(everything) == len(set(everything))                 # no configuration twice
+
+
+def test_split_length(monkeypatch):
+    """The keys split per sequence: max_seq_len if given, else the longest sequence when check=True
+    reads the lengths, else what the table holds."""
+    from tessel.ops import paged
+    (q, k, v, table, lens), _ = _paged_inputs("pages-of-16-gqa2", np.float16)
+    seen, forward = [], paged._forward
+    monkeypatch.setattr(paged, "_forward",
+                        lambda be, *a: seen.append(a[-2]["max_len"]) or forward(be, *a))
+    for options in ({}, {"check": "device"}, {"check": False}, {"max_seq_len": 70}):
+        tessel.lean_attention(q, k, v, seq_lens=lens, block_table=table, **options)
+    assert seen == [64, 80, 80, 70]                  # lengths (37, 5, 64), 5 pages of 16

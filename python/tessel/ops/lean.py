@@ -51,9 +51,10 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k", *, se
     (its first seq_lens[b] rows of k and v; causal: its queries are its last Nq positions).  With
     block_table (B, max_pages) int32, k and v are paged caches (num_pages, page_size, HKV, D)
     (vLLM's and FlashInfer's layout) and key j of sequence b is row j % page_size of page
-    block_table[b, j // page_size].  max_seq_len (optional) bounds the lengths (default: what
-    the table holds, max_pages·page_size): the work is split over max_seq_len keys per sequence,
-    so a tight bound balances the programs better.  check: True reads block_table and seq_lens
+    block_table[b, j // page_size].  max_seq_len (optional) bounds the lengths: the work is
+    split over max_seq_len keys per sequence, so a tight bound balances the programs better
+    (default: the longest sequence where check=True reads the lengths, else what the table
+    holds, max_pages·page_size).  check: True reads block_table and seq_lens
     on the host and rejects a length outside [0, max_seq_len] or a page outside the cache before
     the launch (a device-to-host copy: pass False in a decode loop or a CUDA graph); 'device'
     has the kernel count what it finds out of range and raises after it; False checks shapes

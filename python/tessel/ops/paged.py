@@ -45,14 +45,16 @@ def paged_attention(q, k, v, causal, scale, strategy, seq_lens, block_table, max
     args = _check(op, q, k, v, table, seq_lens, block_table is None, causal, scale, strategy,
                   max_seq_len)
     if check is True:
-        _check_tables(op, table, seq_lens, args, causal)
+        longest = _check_tables(op, table, seq_lens, args, causal)
+        if max_seq_len is None:           # the split covers the keys the sequences have
+            args["max_len"] = longest
     be = args["be"]
     results = _PLANS.run(key, be, (q, k, v, table, seq_lens),
                          lambda *inputs: _forward(be, *inputs, args, check == "device"))
     if check == "device":
         errors = results[1].tolist()
         if any(errors):
-            found = _table_errors(table, seq_lens, args, causal)
+            found = _table_errors(*_host_tables(table, seq_lens), args, causal)
             raise ValueError(f"tessel.{op}: kernel lean_attention_paged found {errors[1]} key "
                              f"reads of pages outside the cache and {errors[0]} lengths out of "
                              f"range" + (f": {found}" if found else ""))
@@ -129,9 +131,13 @@ def _host(x):
     return x.cpu().numpy() if is_torch(x) else np.asarray(x)
 
 
-def _table_errors(table, seq_lens, args, causal):
-    """The first problem of the tables' values, or ''."""
-    lens, pages = _host(seq_lens).astype(np.int64), _host(table).astype(np.int64)
+def _host_tables(table, seq_lens):
+    """(lengths, block table) as int64 NumPy arrays on the host."""
+    return _host(seq_lens).astype(np.int64), _host(table).astype(np.int64)
+
+
+def _table_errors(lens, pages, args, causal):
+    """The first problem of the tables' values (host arrays), or ''."""
     max_len = args["max_len"]
     for b, n in enumerate(lens):
         if n < 0 or n > max_len:
@@ -152,15 +158,18 @@ def _table_errors(table, seq_lens, args, causal):
 
 
 def _check_tables(op, table, seq_lens, args, causal):
-    """check=True: the tables' values, read on the host before the launch."""
+    """check=True: the tables' values, read on the host before the launch; returns the longest
+    length."""
     torch = torch_module()
     if is_torch(seq_lens) and torch.cuda.is_current_stream_capturing():
         raise RuntimeError(f"tessel.{op}: check=True reads block_table and seq_lens on the host, "
                            f"which a CUDA graph capture cannot do; check them before capturing "
                            f"and pass check=False (or check='device' outside the capture)")
-    found = _table_errors(table, seq_lens, args, causal)
+    lens, pages = _host_tables(table, seq_lens)
+    found = _table_errors(lens, pages, args, causal)
     if found:
         raise ValueError(f"tessel.{op}: {found}")
+    return int(lens.max(initial=0))
 
 
 def _forward(be, q, k, v, table, seq_lens, args, device_check):
