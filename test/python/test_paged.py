@@ -253,3 +253,19 @@ def test_split_length(monkeypatch):
     for options in ({}, {"check": "device"}, {"check": False}, {"max_seq_len": 70}):
         tessel.lean_attention(q, k, v, seq_lens=lens, block_table=table, **options)
     assert seen == [64, 80, 80, 70]                  # lengths (37, 5, 64), 5 pages of 16
+
+
+def test_empty_batch():
+    """No sequence (and sequences with no pages): empty or zero outputs, nothing launched."""
+    k = np.zeros((3, 16, 2, 32), np.float16)
+    for check in tessel.ops.paged.CHECKS:
+        o = tessel.lean_attention(np.zeros((0, 4, 1, 32), np.float16), k, k, check=check,
+                                  seq_lens=np.zeros(0, np.int32),
+                                  block_table=np.zeros((0, 2), np.int32))
+        assert o.shape == (0, 4, 1, 32)
+    o = tessel.lean_attention(np.ones((2, 4, 1, 32), np.float16), k, k,
+                              seq_lens=np.zeros(2, np.int32), block_table=np.zeros((2, 0), np.int32))
+    np.testing.assert_array_equal(o, 0.0)
+    empty = np.zeros((0, 2, 5, 32), np.float16)
+    assert tessel.lean_attention(np.zeros((0, 4, 1, 32), np.float16), empty, empty).shape == \
+        (0, 4, 1, 32)

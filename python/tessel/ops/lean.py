@@ -115,6 +115,8 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     bn = tiles["BLOCK_N"]
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
+    if B == 0:                          # no unit: nothing to launch
+        return o, lse
     # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations
     launch = {} if be.gpu else {"programs": min(B * HKV * max(cdiv(Nk, bn), 1), LEAN_PROGRAMS)}
     be.kernel("lean_attention.tsl", "lean_attention", stream_k)(

@@ -185,6 +185,8 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
     errors = (be.zeros if device_check else be.empty)((2,), seq_lens, seq_lens.dtype)
+    if B == 0:                          # no sequence: nothing to launch
+        return o, errors
     # k's (page, row, head) strides; a contiguous cache's are (batch, row, head)
     sk, sv = (_page_strides(be, x, args["contiguous"]) for x in (k, v))
     iters = cdiv(args["max_len"], tiles["BLOCK_N"])
