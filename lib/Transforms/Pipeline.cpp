@@ -663,9 +663,8 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
       scf::ForOp loop = loops[i];
       // A kernel's num_stages overrides the pass's.
       unsigned stages = numStages;
-      if (auto attr =
-              loop->getParentOfType<func::FuncOp>()->getAttrOfType<IntegerAttr>(
-                  TesselDialect::getNumStagesAttrName()))
+      if (auto attr = kernelOf(loop)->getAttrOfType<IntegerAttr>(
+              TesselDialect::getNumStagesAttrName()))
         stages = attr.getInt();
       // The arrays the loop writes (an unknown one blocks every cp.async
       // copy; tessel-lower-tensor-descs kept TMA copies only of arrays the

@@ -88,8 +88,10 @@ class Autotuner:
                 best = None
         if best is None:
             best = self._tune(grid, values)
-            cache.store(path, json.dumps({"index": self.configs.index(best), "config": best,
-                                          "key": repr(call_key)}))
+            # The candidate by index (constexpr values such as types are not JSON), with
+            # readable copies of it and of the key.
+            cache.store(path, json.dumps({"index": self.configs.index(best),
+                                          "config": repr(best), "key": repr(call_key)}))
         self._best[call_key] = best
         return best
 
@@ -132,7 +134,8 @@ class Autotuner:
             rt = gpu.runtime()
             device = f"{gpu.target()}/{rt.multiprocessor_count}sm"
         digest = cache.key(source=hashlib.sha256(text.encode()).hexdigest(), kernel=self.name,
-                           configs=[sorted(c.items()) for c in self.configs],
+                           configs=[sorted((k, compiler._dsl_value(k, v)) for k, v in c.items())
+                                    for c in self.configs],
                            key=repr(call_key), device=device,
                            stream_k=self.kernel._stream_k)
         return os.path.join(self.cache_dir or cache.cache_dir(), "autotune",

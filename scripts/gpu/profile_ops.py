@@ -13,12 +13,17 @@ kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch 
 alone).
 """
 import argparse
+import os
 import statistics
+import sys
 
 import torch
 import torch.nn.functional as F
 
 import tessel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.workloads.paged import scattered_pages  # noqa: E402
 
 CASES = {
     "prefill": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=128),
@@ -63,21 +68,16 @@ _PAGED = {}
 
 def paged_cache(c, k, v):
     """(k_cache, v_cache, {block_table, seq_lens}) holding k, v (B, HKV, Nk, D) in pages of
-    c["page_size"] rows, the pages in shuffled order; made once per case."""
+    c["page_size"] rows, the pages in shuffled order (as bench's paged workload); made once per
+    case."""
     if id(c) not in _PAGED:
-        B, HKV, Nk, D = k.shape
+        B, _, Nk, _ = k.shape
         ps = c["page_size"]
         perm = torch.randperm(B * Nk // ps, device="cuda",
                               generator=torch.Generator(device="cuda").manual_seed(1))
-        caches = []
-        for x in (k, v):
-            cache = torch.empty(B * Nk // ps, ps, HKV, D, device="cuda", dtype=x.dtype)
-            cache[perm] = x.view(B, HKV, Nk // ps, ps, D).permute(0, 2, 3, 1, 4).reshape(
-                cache.shape)
-            caches.append(cache)
         lens = torch.full((B,), Nk, dtype=torch.int32, device="cuda")
-        _PAGED[id(c)] = (*caches, {"block_table": perm.view(B, -1).to(torch.int32),
-                                   "seq_lens": lens})
+        _PAGED[id(c)] = (*(scattered_pages(x, ps, perm) for x in (k, v)),
+                         {"block_table": perm.view(B, -1).to(torch.int32), "seq_lens": lens})
     return _PAGED[id(c)]
 
 

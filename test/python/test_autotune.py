@@ -105,6 +105,20 @@ def test_timed_on_the_interpreter_without_a_clock(tmp_path):
     np.testing.assert_allclose(out, 1.0 + x, atol=1e-5)
 
 
+def test_candidates_of_any_constexpr_value_are_cached(tmp_path):
+    """A candidate holding a type (not a JSON value) is kept on disk by its index."""
+    kernel = tessel.jit(ACCUMULATE.replace("SCALE: constexpr = 1", "T: constexpr = f32").replace(
+        "SCALE * load(x + offs, mask=m)", "load(x + offs, mask=m).to(T)"), interpret=True)
+    configs = [{"BLOCK": 32, "T": tessel.f32}, {"BLOCK": 64, "T": tessel.f32}]
+    for times, tunings in (([2.0, 1.0], 1), ([], 0)):
+        tuned = tessel.autotune(kernel, configs=configs, key=["n"], warmup=0, rep=1,
+                                cache_dir=str(tmp_path))
+        tuned._timer = Clock(times)
+        x, out = arrays(70)
+        tuned[grid](x, out, 70)
+        assert tuned.tunings == tunings and tuned._best[(70,)] == configs[1]
+
+
 ERRORS = {
     "not jit": (lambda: tessel.autotune(lambda: None, configs=CONFIGS), TypeError,
                 r"tessel.autotune: expected a tessel.jit kernel, got function"),

@@ -139,11 +139,12 @@ def _host_tables(table, seq_lens):
 def _table_errors(lens, pages, args, causal):
     """The first problem of the tables' values (host arrays), or ''."""
     max_len = args["max_len"]
-    for b, n in enumerate(lens):
-        if n < 0 or n > max_len:
-            bound = "max_seq_len" if max_len < args["capacity"] else \
-                "the keys k holds" if args["contiguous"] else "the keys its block_table row holds"
-            return f"seq_lens[{b}] = {n} is outside [0, {max_len}] ({bound})"
+    out_of_range = np.flatnonzero((lens < 0) | (lens > max_len))
+    if len(out_of_range):
+        b = out_of_range[0]
+        bound = "max_seq_len" if max_len < args["capacity"] else \
+            "the keys k holds" if args["contiguous"] else "the keys its block_table row holds"
+        return f"seq_lens[{b}] = {lens[b]} is outside [0, {max_len}] ({bound})"
     if causal and len(lens) and lens.min() < args["Nq"]:
         b = int(np.argmin(lens))
         return (f"causal decode needs at least as many keys as queries: sequence {b} has "
