@@ -167,8 +167,9 @@ def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
     Runs after tessel-assign-layouts, tessel-pipeline and
     tessel-stage-slices, on modules whose `tessel.target` is "sm_90a";
     elsewhere it does nothing. A tessel.dot whose register layouts fit the
-    warpgroup MMA (an #tessel.mma accumulator with every warp along M, in
-    whole warpgroups; see tessel.warpgroup_dot) becomes a
+    warpgroup MMA (an #tessel.mma accumulator with whole warpgroups along
+    M, maybe several side by side along N; see tessel.warpgroup_dot)
+    becomes a
     tessel.warpgroup_dot and a tessel.warpgroup_dot_wait with pendings = 0
     that every use of the product reads. B is read where tessel-pipeline
     put it when that memdesc's layout is one a matrix descriptor

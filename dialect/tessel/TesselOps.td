@@ -705,9 +705,12 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
     64-row slices of the result, one per 16-wide step of K: B from shared
     memory through a matrix descriptor, A from registers or from shared
     memory through a descriptor too, the f32 accumulator in registers. The
-    result's layout is a #tessel.mma whose warps all lie along M (a multiple
-    of four of them, each owning 16 rows of every 16·warps-row band: exactly
-    wgmma's accumulator fragments). A is a tile in the matching
+    result's layout is a #tessel.mma with a multiple of four warps along M
+    (each owning 16 rows of every 16·warps-row band: exactly wgmma's
+    accumulator fragments). With wn warpgroups side by side along N, the
+    result's 8-column blocks go to them in turn: each multiplies by every
+    wn-th group of 8 rows of a B contiguous along K (`order = [0, 1]`),
+    one m64n(N/wn) instruction per step. A is a tile in the matching
     #tessel.dot_operand layout or an M x K memdesc with K contiguous
     (`order = [1, 0]`) or M contiguous (`order = [0, 1]`, read through
     wgmma's transpose bit); B and a memdesc A are in a layout a descriptor

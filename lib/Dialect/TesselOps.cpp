@@ -405,13 +405,15 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
     return why;
   }
   auto mma = dyn_cast_if_present<MmaEncodingAttr>(acc.getEncoding());
-  if (!mma || mma.getWarpsPerCTA()[1] != 1 ||
-      mma.getWarpsPerCTA()[0] % 4 != 0) {
-    os << "expects the accumulator in a #tessel.mma layout with every warp "
-          "along M, a multiple of 4 of them (whole warpgroups), got "
+  if (!mma || mma.getWarpsPerCTA()[0] % 4 != 0) {
+    os << "expects the accumulator in a #tessel.mma layout with a multiple "
+          "of 4 warps along M (whole warpgroups), got "
        << acc;
     return why;
   }
+  // Warpgroups side by side along N hold its 8-column blocks in turn: each
+  // multiplies by every wn-th group of 8 rows of a K-major B.
+  int64_t wn = mma.getWarpsPerCTA()[1];
   if (auto desc = dyn_cast<MemDescType>(a)) {
     if (desc != getWarpGroupDotOperandA(a.getContext(), mk, elem,
                                         desc.getContiguousDim())) {
@@ -434,11 +436,12 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
   }
   int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = mk[1];
   int64_t band = 16 * mma.getWarpsPerCTA()[0];
-  if (m % band != 0 || n % 8 != 0 || n > kMaxWgmmaN || k % 16 != 0 ||
-      mk[0] != m) {
+  if (m % band != 0 || n % (8 * wn) != 0 || n / wn > kMaxWgmmaN ||
+      k % 16 != 0 || mk[0] != m) {
     os << "expects M a multiple of " << band
-       << " (16 rows per warp), N a multiple of 8 up to " << kMaxWgmmaN
-       << " and K a multiple of 16, got " << m << "x" << n << "x" << k;
+       << " (16 rows per warp), N a multiple of " << 8 * wn << " up to "
+       << kMaxWgmmaN * wn << " and K a multiple of 16, got " << m << "x" << n
+       << "x" << k;
     return why;
   }
   if (!b)
@@ -455,6 +458,10 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
     os << "expects B in a layout a wgmma matrix descriptor describes (rows "
           "of 32, 64 or a multiple of 128 bytes along the contiguous "
           "dimension), got "
+       << b;
+  else if (wn > 1 && b.getContiguousDim() != 0)
+    os << "expects B contiguous along K (order = [0, 1]) for warpgroups "
+          "side by side along N, got "
        << b;
   return why;
 }

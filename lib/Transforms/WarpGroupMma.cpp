@@ -1,7 +1,8 @@
 //===- WarpGroupMma.cpp - Tensor-core dots as Hopper warpgroup MMA --------===//
 //
 // On sm_90a a dot whose accumulator layout is made of whole warpgroups along
-// M becomes
+// M (several side by side along N take turns over its 8-column blocks)
+// becomes
 //   %p = tessel.warpgroup_dot %a, %b_smem, %acc
 //   %r = tessel.warpgroup_dot_wait %p pendings = 0
 // B must be in shared memory in a layout a wgmma matrix descriptor
@@ -84,12 +85,19 @@ static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
     return whyNotWarpGroupDot(a, desc, acc).empty() ? b : Value();
   }
   auto tile = cast<TileType>(b.getType());
-  unsigned preferred = runDimension(tile);
+  // Warpgroups side by side along N read B K-major (whyNotWarpGroupDot).
+  auto acc = cast<TileType>(dot.getAcc().getType());
+  bool splitN =
+      cast<MmaEncodingAttr>(acc.getEncoding()).getWarpsPerCTA()[1] > 1;
+  unsigned preferred = splitN ? 0 : runDimension(tile);
   MemDescType type;
   for (unsigned dim : {preferred, 1 - preferred})
     if ((type = getWarpGroupDotOperandB(dot.getContext(), tile.getShape(),
-                                        tile.getElementType(), dim)))
+                                        tile.getElementType(), dim)) &&
+        whyNotWarpGroupDot(dot.getA().getType(), type, acc).empty())
       break;
+    else
+      type = {};
   if (!type)
     return {};
   return storeOnce(b, type, dot.getLoc(), copies);

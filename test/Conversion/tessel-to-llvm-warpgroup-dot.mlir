@@ -74,6 +74,32 @@ func.func @k_major(%x: f16, %z: f32) attributes {tessel.kernel, tessel.num_warps
 
 // -----
 
+// Two warpgroups side by side along N (warps [4, 2]): the 8-column blocks
+// of the 64 x 64 result alternate between them, so each issues m64n32 over
+// every other group of 8 rows of the K-major B: SBO twice a group's 1024
+// bytes (128 units), and warpgroup 1 starts one group (1024 bytes) in.
+
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+#opa42 = #tessel.dot_operand<opIdx = 0, parent = #mma42>
+
+// CHECK-LABEL: llvm.func @warpgroups_along_n
+// CHECK: nvvm.shfl.sync idx
+// CHECK: llvm.mlir.constant(1024 : i32) : i32
+// CHECK: llvm.mlir.constant(4611686568183267328 : i64) : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK-NOT: wgmma.mma_async.sync.aligned.m64n64
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @warpgroups_along_n(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x128xbf16, #opa42>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma42>
+  %b = tessel.local_alloc : !tessel.memdesc<128x64xbf16, order = [0, 1]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x128xbf16, #opa42>, !tessel.memdesc<128x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma42>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma42>
+  return
+}
+
+// -----
+
 // Two warpgroups (8 warps) over 128 rows: each thread's one 16-row block is
 // in its warpgroup's 64-row slice, one wgmma per step. Four warps over 128
 // rows: two slices per warpgroup, two wgmma per step.

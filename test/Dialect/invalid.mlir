@@ -1468,10 +1468,30 @@ func.func @rotate_not_unit() attributes {tessel.rotate = 1 : i32} {
 
 // -----
 
+#mma24 = #tessel.mma<warpsPerCTA = [2, 4]>
+func.func @warpgroup_warps_along_m(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma24>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma24>) {
+  // expected-error @+1 {{expects the accumulator in a #tessel.mma layout with a multiple of 4 warps along M (whole warpgroups)}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma24>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma24>
+  return
+}
+
+// -----
+
+// Warpgroups side by side along N read every other group of 8 rows of B:
+// only a K-major B has such groups.
 #mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
-func.func @warpgroup_warps_along_n(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #mma42>) {
-  // expected-error @+1 {{expects the accumulator in a #tessel.mma layout with every warp along M, a multiple of 4 of them (whole warpgroups)}}
-  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #mma42>
+func.func @warpgroup_warps_along_n(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x64xbf16, order = [1, 0]>, %acc: !tessel.tile<64x64xf32, #mma42>) {
+  // expected-error @+1 {{expects B contiguous along K (order = [0, 1]) for warpgroups side by side along N}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma42>
+  return
+}
+
+// -----
+
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+func.func @warpgroup_split_n(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x24xbf16, order = [0, 1]>, %acc: !tessel.tile<64x24xf32, #mma42>) {
+  // expected-error @+1 {{expects M a multiple of 64 (16 rows per warp), N a multiple of 16 up to 512 and K a multiple of 16, got 64x24x64}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, !tessel.memdesc<64x24xbf16, order = [0, 1]> -> !tessel.tile<64x24xf32, #mma42>
   return
 }
 

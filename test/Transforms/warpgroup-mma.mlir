@@ -44,6 +44,26 @@ func.func @from_registers(%a: !tessel.tile<128x64xf16, #opa8>, %b: !tessel.tile<
 
 // -----
 
+// Warps along N (a 64-row tile over two warpgroups): B in registers goes to
+// a buffer contiguous along K, whatever runs its threads hold.
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]>
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+#opa42 = #tessel.dot_operand<opIdx = 0, parent = #mma42>
+
+// CHECK-LABEL: func.func @from_registers_along_n
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x128xf16, order = [0, 1]>
+// CHECK-NEXT: tessel.local_store %{{.*}}, %[[BUF]]
+// CHECK-NEXT: %[[P:.*]] = tessel.warpgroup_dot %{{.*}}, %[[BUF]], %{{.*}}
+module attributes {tessel.target = "sm_90a"} {
+func.func @from_registers_along_n(%a: !tessel.tile<64x64xf16, #opa42>, %b: !tessel.tile<64x128xf16, #b>, %acc: !tessel.tile<64x128xf32, #mma42>) -> !tessel.tile<64x128xf32, #mma42> {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<64x64xf16, #opa42>, !tessel.tile<64x128xf16, #b> -> !tessel.tile<64x128xf32, #mma42>
+  return %r : !tessel.tile<64x128xf32, #mma42>
+}
+}
+
+// -----
+
 // A B in registers that a loop's dots read is stored once, where it is
 // defined, and every dot reads that buffer.
 
@@ -75,9 +95,9 @@ func.func @invariant(%x: bf16, %n: i32, %a: !tessel.tile<64x64xbf16, #opa>, %acc
 
 // -----
 
-// What stays on mma.sync: warps along N (a 64-row tile over 8 warps), a
-// buffer whose rows a descriptor cannot describe (48 columns: 96 bytes), a
-// target without wgmma.
+// What stays on mma.sync: warps along N (a 64-row tile over 8 warps) with
+// a B buffer contiguous along N, a buffer whose rows a descriptor cannot
+// describe (48 columns: 96 bytes), a target without wgmma.
 
 #mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
 #opa42 = #tessel.dot_operand<opIdx = 0, parent = #mma42>

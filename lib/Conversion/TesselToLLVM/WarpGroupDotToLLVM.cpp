@@ -36,10 +36,15 @@ struct OperandDescriptor {
   /// The operand's contiguous dimension is K (wgmma's default) rather than
   /// M or N (the transpose bit).
   bool kMajor;
+  /// Groups of 8 rows from one that an instruction reads to the next (a
+  /// K-major B shared by warpgroups side by side along N: one each in turn).
+  int64_t groupStride;
 
-  OperandDescriptor(MemDescType type, unsigned kDim)
+  OperandDescriptor(MemDescType type, unsigned kDim, int64_t groupStride = 1)
       : type(type), layout(type.getSharedLayout()),
-        kMajor(type.getContiguousDim() == kDim) {}
+        kMajor(type.getContiguousDim() == kDim), groupStride(groupStride) {
+    assert((groupStride == 1 || kMajor) && "strided groups are K-major");
+  }
 
   /// The descriptor's constant fields: swizzle mode (bits 62-63: 1 = 128,
   /// 2 = 64, 3 = 32 bytes), stride byte offset (bits 32-45) and leading
@@ -47,8 +52,8 @@ struct OperandDescriptor {
   uint64_t constantBits() const {
     int64_t swizzle = layout.getNvmmaSwizzleBytes();
     uint64_t mode = swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
-    // SBO: from one group of 8 rows (of one column block) to the next.
-    uint64_t sbo = 8 * layout.getBlockBytes();
+    // SBO: from one group of 8 rows (of one column block) to the next read.
+    uint64_t sbo = 8 * layout.getBlockBytes() * groupStride;
     // LBO: with N contiguous, from one column block of N to the next; with
     // K contiguous a step of K never leaves its block and the field is not
     // read (1 by convention).
@@ -103,24 +108,26 @@ static Value advanceDescriptor(OpBuilder &b, Location loc, Value desc,
       LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
 }
 
-/// Bytes from a memdesc A's first row to the first row of the running
-/// thread's warpgroup (4 warps of 16 rows in each band of the accumulator's
-/// rows), as an i64. Read from lane 0, so that ptxas sees it uniform across
-/// the warp and keeps the descriptors in uniform registers.
-static Value warpGroupRowOffset(OpBuilder &b, Location loc,
-                                const TileLayout &accLayout,
-                                const OperandDescriptor &desc) {
+/// The running thread's warpgroup along dimension `dim` of the
+/// accumulator (4 warps of 16 rows make one along M) times `bytes`, as an
+/// i64: how far its operand starts from the warpgroup 0's. Read from lane 0,
+/// so that ptxas sees it uniform across the warp and keeps the descriptors
+/// in uniform registers.
+static Value warpGroupOffset(OpBuilder &b, Location loc,
+                             const TileLayout &accLayout, unsigned dim,
+                             int64_t bytes) {
   ThreadLayout thread(b, loc, accLayout);
-  Value warpGroup = arith::ShRUIOp::create(b, loc, thread.warpIndex(0),
-                                           i32Constant(b, loc, 2));
+  Value warpGroup = thread.warpIndex(dim);
+  if (dim == 0)
+    warpGroup =
+        arith::ShRUIOp::create(b, loc, warpGroup, i32Constant(b, loc, 2));
   warpGroup = NVVM::ShflOp::create(
       b, loc, b.getI32Type(), i32Constant(b, loc, -1), warpGroup,
       i32Constant(b, loc, 0), i32Constant(b, loc, 0x1f), NVVM::ShflKind::idx,
       UnitAttr());
-  int64_t rows = 4 * accLayout.getDim(0).warpStep();
-  Value bytes = arith::MulIOp::create(
-      b, loc, warpGroup, i32Constant(b, loc, desc.rowOffset(rows)));
-  return arith::ExtUIOp::create(b, loc, b.getI64Type(), bytes);
+  Value offset =
+      arith::MulIOp::create(b, loc, warpGroup, i32Constant(b, loc, bytes));
+  return arith::ExtUIOp::create(b, loc, b.getI64Type(), offset);
 }
 
 /// The PTX type name of a 16-bit operand element.
@@ -199,7 +206,9 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
     auto aShared = dyn_cast<MemDescType>(op.getA().getType());
     TileLayout accLayout = getLayout(op.getType());
     Type elem = bType.getElementType();
-    int64_t n = bType.getShape()[1];
+    // Warpgroups side by side along N each take every wn-th 8-column block.
+    int64_t wn = accLayout.getDim(1).warps;
+    int64_t n = bType.getShape()[1] / wn;
     int64_t steps = bType.getShape()[0] / 16;
     // The thread's 16-row blocks: one per 64-row slice of its warpgroup.
     int64_t slices = accLayout.getDim(0).numLocal() / 2;
@@ -231,8 +240,13 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
       return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
                                       llvm::getSingleElement(memdesc));
     };
-    OperandDescriptor descB(bType, /*kDim=*/0);
-    Value baseB = descriptorAt(b, loc, addressOf(adaptor.getB()), descB);
+    OperandDescriptor descB(bType, /*kDim=*/0, /*groupStride=*/wn);
+    Value addressB = addressOf(adaptor.getB());
+    if (wn > 1)
+      addressB = LLVM::AddOp::create(
+          b, loc, addressB,
+          warpGroupOffset(b, loc, accLayout, 1, descB.rowOffset(8)));
+    Value baseB = descriptorAt(b, loc, addressB, descB);
     // A shared A: the descriptor of the warpgroup's first row; its slices
     // lie a band of the accumulator's rows apart.
     std::optional<OperandDescriptor> descA;
@@ -242,7 +256,9 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
       descA.emplace(aShared, /*kDim=*/1);
       // In sequence: the IR's order must not depend on the C++ compiler's
       // order of evaluating arguments.
-      Value rowOffset = warpGroupRowOffset(b, loc, accLayout, *descA);
+      Value rowOffset =
+          warpGroupOffset(b, loc, accLayout, 0,
+                          descA->rowOffset(4 * accLayout.getDim(0).warpStep()));
       Value address =
           LLVM::AddOp::create(b, loc, addressOf(adaptor.getA()), rowOffset);
       baseA = descriptorAt(b, loc, address, *descA);

@@ -53,10 +53,12 @@ GPU_TUNED_SM90A = {
     ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
                                  WARP_SPECIALIZE=True, PING_PONG=True),
-    ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=3),
-    ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
+    # The backward: 128 keys per program on two warpgroups (dQ = dS·K split
+    # along D between them), half the dQ reductions of 64 keys.
+    ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=3),
+    ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
     ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
-    ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=64, NUM_WARPS=4, NUM_STAGES=2),
+    ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
     ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
 }
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
