@@ -85,22 +85,16 @@ static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
     return whyNotWarpGroupDot(a, desc, acc).empty() ? b : Value();
   }
   auto tile = cast<TileType>(b.getType());
-  // Warpgroups side by side along N read B K-major (whyNotWarpGroupDot).
+  // The first layout the dot can read (warpgroups side by side along N
+  // only take a B contiguous along K).
   auto acc = cast<TileType>(dot.getAcc().getType());
-  bool splitN =
-      cast<MmaEncodingAttr>(acc.getEncoding()).getWarpsPerCTA()[1] > 1;
-  unsigned preferred = splitN ? 0 : runDimension(tile);
-  MemDescType type;
+  unsigned preferred = runDimension(tile);
   for (unsigned dim : {preferred, 1 - preferred})
-    if ((type = getWarpGroupDotOperandB(dot.getContext(), tile.getShape(),
-                                        tile.getElementType(), dim)) &&
-        whyNotWarpGroupDot(dot.getA().getType(), type, acc).empty())
-      break;
-    else
-      type = {};
-  if (!type)
-    return {};
-  return storeOnce(b, type, dot.getLoc(), copies);
+    if (MemDescType type = getWarpGroupDotOperandB(
+            dot.getContext(), tile.getShape(), tile.getElementType(), dim);
+        type && whyNotWarpGroupDot(dot.getA().getType(), type, acc).empty())
+      return storeOnce(b, type, dot.getLoc(), copies);
+  return {};
 }
 
 /// The register tile to keep in shared memory for the A of `dot`: A, or
