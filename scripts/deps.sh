@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libclang-rt-22-dev libzstd-dev
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
+  python3-pip python3-setuptools python3-wheel python3-venv binutils
 )
 
 missing=()

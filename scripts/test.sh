@@ -9,6 +9,9 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
+# The build directories below (build, the wheel's) share compiled objects
+# through ccache when paths are taken relative to the repository.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 
 "$root/scripts/deps.sh" || { echo "error: installing dependencies failed"; exit 1; }
 
@@ -62,6 +65,15 @@ fi
 echo "== install the runtime and build an application against it"
 if JOBS=$jobs "$root/test/Install/install-consumer.sh" "$build-install" 2>&1 |
      tee "$build/install.log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
+# The self-contained wheel (LLVM/MLIR inside its compiler library), installed
+# into a fresh virtual environment and used from there; kept in $build-wheel.
+echo "== build the wheel and use it from a virtual environment"
+if JOBS=$jobs "$root/test/Install/wheel.sh" "$build-wheel" 2>&1 | tee "$build/wheel.log"; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1))

@@ -48,10 +48,9 @@ inline pybind11::object multipleOfObject(int64_t multipleOf) {
 /// signatures(): the parser alone (no MLIR), in every build.
 void bindFrontend(pybind11::module_ &m);
 
-#if TESSEL_PY_COMPILER
-/// compile(), signatures() and the Program class (the CPU interpreter).
+/// compile(), compile_bundle() and the Program class (the CPU interpreter)
+/// from the compiler library, where it is found (has_compiler says so).
 void bindCompiler(pybind11::module_ &m);
-#endif
 #if TESSEL_PY_RUNTIME
 /// The Runtime, Module and Kernel classes (CUDA Driver API).
 void bindRuntime(pybind11::module_ &m);

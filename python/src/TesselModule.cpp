@@ -23,14 +23,9 @@ PYBIND11_MODULE(_tessel, m) {
   m.doc() = "Tessel's compiler, CPU interpreter and CUDA runtime (low level; "
             "use the `tessel` package)";
   m.attr("version") = TESSEL_VERSION;
-  m.attr("has_compiler") = py::bool_(TESSEL_PY_COMPILER);
   m.attr("has_runtime") = py::bool_(TESSEL_PY_RUNTIME);
-  // The compiler emits PTX bundles; the runtime launches them.
-  m.attr("has_gpu_backend") = py::bool_(TESSEL_PY_COMPILER);
   tessel::python::bindFrontend(m);
-#if TESSEL_PY_COMPILER
   tessel::python::bindCompiler(m);
-#endif
 #if TESSEL_PY_RUNTIME
   tessel::python::bindRuntime(m);
 #endif

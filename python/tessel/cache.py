@@ -3,8 +3,8 @@
 An entry is the lowered tessel IR of one kernel (text, with its .tsl locations, so interpreter
 errors still point at the source), keyed by the SHA-256 of everything that determines it: the
 source text and file name, the kernel, its constants, the stage and target, and the compiler (the
-package version and a hash of the extension binary, so a rebuilt compiler never reads entries of
-an older one). A second process compiling the same kernel parses the IR instead of running the
+package version and a hash of the extension and compiler library binaries, so a rebuilt compiler
+never reads entries of an older one). A second process compiling the same kernel parses the IR instead of running the
 front end.
 
 Directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; one file per entry,
@@ -44,13 +44,18 @@ def cache_dir():
 
 
 def compiler_id():
-    """The package version and the SHA-256 of the extension binary (hashed once per process)."""
+    """The package version and the SHA-256 of the extension and of the compiler library it
+    opened (hashed once per process)."""
     global _compiler_id
     if _compiler_id is None:
         digest = hashlib.sha256()
-        with open(_tessel.__file__, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+        binaries = [_tessel.__file__]
+        if _tessel.has_compiler:
+            binaries.append(_tessel.compiler_library)
+        for binary in binaries:
+            with open(binary, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
         _compiler_id = f"{_tessel.version}+{digest.hexdigest()}"
     return _compiler_id
 

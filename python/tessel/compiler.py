@@ -68,6 +68,13 @@ def cdiv(a, b):
     return -(-a // b)
 
 
+def _no_compiler():
+    """Why this tessel cannot compile: the compiler library was not found or did not load."""
+    return (f"this tessel has no compiler ({_tessel.compiler_error}; a package built with "
+            f"the compiler has libtessel_compiler.so beside its extension, or set "
+            f"TESSEL_COMPILER_LIBRARY)")
+
+
 def _backend(interpret):
     """'interpreter' or 'gpu': where a kernel compiled with `interpret` runs."""
     if interpret is None and os.environ.get("TESSEL_INTERPRET", "").strip().lower() in (
@@ -75,8 +82,8 @@ def _backend(interpret):
         interpret = True
     if interpret:
         if not _tessel.has_compiler:
-            raise RuntimeError("interpret=True: this tessel was built without the compiler "
-                               "(TESSEL_ENABLE_COMPILER=OFF), so without the interpreter")
+            raise RuntimeError(f"interpret=True: the interpreter is part of the compiler, and "
+                               f"{_no_compiler()}")
         return "interpreter"
     if interpret is None and _tessel.has_compiler and not gpu.has_gpu():
         return "interpreter"
@@ -220,7 +227,7 @@ def _gpu_kernel(text, filename, name, defines, target, stream_k):
             raise errors.BundleNotFoundError(
                 f"kernel '{name}' of {os.path.basename(filename)} (constants: {given}; target "
                 f"{target}): no precompiled bundle in "
-                f"{directory or '$TESSEL_BUNDLE_DIR (unset)'}, and this tessel has no compiler; "
+                f"{directory or '$TESSEL_BUNDLE_DIR (unset)'}, and {_no_compiler()}; "
                 f"precompile it on a machine with one (python -m tessel.precompile) and point "
                 f"TESSEL_BUNDLE_DIR at the result")
         cache_hit = True
@@ -241,7 +248,7 @@ def precompile(source_or_path, constants=None, kernel=None, target="sm_90", out_
 
 def _precompile(text, filename, signature, constants, target, out_dir, stream_k):
     if not _tessel.has_compiler:
-        raise RuntimeError("precompile: this tessel was built without the compiler")
+        raise RuntimeError(f"precompile: {_no_compiler()}")
     out_dir = out_dir or cache.bundle_dir()
     if not out_dir:
         raise ValueError("precompile: give out_dir or set TESSEL_BUNDLE_DIR")

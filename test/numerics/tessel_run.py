@@ -19,9 +19,11 @@ BACKENDS (environment variable TESSEL_BACKEND):
     from.  The key hashes the file's basename, the kernel, the sorted defines AND the SHA-256 of the
     file's text (so edited kernels, e.g. the mutants of test_kernels.py, get their own bundles and a
     stale bundle is never picked up).  scripts/gpu/record_bundles.sh fills the directory.
-  * "gpu": no tessel-run or tesselc: looks the bundle up in $TESSEL_BUNDLE_DIR (TesselRunError if it
-    is missing), and runs it through the CUDA runtime of the Python extension (tessel._tessel.Runtime;
-    put <build>/python on PYTHONPATH).  Buffers are converted to their storage format on the host
+  * "gpu": no tessel-run or tesselc: looks the bundle up in $TESSEL_BUNDLE_DIR, or compiles it with
+    the package's compiler for this GPU when it is not there (a package with the compiler, such as
+    the installed wheel; TesselRunError without one), and runs it through the CUDA runtime of the
+    Python extension (tessel._tessel.Runtime; an installed package, or <build>/python on
+    PYTHONPATH).  Buffers are converted to their storage format on the host
     (f16, bf16 = round-to-nearest-even bits, f32, i32, i64, i1 = uint8), outputs converted back to
     float64 exactly as the interpreter returns them.  `grid` is the launch grid of "grid" kernels and
     ignored by persistent ones (they size their own grid); `stage` and `seed` are ignored (the bundle
@@ -386,14 +388,30 @@ def _gpu_kernel(rt, tsl, kernel, defines, stream_k):
     path = bundle_path(key)
     modules = _GPU["modules"]
     if path not in modules:
-        if not os.path.exists(path):
-            raise TesselRunError(
-                f"no bundle for kernel '{kernel}' of {entry['tsl']} with defines "
-                f"{dict(entry['defines'])} (source sha256 {entry['source_sha256'][:12]}): expected "
-                f"{path}; record it here with TESSEL_BACKEND=record (scripts/gpu/record_bundles.sh) "
-                f"or point TESSEL_BUNDLE_DIR at the recorded bundles")
-        modules[path] = rt.load_bundle(path)
+        if os.path.exists(path):
+            modules[path] = rt.load_bundle(path)
+        else:
+            modules[path] = rt.load_bundle_from_string(
+                _compile_here(rt, tsl, kernel, defines, stream_k, entry, path), key + ".bundle")
     return modules[path].kernel(kernel)
+
+
+def _compile_here(rt, tsl, kernel, defines, stream_k, entry, path):
+    """The bundle compiled by the package's own compiler for this GPU (an installed wheel), when
+    none was recorded; a TesselRunError when the package has no compiler."""
+    from tessel import _tessel
+    if not _tessel.has_compiler:
+        raise TesselRunError(
+            f"no bundle for kernel '{kernel}' of {entry['tsl']} with defines "
+            f"{dict(entry['defines'])} (source sha256 {entry['source_sha256'][:12]}): expected "
+            f"{path}, and this tessel has no compiler to build it ({_tessel.compiler_error}); "
+            f"record it with TESSEL_BACKEND=record (scripts/gpu/record_bundles.sh) or point "
+            f"TESSEL_BUNDLE_DIR at the recorded bundles")
+    from tessel import gpu
+    with open(kernel_path(tsl), encoding="utf-8") as f:
+        source = f.read()
+    return _tessel.compile_bundle(source, kernel_path(tsl), kernel, dict(entry["defines"]),
+                                  gpu.target(), stream_k or "persistent")
 
 
 def _gpu_scalar(name, kind, value):
