@@ -61,9 +61,11 @@ if grep -qE ' (SKIPPED|XFAIL)' "$build/pytest.log"; then
 fi
 
 # A runtime-only install (no LLVM) and a C++ application built against it
-# through find_package(Tessel); kept in $build-install for inspection.
+# through find_package(Tessel), then the same against this build installed
+# (its C program compiles through Tessel::Compiler); kept in $build-install.
 echo "== install the runtime and build an application against it"
-if JOBS=$jobs "$root/test/Install/install-consumer.sh" "$build-install" 2>&1 |
+if JOBS=$jobs TESSEL_COMPILER_BUILD=$build "$root/test/Install/install-consumer.sh" \
+     "$build-install" 2>&1 |
      tee "$build/install.log"; then
   passed=$((passed + 1))
 else

@@ -32,6 +32,10 @@ extern "C" {
 TESSEL_C_API unsigned tesselCompilerApiVersion(void);
 /* The Tessel release the library was built from, e.g. "0.1.0". */
 TESSEL_C_API const char *tesselCompilerVersion(void);
+/* The library's GNU build ID in hex (a hash of its contents the linker
+   writes), or "" when it was linked without one: what a cache of compiled
+   kernels keys on, without reading the library. */
+TESSEL_C_API const char *tesselCompilerBuildId(void);
 
 typedef enum TesselStatus {
   TesselOk = 0,

@@ -24,6 +24,9 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <cstring>
 #include <map>
 #include <memory>
@@ -328,11 +331,66 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
   return TesselResult::ok({});
 }
 
+namespace {
+
+/// The NT_GNU_BUILD_ID note of the loaded object based at `base`, in hex.
+std::string readBuildId(const void *base) {
+  std::pair<const void *, std::string> search{base, {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *search =
+            static_cast<std::pair<const void *, std::string> *>(data);
+        if (reinterpret_cast<const void *>(info->dlpi_addr) != search->first)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_NOTE)
+            continue;
+          const char *note =
+              reinterpret_cast<const char *>(info->dlpi_addr + segment.p_vaddr);
+          const char *end = note + segment.p_memsz;
+          auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
+          while (note + sizeof(ElfW(Nhdr)) <= end) {
+            const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
+            const char *name = note + sizeof(ElfW(Nhdr));
+            const auto *desc = reinterpret_cast<const unsigned char *>(
+                name + align4(header->n_namesz));
+            if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0) {
+              static const char digits[] = "0123456789abcdef";
+              for (size_t j = 0; j < header->n_descsz; ++j) {
+                search->second += digits[desc[j] >> 4];
+                search->second += digits[desc[j] & 15];
+              }
+              return 1;
+            }
+            note =
+                reinterpret_cast<const char *>(desc) + align4(header->n_descsz);
+          }
+        }
+        return 1;
+      },
+      &search);
+  return search.second;
+}
+
+} // namespace
+
 extern "C" {
 
 unsigned tesselCompilerApiVersion(void) { return TESSEL_COMPILER_API_VERSION; }
 
 const char *tesselCompilerVersion(void) { return TESSEL_VERSION; }
+
+const char *tesselCompilerBuildId(void) {
+  static const std::string id = [] {
+    Dl_info self;
+    if (!dladdr(reinterpret_cast<void *>(&tesselCompilerBuildId), &self))
+      return std::string();
+    return readBuildId(self.dli_fbase);
+  }();
+  return id.c_str();
+}
 
 TesselStatus tesselResultStatus(const TesselResult *result) {
   return result->status;

@@ -32,6 +32,7 @@ namespace {
 /// The C API's entry points, resolved from the library.
 struct CompilerLibrary {
   std::string path;
+  std::string buildId;
   decltype(&tesselCompile) compile;
   decltype(&tesselResultStatus) status;
   decltype(&tesselResultText) text;
@@ -89,6 +90,10 @@ std::unique_ptr<CompilerLibrary> open(const std::string &path,
     dlclose(handle);
     return nullptr;
   }
+  decltype(&tesselCompilerBuildId) buildId;
+  resolve(buildId, "tesselCompilerBuildId");
+  if (buildId)
+    lib->buildId = buildId();
   resolve(lib->compile, "tesselCompile");
   resolve(lib->status, "tesselResultStatus");
   resolve(lib->text, "tesselResultText");
@@ -235,6 +240,8 @@ void tessel::python::bindCompiler(py::module_ &m) {
   m.attr("has_gpu_backend") = py::bool_(library != nullptr);
   m.attr("compiler_library") = path;
   m.attr("compiler_error") = library ? py::object(py::none()) : py::str(error);
+  // The library's GNU build ID: "" when it has none (or there is no library).
+  m.attr("compiler_build_id") = library ? library->buildId : std::string();
   if (!library)
     return;
 

@@ -104,17 +104,24 @@ class Autotuner:
         clock = self._timer or _Timer(values, self.kernel._backend == "gpu")
         start = time.monotonic()
         best, best_time = None, None
-        for config in self.configs:
-            if best is not None and time.monotonic() - start > self.budget_s:
-                break
-            run = lambda c=config: self._launch(grid, values, c, saved)
-            for _ in range(self.warmup):
-                run()
-            t = min(clock(run) for _ in range(max(self.rep, 1)))
-            if best_time is None or t < best_time:
-                best, best_time = config, t
-        for k, v in saved.items():
-            _put(values[k], v)
+        # The trials are not the call's launches: an op recording its launch plan
+        # (tessel.ops) keeps only the chosen candidate's.
+        recording = gpu.recorder()
+        gpu.set_recorder(None)
+        try:
+            for config in self.configs:
+                if best is not None and time.monotonic() - start > self.budget_s:
+                    break
+                run = lambda c=config: self._launch(grid, values, c, saved)
+                for _ in range(self.warmup):
+                    run()
+                t = min(clock(run) for _ in range(max(self.rep, 1)))
+                if best_time is None or t < best_time:
+                    best, best_time = config, t
+            for k, v in saved.items():
+                _put(values[k], v)
+        finally:
+            gpu.set_recorder(recording)
         return best
 
     def _launch(self, grid, values, config, saved=None):

@@ -45,12 +45,15 @@ def cache_dir():
 
 def compiler_id():
     """The package version and the SHA-256 of the extension and of the compiler library it
-    opened (hashed once per process)."""
+    opened (the library's GNU build ID when it has one, which is a hash of it already: reading
+    a compiler with LLVM inside would cost tens of milliseconds). Computed once per process."""
     global _compiler_id
     if _compiler_id is None:
         digest = hashlib.sha256()
         binaries = [_tessel.__file__]
-        if _tessel.has_compiler:
+        if _tessel.has_compiler and _tessel.compiler_build_id:
+            digest.update(_tessel.compiler_build_id.encode())
+        elif _tessel.has_compiler:
             binaries.append(_tessel.compiler_library)
         for binary in binaries:
             with open(binary, "rb") as f:

@@ -42,7 +42,8 @@ def _lean(torch, tessel, paged):
 
 
 def _kl(torch, tessel, backward):
-    qt, kt, qs, ks = (_inputs(torch, (1, 4, 1000, 128), backward) for _ in range(4))
+    qt, kt = (_inputs(torch, (1, 4, 1000, 128)) for _ in range(2))  # the teacher: no gradient
+    qs, ks = (_inputs(torch, (1, 4, 1000, 128), backward) for _ in range(2))
     kl = tessel.attention_kl(qt, kt, qs, ks, causal=True)
     if backward:
         kl.backward()

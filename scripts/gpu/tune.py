@@ -16,47 +16,16 @@ import math
 import os
 import sys
 
+from tessel.ops.tuning import CANDIDATES, tile_constants
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNELS = os.path.join(ROOT, "kernels")
 
-# (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES[, WARP_SPECIALIZE[, PING_PONG]]) per kernel and head
-# dim.
-# On sm_90a the warpgroup MMA takes the dots whose BLOCK_M is a multiple of 16 * NUM_WARPS, and
-# WARP_SPECIALIZE=True moves the tensor-map copies to a producer warpgroup, PING_PONG=True has
-# its consumer warpgroups take turns on the tensor cores (elsewhere both are ignored).
-CONFIGS = {
-    ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
-                            (128, 128, 8, 2), (128, 32, 8, 3), (128, 128, 4, 2),
-                            (128, 128, 8, 3), (128, 64, 8, 3, True), (128, 128, 8, 2, True),
-                            (128, 128, 8, 2, True, True)],
-    ("attention_fwd", 128): [(64, 32, 4, 3), (64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 2),
-                             (128, 64, 8, 3), (128, 32, 8, 3), (128, 32, 8, 4),
-                             (128, 128, 8, 2), (64, 128, 4, 2), (128, 128, 8, 2, True),
-                             (128, 64, 8, 2, True), (128, 64, 8, 3, True),
-                             (128, 128, 8, 2, True, True), (128, 64, 8, 3, True, True)],
-    ("lean_attention", 128): [(16, 64, 4, 3), (16, 32, 4, 4), (16, 64, 4, 4), (16, 128, 4, 2),
-                              (16, 128, 4, 3), (16, 64, 8, 3), (16, 128, 8, 3)],
-}
-# Kernels tuned through their ops: {(kernel, head dim): configurations}.
-OP_CONFIGS = {
-    ("attention_bwd", 64): [(32, 32, 8, 3), (64, 64, 4, 3), (64, 64, 8, 3), (32, 64, 4, 3),
-                            (64, 128, 8, 2), (64, 128, 8, 3), (128, 64, 8, 3)],
-    ("attention_bwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (64, 64, 8, 3), (32, 64, 4, 3),
-                             (64, 32, 8, 3), (128, 64, 8, 2), (64, 64, 4, 2), (64, 128, 4, 2),
-                             (64, 128, 8, 2), (128, 128, 8, 2)],
-    ("attention_kl_fwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (64, 64, 8, 3), (128, 64, 8, 2),
-                                (64, 32, 4, 3), (64, 64, 4, 2), (128, 128, 8, 2),
-                                (64, 128, 4, 2), (128, 64, 8, 2, True), (128, 64, 8, 2, True, True),
-                                (128, 64, 8, 3, True, True)],
-    ("attention_kl_bwd", 128): [(32, 32, 8, 3), (64, 64, 8, 2), (32, 64, 8, 3), (64, 32, 8, 3),
-                                (64, 64, 4, 2), (128, 64, 8, 2), (64, 128, 4, 2),
-                                (64, 128, 8, 2), (128, 128, 8, 2)],
-    ("mta_fwd", 64): [(32, 32, 8, 3), (64, 64, 8, 3), (64, 32, 8, 3), (32, 64, 8, 3),
-                      (64, 64, 4, 2), (32, 32, 4, 3), (64, 32, 4, 3), (64, 64, 4, 3),
-                      (128, 64, 8, 2)],
-    ("mta_bwd", 64): [(16, 32, 8, 3), (32, 32, 8, 3), (16, 64, 8, 3), (32, 64, 8, 2),
-                      (32, 32, 4, 3), (16, 32, 4, 3), (64, 32, 4, 3), (64, 64, 4, 2)],
-}
+# The candidates are the package's (tessel.ops.tuning, which the ops tune through with
+# TESSEL_TUNE_OPS=1): the kernels launched here directly, and those timed through their ops.
+DIRECT = ("attention_fwd", "lean_attention")
+CONFIGS = {k: v for k, v in CANDIDATES.items() if k[0] in DIRECT}
+OP_CONFIGS = {k: v for k, v in CANDIDATES.items() if k[0] not in DIRECT}
 # Shapes: (B, H, HKV, Nq, Nk) per kernel.
 SHAPES = {
     "attention_fwd": [(1, 32, 32, 4096, 4096), (1, 32, 32, 16384, 16384)],
@@ -66,12 +35,7 @@ SHAPES = {
 
 def tiles(cfg):
     """The constexprs of a configuration tuple."""
-    c = dict(zip(("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES"), cfg))
-    if len(cfg) > 4:
-        c["WARP_SPECIALIZE"] = cfg[4]
-    if len(cfg) > 5:
-        c["PING_PONG"] = cfg[5]
-    return c
+    return tile_constants(cfg)
 
 
 def constants(name, d, cfg, dtype="bf16"):

@@ -3,22 +3,23 @@
 # wheel for this machine's Python around a compiler library built elsewhere
 # (scripts/wheel.sh --compiler-library; the library comes from a
 # `scripts/wheel.sh` build, which leaves it at
-# <build-wheel>/python/tessel/libtessel_compiler.so), installs it into a fresh
-# virtual environment and runs, with no bundle directory (every kernel
+# <build-wheel>/python/tessel/libtessel_compiler.so), installs it (pip
+# --target a fresh directory) and runs, with no bundle directory (every kernel
 # compiled here, on first use, by the installed package):
 #   tutorials   examples/tutorials/run.py (vector add, fused softmax, matmul)
 #   times       first-call and warm-cache times of the ready ops
 #   torch       the PyTorch tests (test/gpu)
 #   numerics    the kernel numerics (test/numerics/test_kernels.py on the GPU)
+#   tuning      the ops with their tile tables against the ops tuned (op_tuning.py)
 #   scripts/gpu/wheel_check.sh LIBRARY [STAGE ...]   (default: every stage)
 # Logs and the wheel under $OUT (default /tmp/tessel-wheel-check).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/tessel-wheel-check}
 mkdir -p "$out"
-library=${1:?usage: scripts/gpu/wheel_check.sh LIBRARY [tutorials|times|torch|numerics ...]}
+library=${1:?usage: scripts/gpu/wheel_check.sh LIBRARY [tutorials|times|torch|numerics|tuning ...]}
 shift
-stages=${*:-tutorials times torch numerics}
+stages=${*:-tutorials times torch numerics tuning}
 py=$(command -v python3)
 
 echo "== machine"
@@ -32,31 +33,32 @@ start=$(date +%s)
 BUILD_DIR=/tmp/tessel-wheel-build "$root/scripts/wheel.sh" --compiler-library "$library" \
   --python "$py" --out "$out/dist" || exit 1
 echo "built in $(($(date +%s) - start)) s"
-env=/tmp/tessel-env
-rm -rf "$env"
-# PyTorch, NumPy and pytest come from this Python's site-packages.
-"$py" -m venv --without-pip --system-site-packages "$env" &&
-  "$env/bin/python" -m pip install -q --no-index --no-deps "$(ls "$out"/dist/tessel-*.whl)" ||
+# Installed into a directory of its own, first on the path; PyTorch, NumPy and
+# pytest are this Python's.
+site=/tmp/tessel-site
+rm -rf "$site"
+"$py" -m pip install -q --no-index --no-deps --target "$site" "$(ls "$out"/dist/tessel-*.whl)" ||
   exit 1
+unset TESSEL_BUNDLE_DIR TESSEL_BUILD_DIR
+export PYTHONPATH=$site TESSEL_CACHE_DIR=$out/cache
 cd /tmp # the installed package, not the source tree
-"$env/bin/python" -c 'import tessel, sys
+"$py" -c 'import tessel, sys
 from tessel import _tessel
 print("installed:", tessel.__file__, "compiler:", _tessel.has_compiler, _tessel.compiler_error or "")
 sys.exit(not _tessel.has_compiler)' || exit 1
-unset TESSEL_BUNDLE_DIR PYTHONPATH TESSEL_BUILD_DIR
-export TESSEL_CACHE_DIR=$out/cache
 
 rc=0
 for stage in $stages; do
   echo "== $stage"
   case "$stage" in
-    tutorials) "$env/bin/python" "$root/examples/tutorials/run.py" ;;
-    times) "$env/bin/python" "$root/scripts/gpu/op_compile_times.py" ;;
-    torch) (cd "$root" && "$env/bin/python" -m pytest -q -p no:cacheprovider test/gpu) \
+    tutorials) "$py" "$root/examples/tutorials/run.py" ;;
+    times) "$py" "$root/scripts/gpu/op_compile_times.py" ;;
+    tuning) "$py" "$root/scripts/gpu/op_tuning.py" ;;
+    torch) (cd "$root" && "$py" -m pytest -q -p no:cacheprovider test/gpu) \
              >"$out/torch.log" 2>&1
            status=$?; tail -n 5 "$out/torch.log"; (exit $status) ;;
     numerics) (cd "$root" && TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR=$out/no-bundles \
-                 "$env/bin/python" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
+                 "$py" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
                  test/numerics/test_kernels.py) >"$out/numerics.log" 2>&1
               status=$?; tail -n 5 "$out/numerics.log"; (exit $status) ;;
     *) echo "unknown stage $stage"; false ;;

@@ -3,8 +3,12 @@
 # a temporary prefix, builds examples/install-consumer against the installed
 # tree (find_package(Tessel) + Tessel::Runtime) and runs it: on this machine's
 # driver (a GPU, or the error saying there is none) and on the runtime's
-# stand-in libcuda with a bundle. Prints "PASS: ..." or "FAIL: ..." last.
-#   test/Install/install-consumer.sh [WORK_DIR]   (default: a temporary one)
+# stand-in libcuda with a bundle. With TESSEL_COMPILER_BUILD (a build
+# directory with the compiler, built), also installs that build and builds the
+# same application against it, whose second program compiles a kernel through
+# Tessel::Compiler (the C API). Prints "PASS: ..." or "FAIL: ..." last.
+#   [TESSEL_COMPILER_BUILD=build] test/Install/install-consumer.sh [WORK_DIR]
+#   (WORK_DIR default: a temporary one)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,4 +61,21 @@ LD_LIBRARY_PATH=$work/fake "$consumer" \
 grep -q '^vector_add: out\[0\] = ' "$work/fake.out" ||
   { cat "$work/fake.out" >>"$log"; fail "no output from the launch"; }
 cat "$work/fake.out"
+
+if [ -n "${TESSEL_COMPILER_BUILD:-}" ]; then
+  step cmake --install "$TESSEL_COMPILER_BUILD" --prefix "$work/full-prefix" ||
+    fail "install the build with the compiler"
+  for f in include/tessel-c/Compiler.h lib/libtessel_compiler.so bin/tesselc; do
+    [ -e "$work/full-prefix/$f" ] || fail "not installed: $f"
+  done
+  step cmake -S "$root/examples/install-consumer" -B "$work/consumer-full" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$work/full-prefix" || fail "configure the consumer (compiler)"
+  step ninja -C "$work/consumer-full" || fail "build the consumer (compiler)"
+  "$work/consumer-full/tessel-compile-consumer" >"$work/compile.out" 2>&1 ||
+    { cat "$work/compile.out" >>"$log"; fail "compile through Tessel::Compiler"; }
+  grep -q 'PTX entry add' "$work/compile.out" &&
+    grep -q '^diagnostic: broken.tsl:3:' "$work/compile.out" ||
+    { cat "$work/compile.out" >>"$log"; fail "unexpected output of tessel-compile-consumer"; }
+  cat "$work/compile.out"
+fi
 echo "PASS: $name"

@@ -23,6 +23,8 @@ needed = subprocess.run(["objdump", "-p", _tessel.compiler_library], check=True,
                         capture_output=True, text=True).stdout
 needed = [line.split()[1] for line in needed.splitlines() if line.strip().startswith("NEEDED")]
 assert not any(n.startswith(("libLLVM", "libMLIR", "libstdc++")) for n in needed), needed
+# What the kernel cache keys on instead of reading 40 MiB of library.
+assert len(_tessel.compiler_build_id) >= 16, _tessel.compiler_build_id
 
 ADD = """\
 @kernel(num_warps=4)

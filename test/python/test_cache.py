@@ -115,3 +115,20 @@ def test_cache_location(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache.cache_dir() == str(tmp_path / "home" / ".cache" / "tessel")
+
+
+def test_compiler_id_follows_the_compiler_library(monkeypatch):
+    """The key names the compiler library by its GNU build ID (read by the library itself, equal
+    to the linker's note), and a different library gives a different key."""
+    build_id = tessel._tessel.compiler_build_id
+    note = subprocess.run(["readelf", "-n", tessel._tessel.compiler_library], check=True,
+                          capture_output=True, text=True).stdout
+    assert build_id and f"Build ID: {build_id}" in note
+    monkeypatch.setattr(cache, "_compiler_id", None)
+    first = cache.compiler_id()
+    monkeypatch.setattr(cache, "_compiler_id", None)
+    monkeypatch.setattr(tessel._tessel, "compiler_build_id", "0" * 40)
+    assert cache.compiler_id() != first
+    monkeypatch.setattr(cache, "_compiler_id", None)
+    monkeypatch.setattr(tessel._tessel, "compiler_build_id", "")   # no note: the file's hash
+    assert cache.compiler_id() not in (first, None)

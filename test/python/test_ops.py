@@ -371,3 +371,35 @@ def test_op_errors(case):
     call, error, message = OP_ERRORS[case]
     with pytest.raises(error, match=message):
         call()
+
+
+def test_op_tuning(monkeypatch, tmp_path):
+    """TESSEL_TUNE_OPS=1: the ops time the table's tiles and the candidates once per call shape
+    (here on the interpreter, the GPU's timing being the same code) and keep the choice on disk;
+    the trials leave the accumulated outputs as a single launch would (dQ of the backward)."""
+    from tessel.ops import common, flash, tuning
+    monkeypatch.setenv("TESSEL_TUNE_OPS", "1")
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(common, "_tuners", {})
+    monkeypatch.setattr(tuning, "CANDIDATES", {("attention_fwd", 16): [(16, 16, 4, 1), (32, 16, 4, 1)],
+                                               ("attention_bwd", 16): [(16, 16, 4, 1), (16, 32, 4, 1)]})
+    B, H, HKV, Nq, Nk, D = 1, 2, 1, 40, 37, 16
+    (q, k, v, do), (q64, k64, v64, do64) = _inputs("tune", np.float16, (B, H, Nq, D),
+                                                   (B, HKV, Nk, D), (B, HKV, Nk, D), (B, H, Nq, D))
+    scale = np.float32(1 / np.sqrt(D))
+    be = common.backend("attention", {"q": q})
+    o, lse = flash._attention_forward(be, q, k, v, True, scale, "f16")
+    want, _ = ref.attention_fwd(q64, k64, v64, scale, causal=True)
+    _check_out(o, want, np.float16)
+    dq, dk, dv = flash._attention_backward(be, q, k, v, o, lse, do, True, scale, "f16")
+    wants = ref.attention_bwd(q64, k64, v64, do64, scale, causal=True)
+    for got, want in zip((dq, dk, dv), wants):
+        _check_out(got, want, np.float16)
+    tuners = list(common._tuners.values())
+    assert [t.tunings for t in tuners] == [1, 1]
+    assert len(list((tmp_path / "autotune").iterdir())) == 2
+    flash._attention_forward(be, q, k, v, True, scale, "f16")      # the same shape: no tuning
+    assert [t.tunings for t in tuners] == [1, 1]
+    monkeypatch.setattr(common, "_tuners", {})                      # a new process: from disk
+    flash._attention_forward(be, q, k, v, True, scale, "f16")
+    assert [t.tunings for t in common._tuners.values()] == [0]

@@ -8,7 +8,9 @@ import sys
 import numpy as np
 
 from .. import gpu as _gpu
+from ..autotune import autotune
 from ..compiler import cdiv, jit
+from . import tuning
 
 KERNELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
 
@@ -65,6 +67,7 @@ GPU_TUNED_SM90A = {
 PREPROCESS_ROWS = 64
 
 _jit_kernels = {}
+_tuners = {}
 
 
 def torch_module():
@@ -106,6 +109,29 @@ class Backend:
             _jit_kernels[key] = jit(os.path.join(KERNELS_DIR, tsl), kernel=name,
                                     interpret=not self.gpu, stream_k=stream_k)
         return _jit_kernels[key]
+
+    def launch(self, tsl, name, d, grid, args, constants, key, restore=()):
+        """Launches kernel `name` of kernels/`tsl` with `args` and `constants` and its tiles for
+        head dim `d` over grid(tiles) (a function of the tile constexprs). The tiles are the
+        table's (tiles()); with op tuning on (tuning.tune_ops()) and candidates for the kernel,
+        the fastest of the table's entry and the candidates for the call's `key` (argument
+        names, see tessel.autotune), `restore` naming the arguments a trial changes that later
+        ones must find as they were (accumulated outputs)."""
+        kernel = self.kernel(tsl, name)
+        candidates = tuning.candidates(name, d) if tuning.tune_ops() else []
+        if not candidates:
+            tiles = self.tiles(name, d)
+            kernel[grid(tiles)](*args, **constants, **tiles)
+            return
+        tuner_key = (tsl, name, d, tuple(key), tuple(restore))
+        tuner = _tuners.get(tuner_key)
+        if tuner is None:
+            table = self.tiles(name, d)
+            configs = [table] + [c for c in candidates if c != table]
+            tuner = _tuners[tuner_key] = autotune(kernel, configs=configs, key=key,
+                                                  restore=restore,
+                                                  budget_s=tuning.TUNE_BUDGET_S)
+        tuner[grid](*args, **constants)
 
     def blocks(self, kernel):
         return BLOCKS[self.name][kernel]

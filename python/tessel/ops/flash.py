@@ -36,12 +36,12 @@ def _attention_forward(be, q, k, v, causal, scale, dtype):
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    tiles = be.tiles("attention_fwd", D)
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
-    be.kernel("attention.tsl", "attention_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
-        q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk, scale,
-        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
+    be.launch("attention.tsl", "attention_fwd", D, lambda t: (cdiv(Nq, t["BLOCK_M"]), B * H),
+              (q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk,
+               scale), dict(D=D, CAUSAL=causal, DTYPE=dtype),
+              key=("q", "k", "CAUSAL", "DTYPE"))
     return o, lse
 
 
@@ -51,14 +51,14 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     dlt = delta(be, "attention.tsl", "attention_bwd_preprocess", o, do, dtype)
-    tiles = be.tiles("attention_bwd", D)
     dq = be.zeros((B, H, Nq, D), q, be.f32())
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
-    be.kernel("attention.tsl", "attention_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKV)](
-        q, k, v, do, lse, dlt, dq, dk, dv, *be.strides(q), *be.strides(k), *be.strides(v),
-        *be.strides(do), H, HKV, Nq, Nk, scale,
-        D=D, CAUSAL=causal, DTYPE=dtype, **tiles)
-    return dq.to(q.dtype), dk, dv
+    be.launch("attention.tsl", "attention_bwd", D, lambda t: (cdiv(Nk, t["BLOCK_N"]), B * HKV),
+              (q, k, v, do, lse, dlt, dq, dk, dv, *be.strides(q), *be.strides(k),
+               *be.strides(v), *be.strides(do), H, HKV, Nq, Nk, scale),
+              dict(D=D, CAUSAL=causal, DTYPE=dtype), key=("q", "k", "CAUSAL", "DTYPE"),
+              restore=("dq",))
+    return be.cast(dq, q.dtype), dk, dv
 
 
 def _define_function(torch, gpu):

@@ -98,14 +98,15 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     DS = q_s.shape[3]
-    tiles = be.tiles("attention_kl_fwd", max(DT, DS))
     kl, lse_t, lse_s = out if out is not None else \
         (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
-    be.kernel("attention_kl.tsl", "attention_kl_fwd")[(cdiv(Nq, tiles["BLOCK_M"]), B * H)](
-        q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
-        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
-        H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s,
-        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
+    be.launch("attention_kl.tsl", "attention_kl_fwd", max(DT, DS),
+              lambda t: (cdiv(Nq, t["BLOCK_M"]), B * H),
+              (q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
+               *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
+               H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s),
+              dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
+              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"))
     return kl, lse_t, lse_s
 
 
@@ -116,14 +117,15 @@ def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scal
     B, H, Nq, DT = q_t.shape
     HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
     g = g.to(be.f32()).contiguous()
-    tiles = be.tiles("attention_kl_bwd", max(DT, DS))
     dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
     dsk = be.empty(k_s.shape, k_s)
-    be.kernel("attention_kl.tsl", "attention_kl_bwd")[(cdiv(Nk, tiles["BLOCK_N"]), B * HKS)](
-        q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
-        *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
-        H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s,
-        DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, **tiles)
+    be.launch("attention_kl.tsl", "attention_kl_bwd", max(DT, DS),
+              lambda t: (cdiv(Nk, t["BLOCK_N"]), B * HKS),
+              (q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
+               *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
+               H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s),
+              dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
+              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"), restore=("dsq",))
     return dsq.to(q_s.dtype), dsk
 
 

@@ -124,12 +124,12 @@ def _mta_forward(be, q, k, v, w, scale, dtype):
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, N, D = q.shape
     _, cq, ck = w.shape
-    tiles = be.tiles("mta_fwd", D)
     o = be.empty((B, H, N, D), q)
     lse = be.empty((B, H, N), q, be.f32())
-    be.kernel("mta.tsl", "mta_fwd")[(cdiv(N, tiles["BLOCK_M"]), B * H)](
-        q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, k.shape[1], N, scale,
-        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
+    be.launch("mta.tsl", "mta_fwd", D, lambda t: (cdiv(N, t["BLOCK_M"]), B * H),
+              (q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H,
+               k.shape[1], N, scale), dict(D=D, CQ=cq, CK=ck, DTYPE=dtype),
+              key=("q", "k", "CQ", "CK", "DTYPE"))
     return o, lse
 
 
@@ -142,14 +142,14 @@ def _mta_backward(be, q, k, v, weight, layout, o, lse, do, scale, dtype):
     HKV = k.shape[1]
     _, cq, ck = w.shape
     dlt = delta(be, "mta.tsl", "mta_bwd_preprocess", o, do, dtype)
-    tiles = be.tiles("mta_bwd", D)
     dq = be.zeros((B, H, N, D), q, be.f32())
     dw = be.zeros((H, cq, ck), q, be.f32())
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
-    be.kernel("mta.tsl", "mta_bwd")[(cdiv(N, tiles["BLOCK_N"]), B * HKV)](
-        q, k, v, w, do, lse, dlt, dq, dk, dv, dw, *be.strides(q), *be.strides(k),
-        *be.strides(v), *be.strides(do), H, HKV, N, scale,
-        D=D, CQ=cq, CK=ck, DTYPE=dtype, **tiles)
+    be.launch("mta.tsl", "mta_bwd", D, lambda t: (cdiv(N, t["BLOCK_N"]), B * HKV),
+              (q, k, v, w, do, lse, dlt, dq, dk, dv, dw, *be.strides(q), *be.strides(k),
+               *be.strides(v), *be.strides(do), H, HKV, N, scale),
+              dict(D=D, CQ=cq, CK=ck, DTYPE=dtype), key=("q", "k", "CQ", "CK", "DTYPE"),
+              restore=("dq", "dw"))
     return be.cast(dq, q.dtype), dk, dv, user_weight_grad(dw, layout)
 
 
