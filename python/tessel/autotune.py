@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from . import cache, compiler, gpu
+from . import cache, compiler, errors, gpu
 
 
 class Autotuner:
@@ -58,6 +58,7 @@ class Autotuner:
         self._timer = timer
         self._best = {}            # key -> config
         self.tunings = 0           # how many keys were tuned (not found in a cache)
+        self.refused = []          # (config, error) left out of the last tuning
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
@@ -97,9 +98,23 @@ class Autotuner:
 
     def _tune(self, grid, values):
         self.tunings += 1
-        # Every candidate compiled first, in parallel (the compiler releases the GIL).
+        # Every candidate compiled (and on a GPU loaded) first, in parallel (the compiler
+        # releases the GIL). One the compiler or the device refuses (more shared memory than
+        # the device has, tiles the kernel rejects) is left out, as Triton prunes candidates
+        # out of resources; if none is left, the first refusal is raised.
+        def prepare(config):
+            try:
+                self.kernel.specialize(**config)
+                return None
+            except (errors.CompileError, errors.DeviceError) as error:
+                return error
+
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            list(pool.map(lambda c: self.kernel.specialize(**c), self.configs))
+            refusals = list(pool.map(prepare, self.configs))
+        configs = [c for c, refused in zip(self.configs, refusals) if refused is None]
+        if not configs:
+            raise refusals[0]
+        self.refused = [(c, r) for c, r in zip(self.configs, refusals) if r is not None]
         saved = {k: _copy(values[k]) for k in self.restore}
         clock = self._timer or _Timer(values, self.kernel._backend == "gpu")
         start = time.monotonic()
@@ -109,7 +124,7 @@ class Autotuner:
         recording = gpu.recorder()
         gpu.set_recorder(None)
         try:
-            for config in self.configs:
+            for config in configs:
                 if best is not None and time.monotonic() - start > self.budget_s:
                     break
                 run = lambda c=config: self._launch(grid, values, c, saved)

@@ -64,6 +64,26 @@ def test_fastest_candidate_is_kept_and_cached(tmp_path):
     assert fresh._best[(300,)] == {"BLOCK": 64}
 
 
+def test_refused_candidates_are_left_out(tmp_path):
+    """A candidate the compiler (or, on a GPU, the device: shared memory) refuses is not timed;
+    when every one is refused, the first refusal is raised."""
+    kernel = tessel.jit(ACCUMULATE, interpret=True)
+    tuned = tessel.autotune(kernel, configs=[{"BLOCK": 0}, {"BLOCK": 64}, {"BLOCK": 1 << 30}],
+                            key=["n"], warmup=0, rep=1, restore=["out"],
+                            cache_dir=str(tmp_path))
+    tuned._timer = clock = Clock([1.0])
+    x, out = arrays(100)
+    tuned[grid](x, out, 100)
+    assert clock.runs == 1 and tuned._best[(100,)] == {"BLOCK": 64}
+    assert [c for c, _ in tuned.refused] == [{"BLOCK": 0}, {"BLOCK": 1 << 30}]
+    assert all(isinstance(e, tessel.CompileError) for _, e in tuned.refused)
+    np.testing.assert_allclose(out, 1.0 + x, atol=1e-5)
+    hopeless = tessel.autotune(kernel, configs=[{"BLOCK": 0}, {"BLOCK": -4}], key=["n"],
+                               cache_dir=str(tmp_path))
+    with pytest.raises(tessel.CompileError, match=r"arange\(\): needs start < end .*\[0, 0\)"):
+        hopeless[grid](x, out, 100)
+
+
 def test_a_new_key_tunes_again(tmp_path):
     tuned, clock = tuner(tmp_path, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0])
     for n in (100, 1000):
