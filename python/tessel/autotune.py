@@ -47,6 +47,7 @@ class Autotuner:
                 raise ValueError(f"tessel.autotune: kernel '{name}' has no constexpr parameter "
                                  f"{', '.join(map(repr, unknown))} (its constexprs: "
                                  f"{', '.join(sorted(constexprs)) or 'none'})")
+        self.constexprs = constexprs
         self.key = list(key)
         for k in self.key + list(restore):
             if k not in names:
@@ -102,9 +103,12 @@ class Autotuner:
         # releases the GIL). One the compiler or the device refuses (more shared memory than
         # the device has, tiles the kernel rejects) is left out, as Triton prunes candidates
         # out of resources; if none is left, the first refusal is raised.
+        # The call's own constexpr values (a head dim, a dtype) are part of each specialisation.
+        fixed = {k: v for k, v in values.items() if k in self.constexprs}
+
         def prepare(config):
             try:
-                self.kernel.specialize(**config)
+                self.kernel.specialize(**{**fixed, **config})
                 return None
             except (errors.CompileError, errors.DeviceError) as error:
                 return error

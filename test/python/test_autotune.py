@@ -113,6 +113,11 @@ def test_candidates_and_call_constexprs_combine(tmp_path):
     x, out = arrays(90)
     tuned[grid](x, out, 90, SCALE=3)
     np.testing.assert_allclose(out, 1.0 + 3 * x, atol=1e-5)
+    # What was compiled ahead of the trials is what they launch: the call's SCALE with each
+    # candidate, nothing else.
+    compiled = sorted((k.constants["BLOCK"], k.constants["SCALE"])
+                      for k in tuned.kernel._specializations.values())
+    assert compiled == [(32, 3), (64, 3), (128, 3)]
 
 
 def test_timed_on_the_interpreter_without_a_clock(tmp_path):
