@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The ready ops with their fixed tile tables against the same ops tuned (TESSEL_TUNE_OPS=1,
 tessel.ops.tuning), on a machine with an NVIDIA GPU and a tessel package with its compiler (the
-installed wheel). Per shape: the op's time both ways (CUDA events, median of 20 after warm-up,
-inputs the same), the results compared, the tuning's one-off cost and the tiles it chose.
+installed wheel). Per shape: the op's time both ways (batches of back-to-back calls between CUDA
+events, median of 7 after warm-up, inputs the same), the results compared, the tuning's one-off cost and the tiles it chose.
 
     op_tuning.py [--cases attention-d128-4k,...]
 """
@@ -26,8 +26,11 @@ CASES = {
     "attention-d64-8k": ("attention", 1, 32, 8192, 64, True, False),
     "attention-bwd-d128-2k": ("attention", 1, 16, 2048, 128, True, True),
     "attention-bwd-d64-4k": ("attention", 1, 32, 4096, 64, True, True),
+    "attention-bwd-d128-8k": ("attention", 1, 32, 8192, 128, True, True),
     "kl-d128-2k": ("attention_kl", 1, 16, 2048, 128, True, False),
+    "kl-d128-8k": ("attention_kl", 1, 16, 8192, 128, True, False),
     "mta-d64-2k": ("mta_attention", 1, 16, 2048, 64, True, False),
+    "mta-d64-4k": ("mta_attention", 1, 16, 4096, 64, True, False),
 }
 
 
@@ -61,17 +64,20 @@ def make(case):
     return call
 
 
-def timed(call, reps=20):
+def timed(call, reps=7, batch=10):
+    """Milliseconds per call: back-to-back calls between two CUDA events (what a loop of calls
+    costs, host included), the median of `reps` batches."""
     for _ in range(3):
         call()
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        call()
+        for _ in range(batch):
+            call()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / batch)
     return statistics.median(times)
 
 

@@ -167,3 +167,15 @@ def test_errors(case):
     run, error, message = ERRORS[case]
     with pytest.raises(error, match=message):
         run()
+
+
+def test_margin_keeps_the_first_candidate(tmp_path):
+    """With margin=0.1 the first candidate (a known default) stays unless another measures more
+    than 10 % faster."""
+    close, _ = tuner(tmp_path / "a", [1.0, 0.95, 2.0], restore=["out"], margin=0.1)
+    x, out = arrays(64)
+    close[grid](x, out, 64)
+    assert close._best[(64,)] == {"BLOCK": 32}
+    clear, _ = tuner(tmp_path / "b", [1.0, 0.85, 2.0], restore=["out"], margin=0.1)
+    clear[grid](x, out, 64)
+    assert clear._best[(64,)] == {"BLOCK": 64}

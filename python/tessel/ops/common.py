@@ -130,7 +130,8 @@ class Backend:
             configs = [table] + [c for c in candidates if c != table]
             tuner = _tuners[tuner_key] = autotune(kernel, configs=configs, key=key,
                                                   restore=restore,
-                                                  budget_s=tuning.TUNE_BUDGET_S)
+                                                  budget_s=tuning.TUNE_BUDGET_S,
+                                                  margin=tuning.TUNE_MARGIN)
         tuner[grid](*args, **constants)
 
     def blocks(self, kernel):
