@@ -8,12 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *add =
-    "@kernel(num_warps=4)\n"
-    "def add(x: ptr[f32], y: ptr[f32], out: ptr[f32], n: i32, BLOCK: constexpr = 256):\n"
-    "    offs = program_id(0) * BLOCK + arange(0, BLOCK)\n"
-    "    m = offs < n\n"
-    "    store(out + offs, load(x + offs, mask=m) + load(y + offs, mask=m), mask=m)\n";
+static const char *add = "@kernel(num_warps=4)\n"
+                         "def add(x: ptr[f32], y: ptr[f32], out: ptr[f32], n: "
+                         "i32, BLOCK: constexpr = 256):\n"
+                         "    offs = program_id(0) * BLOCK + arange(0, BLOCK)\n"
+                         "    m = offs < n\n"
+                         "    store(out + offs, load(x + offs, mask=m) + "
+                         "load(y + offs, mask=m), mask=m)\n";
 
 static const char *broken = "@kernel(num_warps=4)\n"
                             "def broken(x: ptr[f32]):\n"
@@ -21,9 +22,9 @@ static const char *broken = "@kernel(num_warps=4)\n"
 
 int main(int argc, char **argv) {
   const char *names[] = {"BLOCK"}, *values[] = {"128"};
-  TesselCompileOptions options = {add,   "add.tsl", "add",
-                                  names, values,    1,
-                                  NULL,  argc > 1 ? argv[1] : "sm_90a"};
+  TesselCompileOptions options = {
+      add,    "add.tsl", "add", names,
+      values, 1,         NULL,  argc > 1 ? argv[1] : "sm_90a"};
   TesselResult *result = tesselCompile(&options);
   if (tesselResultStatus(result) != TesselOk) {
     fprintf(stderr, "%s\n", tesselResultText(result));
