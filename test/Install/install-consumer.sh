@@ -13,16 +13,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name="install the runtime and build a C++ application against it"
-if [ $# -gt 0 ]; then
-  work=$1
-  rm -rf "$work" && mkdir -p "$work"
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-log=$work/log
-fail() { cat "$log" 2>/dev/null | tail -n 40; echo "FAIL: $name ($1)"; exit 1; }
-step() { echo "-- $*" >>"$log"; "$@" >>"$log" 2>&1; }
+. "$root/test/Install/common.sh"
 
 step cmake -S "$root" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DTESSEL_ENABLE_COMPILER=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" ||

@@ -10,16 +10,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name="build the wheel and use it from a virtual environment"
-if [ $# -gt 0 ]; then
-  work=$1
-  rm -rf "$work" && mkdir -p "$work"
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-log=$work/log
-fail() { tail -n 40 "$log" 2>/dev/null; echo "FAIL: $name ($1)"; exit 1; }
-step() { echo "-- $*" >>"$log"; "$@" >>"$log" 2>&1; }
+. "$root/test/Install/common.sh"
 
 # $1: wheel, $2: environment directory. NumPy comes from the system (no
 # package index here): the environment sees the system's site-packages, and
