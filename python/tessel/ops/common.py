@@ -123,7 +123,7 @@ class Backend:
             tiles = self.tiles(name, d)
             kernel[grid(tiles)](*args, **constants, **tiles)
             return
-        tuner_key = (tsl, name, d, tuple(key), tuple(restore))
+        tuner_key = (tsl, name, d, self.gpu, tuple(key), tuple(restore))
         tuner = _tuners.get(tuner_key)
         if tuner is None:
             table = self.tiles(name, d)
