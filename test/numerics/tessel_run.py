@@ -20,7 +20,7 @@ BACKENDS (environment variable TESSEL_BACKEND):
     file's text (so edited kernels, e.g. the mutants of test_kernels.py, get their own bundles and a
     stale bundle is never picked up).  scripts/gpu/record_bundles.sh fills the directory.
   * "gpu": no tessel-run or tesselc: looks the bundle up in $TESSEL_BUNDLE_DIR, or compiles it with
-    the package's compiler for this GPU when it is not there (a package with the compiler, such as
+    the package's compiler for this GPU ($TESSEL_TARGET if set) when it is not there (a package with the compiler, such as
     the installed wheel; TesselRunError without one), and runs it through the CUDA runtime of the
     Python extension (tessel._tessel.Runtime; an installed package, or <build>/python on
     PYTHONPATH).  Buffers are converted to their storage format on the host
@@ -411,7 +411,8 @@ def _compile_here(rt, tsl, kernel, defines, stream_k, entry, path):
     with open(kernel_path(tsl), encoding="utf-8") as f:
         source = f.read()
     return _tessel.compile_bundle(source, kernel_path(tsl), kernel, dict(entry["defines"]),
-                                  gpu.target(), stream_k or "persistent")
+                                  os.environ.get("TESSEL_TARGET") or gpu.target(),
+                                  stream_k or "persistent")
 
 
 def _gpu_scalar(name, kind, value):
