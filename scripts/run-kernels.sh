@@ -9,6 +9,11 @@
 # the CPU interpreter. --cpu: the interpreter even with a GPU; --gpu: fail
 # without one. Environment: BUILD_DIR, JOBS (scripts/build.sh), TARGET
 # (default: from the GPU), TESSEL_BUNDLE_DIR (default <repo>/.gpu-bundles).
+#
+# Where the Python on PATH ($PYTHON) imports an installed tessel with its
+# compiler (the wheel: scripts/wheel.sh) and the CUDA driver finds a GPU,
+# nothing is built: that package compiles every kernel and the numerics run on
+# the GPU with kernels it compiles there (no LLVM on the machine needed).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +26,39 @@ case "${1:-}" in
   --gpu) mode=gpu ;;
   *) echo "usage: scripts/run-kernels.sh [--cpu|--gpu]" >&2; exit 2 ;;
 esac
+
+# An installed package (not this tree's build) with its compiler, on a GPU.
+installed_python=${PYTHON:-$(command -v python3 || true)}
+if [ "$mode" != cpu ] && [ -z "${BUILD_DIR:-}" ] && [ -n "$installed_python" ] &&
+   package=$(cd / && "$installed_python" -c 'import os, tessel
+assert tessel._tessel.has_compiler
+print(os.path.dirname(os.path.realpath(tessel.__file__)))' 2>/dev/null) &&
+   [[ "$package" != "$root"/* ]] &&
+   gpu=$(timeout 120 "$installed_python" "$root/scripts/gpu/find_gpu.py" 2>/dev/null); then
+  IFS=$'\t' read -r name cc target <<<"$gpu"
+  target=${TARGET:-$target}
+  echo "running on the GPU: $name (compute capability $cc), kernels compiled for $target by"
+  echo "the installed tessel in $package"
+  echo "== compiling kernels/*.tsl"
+  "$installed_python" - "$root"/kernels/*.tsl <<'PY'
+import os, sys
+from tessel import _tessel
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    kernels = _tessel.signatures(text, path)
+    _tessel.compile(text, path, "", {})          # front end, online ops expanded, stream-K lowered
+    print(f"  {os.path.basename(path):22s} {len(kernels)} kernel(s): tessel IR verified, online "
+          f"ops expanded, stream-K lowered")
+PY
+  echo "== running them on the GPU against float64 references"
+  cd "$root"
+  empty=$(mktemp -d)
+  trap 'rm -rf "$empty"' EXIT
+  TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR=$empty TESSEL_TARGET=$target \
+    "$installed_python" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
+    test/numerics/test_kernels.py
+  exit
+fi
 
 "$root/scripts/deps.sh" # the Python that asks the driver, among the rest
 gpu=
