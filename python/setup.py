@@ -8,7 +8,7 @@ The pure-Python files come from python/tessel; the extension tessel._tessel and 
                              this Python's version); only the TesselPython target is built in it
     TESSEL_CMAKE_ARGS=...    extra configure arguments for a fresh build, e.g.
                              "-G Ninja -DTESSEL_ENABLE_COMPILER=OFF" (a runtime-only package)
-    TESSEL_COMPILER_LIBRARY=FILE
+    TESSEL_PACKAGE_COMPILER_LIBRARY=FILE
                              the compiler library (libtessel_compiler.so) to put in the package
                              instead of the build's own: one built elsewhere with
                              -DTESSEL_LINK_LLVM_STATIC=ON serves a package whose extension was
@@ -60,9 +60,9 @@ class BuildWithCMake(build_py):
         package = os.path.join(self.build_lib, "tessel")
         for extension in glob.glob(os.path.join(built, "_tessel*.so")):
             shutil.copy2(extension, package)
-        library = os.environ.get("TESSEL_COMPILER_LIBRARY")
+        library = os.environ.get("TESSEL_PACKAGE_COMPILER_LIBRARY")
         if library and not os.path.isfile(library):
-            raise SystemExit(f"TESSEL_COMPILER_LIBRARY={library}: no such file")
+            raise SystemExit(f"TESSEL_PACKAGE_COMPILER_LIBRARY={library}: no such file")
         library = library or os.path.join(built, "libtessel_compiler.so")
         if os.path.exists(library):
             shutil.copy2(library, os.path.join(package, "libtessel_compiler.so"))

@@ -52,16 +52,24 @@ cmake --build "$build" --target TesselPython -j "${JOBS:-$(nproc)}" >"$build/whe
   { tail -n 40 "$build/wheel-build.log"; echo "error: build failed (log: $build/wheel-build.log)"; exit 1; }
 
 compiler=${library:-$build/python/tessel/libtessel_compiler.so}
-# What the compiler library needs from the machine: the C library only.
+command -v objdump >/dev/null || { echo "error: objdump (binutils) is needed" >&2; exit 1; }
+# What the compiler library needs from the machine: the C library and a few
+# ubiquitous libraries (libgcc_s, zlib, zstd), never LLVM or the C++ runtime.
 needed=$(objdump -p "$compiler" | awk '/NEEDED/ {print $2}' | tr '\n' ' ')
 echo "compiler library: $(du -h "$compiler" | cut -f1), needs: $needed"
 case "$needed" in
   *LLVM* | *MLIR* | *stdc++*) echo "error: $compiler is not self-contained" >&2; exit 1 ;;
 esac
+# The C library it asks for: 2.34 at most, what the README promises.
+glibc=$(objdump -T "$compiler" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)
+if [ "$(printf '%s\n' "$glibc" GLIBC_2.34 | sort -V | tail -n 1)" != GLIBC_2.34 ]; then
+  echo "error: $compiler needs $glibc (at most GLIBC_2.34 is promised)" >&2
+  exit 1
+fi
 
 echo "== packaging"
 rm -f "$out"/tessel-*-"$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"-*.whl
-TESSEL_BUILD_DIR=$build TESSEL_COMPILER_LIBRARY=$compiler \
+TESSEL_BUILD_DIR=$build TESSEL_PACKAGE_COMPILER_LIBRARY=$compiler \
   "$py" -m pip wheel --no-build-isolation --no-deps -q -w "$out" "$root/python" \
   >"$build/wheel-pip.log" 2>&1 ||
   { tail -n 40 "$build/wheel-pip.log"; echo "error: pip wheel failed (log: $build/wheel-pip.log)"; exit 1; }

@@ -24,9 +24,10 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -155,8 +156,15 @@ llvm::json::Value constantValue(mlir::Attribute attr) {
     return b.getValue();
   if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(attr))
     return i.getInt();
-  if (auto f = llvm::dyn_cast<mlir::FloatAttr>(attr))
-    return f.getValueAsDouble();
+  if (auto f = llvm::dyn_cast<mlir::FloatAttr>(attr)) {
+    // JSON has no infinities or NaN: those travel as {"float": "inf"}.
+    double value = f.getValueAsDouble();
+    if (std::isfinite(value))
+      return value;
+    return llvm::json::Object{{"float", std::isnan(value) ? "nan"
+                                        : value > 0       ? "inf"
+                                                          : "-inf"}};
+  }
   if (auto t = llvm::dyn_cast<mlir::TypeAttr>(attr))
     if (auto dtype = dtypeOf(t.getValue()))
       return dtypeName(*dtype);
@@ -223,9 +231,9 @@ struct TesselProgram {
   // Declared first: the module's IR lives in the context.
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  // The context does not lock its uniquer (threading is off): one run at a
-  // time.
-  std::mutex runMutex;
+  // The context does not lock its uniquer (threading is off): one call on a
+  // program at a time.
+  std::mutex mutex;
 
   mlir::func::FuncOp lookup(llvm::StringRef name) {
     auto f = module->lookupSymbol<mlir::func::FuncOp>(name);
@@ -241,6 +249,8 @@ struct TesselProgram {
 TesselResult *TesselProgram::run(llvm::StringRef name,
                                  llvm::ArrayRef<TesselArg> args,
                                  const std::array<int64_t, 3> &grid) {
+  // Looking a kernel up and reading its attributes use the context too.
+  std::lock_guard<std::mutex> lock(mutex);
   auto invalid = [](std::string message) {
     return TesselResult::error(TesselInvalidArgument, std::move(message));
   };
@@ -316,11 +326,8 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
   LaunchConfig config;
   config.grid = grid;
   std::string error;
-  mlir::LogicalResult result = mlir::success();
-  {
-    std::lock_guard<std::mutex> lock(runMutex);
-    result = runKernel(kernel, kernelArgs, config, memory, error);
-  }
+  mlir::LogicalResult result =
+      runKernel(kernel, kernelArgs, config, memory, error);
   // Memory written before a fault stays written, as on a GPU.
   for (auto &[value, id] : copyBack)
     if (value->count)
@@ -333,28 +340,41 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
 
 namespace {
 
-/// The NT_GNU_BUILD_ID note of the loaded object based at `base`, in hex.
-std::string readBuildId(const void *base) {
-  std::pair<const void *, std::string> search{base, {}};
+/// The NT_GNU_BUILD_ID note, in hex, of the loaded object one of whose
+/// segments holds `address` ("" without one).
+std::string readBuildId(const void *address) {
+  std::pair<uintptr_t, std::string> search{reinterpret_cast<uintptr_t>(address),
+                                           {}};
   dl_iterate_phdr(
       [](dl_phdr_info *info, size_t, void *data) {
-        auto *search =
-            static_cast<std::pair<const void *, std::string> *>(data);
-        if (reinterpret_cast<const void *>(info->dlpi_addr) != search->first)
+        auto *search = static_cast<std::pair<uintptr_t, std::string> *>(data);
+        auto holds = [&](const ElfW(Phdr) & segment) {
+          uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          return segment.p_type == PT_LOAD && search->first >= start &&
+                 search->first < start + segment.p_memsz;
+        };
+        if (std::none_of(info->dlpi_phdr, info->dlpi_phdr + info->dlpi_phnum,
+                         holds))
           return 0;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr) &segment = info->dlpi_phdr[i];
           if (segment.p_type != PT_NOTE)
             continue;
+          // Notes are padded to the segment's alignment (4, or 8).
+          size_t align = segment.p_align == 8 ? 8 : 4;
+          auto pad = [&](size_t n) { return (n + align - 1) & ~(align - 1); };
           const char *note =
               reinterpret_cast<const char *>(info->dlpi_addr + segment.p_vaddr);
           const char *end = note + segment.p_memsz;
-          auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
-          while (note + sizeof(ElfW(Nhdr)) <= end) {
+          while (size_t(end - note) >= sizeof(ElfW(Nhdr))) {
             const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
             const char *name = note + sizeof(ElfW(Nhdr));
-            const auto *desc = reinterpret_cast<const unsigned char *>(
-                name + align4(header->n_namesz));
+            size_t nameBytes = pad(header->n_namesz);
+            size_t descBytes = pad(header->n_descsz);
+            if (size_t(end - name) < nameBytes + descBytes)
+              break;
+            const auto *desc =
+                reinterpret_cast<const unsigned char *>(name + nameBytes);
             if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 &&
                 std::memcmp(name, "GNU", 4) == 0) {
               static const char digits[] = "0123456789abcdef";
@@ -364,8 +384,7 @@ std::string readBuildId(const void *base) {
               }
               return 1;
             }
-            note =
-                reinterpret_cast<const char *>(desc) + align4(header->n_descsz);
+            note = name + nameBytes + descBytes;
           }
         }
         return 1;
@@ -383,12 +402,10 @@ unsigned tesselCompilerApiVersion(void) { return TESSEL_COMPILER_API_VERSION; }
 const char *tesselCompilerVersion(void) { return TESSEL_VERSION; }
 
 const char *tesselCompilerBuildId(void) {
-  static const std::string id = [] {
-    Dl_info self;
-    if (!dladdr(reinterpret_cast<void *>(&tesselCompilerBuildId), &self))
-      return std::string();
-    return readBuildId(self.dli_fbase);
-  }();
+  // This library's own code (a local function: an exported one could be
+  // another copy's).
+  static const std::string id =
+      readBuildId(reinterpret_cast<const void *>(&readBuildId));
   return id.c_str();
 }
 
@@ -463,6 +480,7 @@ TesselProgram *tesselProgramCreate(const char *ir, const char *name,
 void tesselProgramDestroy(TesselProgram *program) { delete program; }
 
 TesselResult *tesselProgramKernels(TesselProgram *program) {
+  std::lock_guard<std::mutex> lock(program->mutex);
   llvm::json::Array kernels;
   program->module->walk([&](mlir::func::FuncOp f) {
     if (f->hasAttr(TesselDialect::getKernelAttrName()))

@@ -1,5 +1,4 @@
-/*===- GlibcCompat.c - C library functions newer than the oldest supported
--===*\
+/*===- GlibcCompat.c - C library calls newer than the oldest supported --===*\
 |*                                                                            *|
 |* The C++ runtime linked into the distributed compiler library calls         *|
 |* arc4random (glibc 2.36) for std::random_device. This local definition,     *|

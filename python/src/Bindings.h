@@ -1,9 +1,9 @@
 //===- Bindings.h - Parts of the tessel._tessel extension -------*- C++ -*-===//
 //
-// The extension is assembled from parts that depend on what the build has:
-// the compiler and interpreter need MLIR, the CUDA runtime does not, so a GPU
-// machine without MLIR can still build the extension and launch bundles
-// compiled elsewhere.
+// The extension is assembled from parts that depend on what the build has;
+// none needs MLIR: the compiler and the interpreter are a library it opens at
+// import (CompilerBindings.cpp), so a GPU machine without MLIR builds the
+// extension and compiles with a compiler library built elsewhere.
 //
 //===----------------------------------------------------------------------===//
 

@@ -20,8 +20,10 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,16 @@ std::unique_ptr<CompilerLibrary> open(const std::string &path,
     error = path + " has C API version " + std::to_string(apiVersion()) +
             ", this extension needs " +
             std::to_string(TESSEL_COMPILER_API_VERSION);
+    dlclose(handle);
+    return nullptr;
+  }
+  // The extension's own front end (signatures()) must agree with the
+  // library's.
+  decltype(&tesselCompilerVersion) version;
+  resolve(version, "tesselCompilerVersion");
+  if (!missing && std::string(version()) != TESSEL_VERSION) {
+    error = path + " is the compiler of Tessel " + version() +
+            ", this extension is Tessel " + TESSEL_VERSION;
     dlclose(handle);
     return nullptr;
   }
@@ -172,7 +184,8 @@ public:
       take(own(error));
   }
 
-  /// Dicts as tesselProgramKernels describes them (params as tuples).
+  /// Dicts as tesselProgramKernels describes them (params as tuples,
+  /// non-finite float constants as floats).
   py::list kernels() {
     py::list result = py::module_::import("json").attr("loads")(
         take(own(library->programKernels(program.get()))));
@@ -180,6 +193,10 @@ public:
       py::list params = kernel["params"];
       for (size_t i = 0; i < params.size(); ++i)
         params[i] = py::tuple(params[i]);
+      py::dict constants = kernel["constants"];
+      for (auto [name, value] : constants)
+        if (py::isinstance<py::dict>(value))
+          constants[name] = py::float_(py::float_(value["float"]));
     }
     return result;
   }
@@ -191,11 +208,15 @@ public:
   void run(const std::string &name, const py::list &args,
            const std::array<int64_t, 3> &grid) {
     std::vector<TesselArg> values(args.size());
+    // Held while the GIL is released: the arrays outlive the run whatever
+    // other threads do with `args`.
+    std::vector<py::array> arrays;
     for (size_t i = 0; i < args.size(); ++i) {
       py::handle value = args[i];
       TesselArg &arg = values[i];
       if (py::isinstance<py::array>(value)) {
         auto array = py::reinterpret_borrow<py::array>(value);
+        arrays.push_back(array);
         if (!(array.flags() & py::array::c_style) || !array.writeable())
           throw py::value_error("kernel '" + name + "', argument " +
                                 std::to_string(i) +

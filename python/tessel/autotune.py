@@ -27,6 +27,10 @@ import numpy as np
 from . import cache, compiler, errors, gpu
 
 
+# What leaves a candidate out of a tuning instead of failing the call.
+_REFUSALS = (errors.CompileError, errors.DeviceError, errors.LaunchError)
+
+
 class Autotuner:
     """A JITKernel whose constexprs in `configs` are chosen per key by timing (tessel.autotune)."""
 
@@ -104,25 +108,24 @@ class Autotuner:
     def _tune(self, grid, values):
         self.tunings += 1
         # Every candidate compiled (and on a GPU loaded) first, in parallel (the compiler
-        # releases the GIL). One the compiler or the device refuses (more shared memory than
-        # the device has, tiles the kernel rejects) is left out, as Triton prunes candidates
-        # out of resources; if none is left, the first refusal is raised.
-        # The call's own constexpr values (a head dim, a dtype) are part of each specialisation.
+        # releases the GIL), with the call's own constexpr values (a head dim, a dtype). One the
+        # compiler or the device refuses (more shared memory than the device has, tiles the
+        # kernel rejects), then or at its first launch (too many registers), is left out, as
+        # Triton prunes candidates out of resources; if none is left, the first refusal is
+        # raised.
         fixed = {k: v for k, v in values.items() if k in self.constexprs}
 
         def prepare(config):
             try:
                 self.kernel.specialize(**{**fixed, **config})
                 return None
-            except (errors.CompileError, errors.DeviceError) as error:
+            except _REFUSALS as error:
                 return error
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             refusals = list(pool.map(prepare, self.configs))
-        configs = [c for c, refused in zip(self.configs, refusals) if refused is None]
-        if not configs:
-            raise refusals[0]
         self.refused = [(c, r) for c, r in zip(self.configs, refusals) if r is not None]
+        configs = [c for c, refused in zip(self.configs, refusals) if refused is None]
         saved = {k: _copy(values[k]) for k in self.restore}
         clock = self._timer or _Timer(values, self.kernel._backend == "gpu")
         start = time.monotonic()
@@ -132,27 +135,36 @@ class Autotuner:
         recording = gpu.recorder()
         gpu.set_recorder(None)
         try:
-            if self.kernel._backend == "gpu":
-                # A GPU that sat idle (compiling) runs slow clocks at first: the first
-                # candidate would pay for that.
-                warm = time.monotonic()
-                while time.monotonic() - warm < self.DEVICE_WARMUP_S:
-                    self._launch(grid, values, configs[0], saved)
+            warmed = self.kernel._backend != "gpu"
             for config in configs:
                 if best is not None and time.monotonic() - start > self.budget_s:
                     break
                 run = lambda c=config: self._launch(grid, values, c, saved)
-                for _ in range(self.warmup):
-                    run()
-                t = min(clock(run) for _ in range(max(self.rep, 1)))
-                if config is configs[0] and config is self.configs[0]:
+                try:
+                    if not warmed:
+                        # A GPU that sat idle (compiling) runs slow clocks at first: the
+                        # first candidate timed would pay for that. Each launch waited for,
+                        # so that the warm-up is DEVICE_WARMUP_S of device time, not a queue.
+                        warm = time.monotonic()
+                        while time.monotonic() - warm < self.DEVICE_WARMUP_S:
+                            clock(run)
+                        warmed = True
+                    for _ in range(self.warmup):
+                        run()
+                    t = min(clock(run) for _ in range(max(self.rep, 1)))
+                except _REFUSALS as error:
+                    self.refused.append((config, error))
+                    continue
+                if config is self.configs[0]:
                     t *= 1.0 - self.margin      # the default keeps its place within the margin
                 if best_time is None or t < best_time:
                     best, best_time = config, t
+        finally:
             for k, v in saved.items():
                 _put(values[k], v)
-        finally:
             gpu.set_recorder(recording)
+        if best is None:
+            raise self.refused[0][1]
         return best
 
     def _launch(self, grid, values, config, saved=None):

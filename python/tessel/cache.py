@@ -3,8 +3,8 @@
 An entry is the lowered tessel IR of one kernel (text, with its .tsl locations, so interpreter
 errors still point at the source), keyed by the SHA-256 of everything that determines it: the
 source text and file name, the kernel, its constants, the stage and target, and the compiler (the
-package version and a hash of the extension and compiler library binaries, so a rebuilt compiler
-never reads entries of an older one). A second process compiling the same kernel parses the IR instead of running the
+package version, a hash of the extension and the compiler library's GNU build ID, so a rebuilt
+compiler never reads entries of an older one). A second process compiling the same kernel parses the IR instead of running the
 front end.
 
 Directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; one file per entry,

@@ -30,16 +30,15 @@ date -u +"date: %Y-%m-%d %H:%M UTC"
 
 echo "== the wheel for this Python, around $library"
 start=$(date +%s)
-BUILD_DIR=/tmp/tessel-wheel-build "$root/scripts/wheel.sh" --compiler-library "$library" \
-  --python "$py" --out "$out/dist" || exit 1
+wheel=$(BUILD_DIR=/tmp/tessel-wheel-build "$root/scripts/wheel.sh" --compiler-library "$library" \
+  --python "$py" --out "$out/dist" | tee /dev/stderr | tail -n 1) && [ -f "$wheel" ] || exit 1
 echo "built in $(($(date +%s) - start)) s"
 # Installed into a directory of its own, first on the path; PyTorch, NumPy and
 # pytest are this Python's.
 site=/tmp/tessel-site
 rm -rf "$site"
-"$py" -m pip install -q --no-index --no-deps --target "$site" "$(ls "$out"/dist/tessel-*.whl)" ||
-  exit 1
-unset TESSEL_BUNDLE_DIR TESSEL_BUILD_DIR
+"$py" -m pip install -q --no-index --no-deps --target "$site" "$wheel" || exit 1
+unset TESSEL_BUNDLE_DIR TESSEL_BUILD_DIR TESSEL_COMPILER_LIBRARY
 export PYTHONPATH=$site TESSEL_CACHE_DIR=$out/cache
 cd /tmp # the installed package, not the source tree
 "$py" -c 'import tessel, sys

@@ -20,7 +20,8 @@ install_and_check() {
     fail "make $2"
   step "$2/bin/python" -m pip install --no-index --no-deps -q "$1" ||
     fail "install $1"
-  (cd "$work" && env -u PYTHONPATH -u TESSEL_BUILD_DIR TESSEL_CACHE_DIR="$work/cache" \
+  (cd "$work" && env -u PYTHONPATH -u TESSEL_BUILD_DIR -u TESSEL_COMPILER_LIBRARY \
+     TESSEL_CACHE_DIR="$work/cache" \
      "$2/bin/python" "$root/test/Install/wheel_check.py") >>"$log" 2>&1 ||
     fail "check $1 in $2"
   grep '^wheel check' "$log" | tail -n 1

@@ -392,11 +392,11 @@ def _gpu_kernel(rt, tsl, kernel, defines, stream_k):
             modules[path] = rt.load_bundle(path)
         else:
             modules[path] = rt.load_bundle_from_string(
-                _compile_here(rt, tsl, kernel, defines, stream_k, entry, path), key + ".bundle")
+                _compile_here(tsl, kernel, stream_k, entry, path), key + ".bundle")
     return modules[path].kernel(kernel)
 
 
-def _compile_here(rt, tsl, kernel, defines, stream_k, entry, path):
+def _compile_here(tsl, kernel, stream_k, entry, path):
     """The bundle compiled by the package's own compiler for this GPU (an installed wheel), when
     none was recorded; a TesselRunError when the package has no compiler."""
     from tessel import _tessel

@@ -84,6 +84,26 @@ def test_refused_candidates_are_left_out(tmp_path):
         hopeless[grid](x, out, 100)
 
 
+def test_candidates_failing_at_launch_are_left_out(tmp_path):
+    """A candidate that compiles but faults when it runs (here: an unmasked load past the end)
+    is left out like a refused one, and the arrays are put back as the call found them."""
+    kernel = tessel.jit("""
+@kernel(num_warps=4)
+def double(x: ptr[f32], out: ptr[f32], BLOCK: constexpr = 64):
+    offs = program_id(0) * BLOCK + arange(0, BLOCK)
+    store(out + offs, 2.0 * load(x + offs) + load(out + offs))
+""", interpret=True)
+    tuned = tessel.autotune(kernel, configs=[{"BLOCK": 128}, {"BLOCK": 50}], key=["x"],
+                            warmup=0, rep=1, restore=["out"], cache_dir=str(tmp_path))
+    tuned._timer = Clock([1.0])
+    x, out = arrays(100)
+    tuned[lambda meta: (tessel.cdiv(100, meta["BLOCK"]),)](x, out)
+    assert list(tuned._best.values()) == [{"BLOCK": 50}]
+    assert [c for c, _ in tuned.refused] == [{"BLOCK": 128}]
+    assert isinstance(tuned.refused[0][1], tessel.LaunchError)
+    np.testing.assert_allclose(out, 1.0 + 2 * x, atol=1e-5)
+
+
 def test_a_new_key_tunes_again(tmp_path):
     tuned, clock = tuner(tmp_path, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0])
     for n in (100, 1000):

@@ -275,3 +275,17 @@ def test_stream_k_option_is_checked(add_path):
         tessel.compile(add_path, stream_k="x")
     with pytest.raises(ValueError, match="stream_k must be one of"):
         tessel.jit(add_path, stream_k="splitk")
+
+
+def test_non_finite_constant_defaults():
+    """A constexpr whose default is infinite or NaN reaches Kernel.constants as a float (the
+    compiler library hands constants over as JSON, which has no such numbers)."""
+    k = tessel.compile('@kernel(num_warps=1)\n'
+                       'def fill(x: ptr[f32], LO: constexpr = float("-inf"), '
+                       'HI: constexpr = float("inf"), NAN: constexpr = float("nan")):\n'
+                       '    store(x + arange(0, 4), full((4,), LO, f32))\n', interpret=True)
+    assert k.constants["LO"] == float("-inf") and k.constants["HI"] == float("inf")
+    assert isinstance(k.constants["NAN"], float) and k.constants["NAN"] != k.constants["NAN"]
+    x = np.zeros(4, np.float32)
+    k[(1,)](x)
+    np.testing.assert_array_equal(x, -np.inf)

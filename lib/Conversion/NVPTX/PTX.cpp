@@ -13,22 +13,29 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetOptions.h"
 
+#include <mutex>
+
 using namespace tessel;
 
 static constexpr llvm::StringLiteral kTriple = "nvptx64-nvidia-cuda";
 
 std::unique_ptr<llvm::TargetMachine>
 tessel::createNVPTXTargetMachine(llvm::StringRef chip, std::string &error) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
-  // 32-bit shared-memory pointers (NVPTX's -nvptx-short-ptr, set before the
-  // target machine reads it): a kernel keeps dozens of shared addresses live
-  // and would spend two registers on each.
-  auto &options = llvm::cl::getRegisteredOptions();
-  if (auto it = options.find("nvptx-short-ptr"); it != options.end())
-    static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+  // Once per process: the target registry and the options are not locked,
+  // and compiles run on several threads (the Python package's autotuner).
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit shared-memory pointers (NVPTX's -nvptx-short-ptr, set before
+    // the target machine reads it): a kernel keeps dozens of shared addresses
+    // live and would spend two registers on each.
+    auto &options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("nvptx-short-ptr"); it != options.end())
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+  });
   llvm::Triple triple(kTriple);
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);

@@ -70,6 +70,12 @@ _jit_kernels = {}
 _tuners = {}
 
 
+def _capturing():
+    """Whether PyTorch is capturing a CUDA graph on the current stream."""
+    torch = torch_module()
+    return torch is not None and torch.cuda.is_current_stream_capturing()
+
+
 def torch_module():
     return sys.modules.get("torch")
 
@@ -118,7 +124,10 @@ class Backend:
         names, see tessel.autotune), `restore` naming the arguments a trial changes that later
         ones must find as they were (accumulated outputs)."""
         kernel = self.kernel(tsl, name)
-        candidates = tuning.candidates(name, d) if tuning.tune_ops() else []
+        # Tuning synchronises the device, which a CUDA graph being captured forbids: the
+        # table's tiles there.
+        tune = tuning.tune_ops() and not (self.gpu and _capturing())
+        candidates = tuning.candidates(name, d) if tune else []
         if not candidates:
             tiles = self.tiles(name, d)
             kernel[grid(tiles)](*args, **constants, **tiles)

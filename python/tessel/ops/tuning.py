@@ -1,6 +1,8 @@
 """The ops' tile candidates, and op tuning: with TESSEL_TUNE_OPS=1 in the environment the ready
-ops pick the tiles of their GPU kernels by timing (tessel.autotune) instead of taking the fixed
-tables (common.GPU_TUNED, GPU_TUNED_SM90A).
+ops pick the tiles of their kernels by timing (tessel.autotune) instead of taking the fixed
+tables (common.GPU_TUNED, GPU_TUNED_SM90A). That is meant for the GPU; on the interpreter it
+works the same (the tests use it there) but times the CPU. Inside a CUDA graph capture the
+tables are used (tuning synchronises the device).
 
 A kernel with candidates here is tuned per call shape (the key its op names: the inputs' shapes
 and dtypes, causality) among the table's entry and these candidates, within TUNE_BUDGET_S
@@ -62,7 +64,8 @@ def tile_constants(candidate):
 
 
 def tune_ops():
-    """Whether the ops tune their tiles (TESSEL_TUNE_OPS=1, read at every call)."""
+    """Whether the ops tune their tiles (TESSEL_TUNE_OPS=1, read whenever an op launches through
+    its checked path; a launch plan recorded for a call shape replays the tiles it recorded)."""
     return os.environ.get("TESSEL_TUNE_OPS", "").strip().lower() in ("1", "true", "yes", "on")
 
 
