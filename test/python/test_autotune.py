@@ -199,3 +199,15 @@ def test_margin_keeps_the_first_candidate(tmp_path):
     clear, _ = tuner(tmp_path / "b", [1.0, 0.85, 2.0], restore=["out"], margin=0.1)
     clear[grid](x, out, 64)
     assert clear._best[(64,)] == {"BLOCK": 64}
+
+
+def test_long_runs_are_measured_once(tmp_path):
+    """`rep` measurements per candidate, fewer once they add up to LONG_S (long runs are not
+    noisy, and a first call must stay bounded)."""
+    short, short_clock = tuner(tmp_path / "a", [0.001] * 9, rep=3, restore=["out"])
+    x, out = arrays(64)
+    short[grid](x, out, 64)
+    assert short_clock.runs == 9
+    long, long_clock = tuner(tmp_path / "b", [1.0, 2.0, 3.0], rep=3, restore=["out"])
+    long[grid](x, out, 64)
+    assert long_clock.runs == 3 and long._best[(64,)] == {"BLOCK": 32}
