@@ -33,13 +33,8 @@ SHAPES = {
 }
 
 
-def tiles(cfg):
-    """The constexprs of a configuration tuple."""
-    return tile_constants(cfg)
-
-
 def constants(name, d, cfg, dtype="bf16"):
-    c = dict(D=d, DTYPE=dtype, **tiles(cfg))
+    c = dict(D=d, DTYPE=dtype, **tile_constants(cfg))
     if name == "attention_fwd":
         c["CAUSAL"] = False
     return c
@@ -56,7 +51,7 @@ def tuned(name, d, cfg, target=None):
     GPU) reads last: GPU_TUNED_SM90A on Hopper, else GPU_TUNED."""
     from tessel import gpu, ops
     table = ops.GPU_TUNED_SM90A if (target or gpu.target()) == "sm_90a" else ops.GPU_TUNED
-    table[(name, d)] = tiles(cfg)
+    table[(name, d)] = tile_constants(cfg)
 
 
 def precompile(out_dir, names, target):
