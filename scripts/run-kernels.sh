@@ -27,6 +27,17 @@ case "${1:-}" in
   *) echo "usage: scripts/run-kernels.sh [--cpu|--gpu]" >&2; exit 2 ;;
 esac
 
+# $1: the Python; the rest: environment for it. The numerics tests' kernels on
+# the GPU against float64 references, as scripts/gpu/check.sh runs them
+# (without the interpreter's own plumbing tests).
+gpu_numerics() {
+  local py=$1
+  shift
+  echo "== running them on the GPU against float64 references"
+  (cd "$root" && env TESSEL_BACKEND=gpu "$@" "$py" -m pytest -q -p no:cacheprovider \
+     -k "not test_tessel_run" test/numerics/test_kernels.py)
+}
+
 # An installed package (not this tree's build) with its compiler, on a GPU.
 installed_python=${PYTHON:-$(command -v python3 || true)}
 if [ "$mode" != cpu ] && [ -z "${BUILD_DIR:-}" ] && [ -n "$installed_python" ] &&
@@ -50,13 +61,9 @@ for path in sys.argv[1:]:
     print(f"  {os.path.basename(path):22s} {len(kernels)} kernel(s): tessel IR verified, online "
           f"ops expanded, stream-K lowered")
 PY
-  echo "== running them on the GPU against float64 references"
-  cd "$root"
   empty=$(mktemp -d)
   trap 'rm -rf "$empty"' EXIT
-  TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR=$empty TESSEL_TARGET=$target \
-    "$installed_python" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
-    test/numerics/test_kernels.py
+  gpu_numerics "$installed_python" TESSEL_BUNDLE_DIR="$empty" TESSEL_TARGET="$target"
   exit
 fi
 
@@ -104,11 +111,6 @@ echo "== compiling the numerics tests' kernels to bundles for $target in $bundle
 # The bundles stay on this machine: no size limit.
 TARGET=$target TESSEL_BUILD_DIR=$build BUNDLE_LIMIT_MB=1000000 PYTHON=$python \
   "$root/scripts/gpu/record_bundles.sh" "$bundles"
-echo "== running them on the GPU against float64 references"
-# As scripts/gpu/check.sh does, without the interpreter's own plumbing tests.
-cd "$root"
-TESSEL_BACKEND=gpu TESSEL_BUNDLE_DIR=$bundles PYTHONPATH=$build/python \
-  "$python" -m pytest -q -p no:cacheprovider -k "not test_tessel_run" \
-  test/numerics/test_kernels.py
+gpu_numerics "$python" TESSEL_BUNDLE_DIR="$bundles" PYTHONPATH="$build/python"
 echo "(the rest of the GPU check, on these bundles: scripts/gpu/check.sh: runtime smoke"
 echo " tests, the Python package with PyTorch, compute-sanitizer)"

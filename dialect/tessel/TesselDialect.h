@@ -112,6 +112,9 @@ std::string getKernelArgName(BlockArgument arg);
 int64_t getLaunchWarps(func::FuncOp kernel);
 /// The `tessel.target` of the module around `op` ("sm_80" when none).
 StringRef getTarget(Operation *op);
+/// Whether `target` is one the compiler generates code for: "sm_80",
+/// "sm_90" or "sm_90a" (what error messages list).
+bool isKnownTarget(StringRef target);
 /// Whether the target has Hopper's warpgroup MMA (wgmma): sm_90a only (the
 /// architecture-specific features do not carry forward to sm_100).
 bool hasWarpGroupMma(Operation *op);

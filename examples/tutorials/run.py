@@ -23,8 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def compile_twice(name, constants, interpret):
-    """(kernel, cold seconds, warm seconds): the second compile is a new process's, which finds
-    the first one's entry in the on-disk cache."""
+    """(kernel, cold seconds, warm seconds): the second compile finds the first one's entry in the
+    on-disk cache, as a new process would."""
     path = os.path.join(HERE, f"{name}.tsl")
     start = time.perf_counter()
     kernel = tessel.compile(path, constants, interpret=interpret)

@@ -53,6 +53,19 @@ mlir::LogicalResult runKernel(mlir::func::FuncOp kernel,
                               const LaunchConfig &config, Memory &memory,
                               std::string &error);
 
+/// Elements per program of each of `kernel`'s trailing workspace parameters
+/// (its tessel.workspace attribute: what the launcher provides, not the
+/// caller); empty without any.
+llvm::ArrayRef<int64_t> getWorkspaceSizes(mlir::func::FuncOp kernel);
+
+/// Appends `kernel`'s workspace buffers for a launch over `grid` to `args`:
+/// zeroed, each its size per program times the programs. A grid runKernel
+/// would refuse (a negative size, 2^31 programs or more) gets empty ones and
+/// is reported by runKernel, not by allocating for it.
+void allocateWorkspaces(mlir::func::FuncOp kernel,
+                        const std::array<int64_t, 3> &grid, Memory &memory,
+                        std::vector<KernelArg> &args);
+
 /// Stream-K split, shared with the `tessel-lower-stream-k` pass so that both
 /// cut the same ranges: the `total` = units * iters linearised iterations
 /// are divided over `programs` programs, program p owning

@@ -174,13 +174,6 @@ llvm::json::Value constantValue(mlir::Attribute attr) {
   return text;
 }
 
-llvm::ArrayRef<int64_t> workspaceOf(mlir::func::FuncOp f) {
-  if (auto ws = f->getAttrOfType<mlir::DenseI64ArrayAttr>(
-          TesselDialect::getWorkspaceAttrName()))
-    return ws.asArrayRef();
-  return {};
-}
-
 llvm::json::Value multipleOf(mlir::func::FuncOp f, unsigned arg) {
   int64_t hint = mlir::tessel::getMultipleOf(f, arg);
   return hint ? llvm::json::Value(hint) : llvm::json::Value(nullptr);
@@ -188,7 +181,7 @@ llvm::json::Value multipleOf(mlir::func::FuncOp f, unsigned arg) {
 
 /// The description tesselProgramKernels documents, for one kernel.
 llvm::json::Object describeKernel(mlir::func::FuncOp f) {
-  llvm::ArrayRef<int64_t> workspace = workspaceOf(f);
+  llvm::ArrayRef<int64_t> workspace = getWorkspaceSizes(f);
   llvm::json::Array params;
   unsigned numUser = f.getNumArguments() - workspace.size();
   for (mlir::BlockArgument arg : f.getArguments().take_front(numUser)) {
@@ -257,16 +250,11 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
   mlir::func::FuncOp kernel = lookup(name);
   if (!kernel)
     return invalid("no kernel named '" + name.str() + "'");
-  llvm::ArrayRef<int64_t> workspace = workspaceOf(kernel);
-  size_t numUser = kernel.getNumArguments() - workspace.size();
+  size_t numUser = kernel.getNumArguments() - getWorkspaceSizes(kernel).size();
   if (args.size() != numUser)
     return invalid("kernel '" + name.str() + "' takes " +
                    std::to_string(numUser) + " arguments, got " +
                    std::to_string(args.size()));
-  for (int64_t n : grid)
-    if (n < 0)
-      return invalid("kernel '" + name.str() + "': negative grid size " +
-                     std::to_string(n));
   Memory memory;
   std::vector<KernelArg> kernelArgs;
   std::vector<std::pair<const TesselArg *, int>> copyBack;
@@ -279,13 +267,14 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
     if (!ptr) {
       if (value.kind == TesselArgBuffer)
         return invalid(where + ": expected a number, got a buffer");
-      bool isInt = arg.getType().isInteger();
-      double f = value.kind == TesselArgInt ? double(value.intValue)
-                                            : value.floatValue;
-      if (isInt && value.kind != TesselArgInt)
+      if (!arg.getType().isInteger())
+        kernelArgs.push_back(KernelArg::ofFloat(value.kind == TesselArgInt
+                                                    ? double(value.intValue)
+                                                    : value.floatValue));
+      else if (value.kind == TesselArgInt)
+        kernelArgs.push_back(KernelArg::ofInt(value.intValue));
+      else
         return invalid(where + ": expected an integer");
-      kernelArgs.push_back(isInt ? KernelArg::ofInt(value.intValue)
-                                 : KernelArg::ofFloat(f));
       continue;
     }
     if (value.kind != TesselArgBuffer)
@@ -315,13 +304,7 @@ TesselResult *TesselProgram::run(llvm::StringRef name,
     copyBack.emplace_back(&value, id);
     kernelArgs.push_back(KernelArg::ofBuffer(id));
   }
-  int64_t programs = grid[0] * grid[1] * grid[2];
-  for (size_t i = 0; i < workspace.size(); ++i) {
-    auto ptr = llvm::cast<mlir::tessel::PtrType>(
-        kernel.getArgument(numUser + i).getType());
-    kernelArgs.push_back(KernelArg::ofBuffer(memory.allocate(
-        *dtypeOf(ptr.getPointeeType()), workspace[i] * programs)));
-  }
+  allocateWorkspaces(kernel, grid, memory, kernelArgs);
 
   LaunchConfig config;
   config.grid = grid;
@@ -445,7 +428,7 @@ TesselResult *tesselCompile(const TesselCompileOptions *options) {
   if (!options->target)
     return compileToIR(*options, *strategy);
   llvm::StringRef target = options->target;
-  if (target != "sm_80" && target != "sm_90" && target != "sm_90a")
+  if (!mlir::tessel::isKnownTarget(target))
     return TesselResult::error(TesselInvalidArgument,
                                "unknown target '" + target.str() +
                                    "' (expected sm_80, sm_90 or sm_90a)");

@@ -154,8 +154,7 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
     auto target = dyn_cast<StringAttr>(attr.getValue());
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name << "' is only valid on a module";
-    if (!target ||
-        !llvm::is_contained({"sm_80", "sm_90", "sm_90a"}, target.getValue()))
+    if (!target || !isKnownTarget(target.getValue()))
       return op->emitError() << "'" << name
                              << "' must be \"sm_80\", \"sm_90\" or "
                                 "\"sm_90a\", got "
@@ -267,6 +266,10 @@ StringRef mlir::tessel::getTarget(Operation *op) {
             TesselDialect::getTargetAttrName()))
       return target.getValue();
   return "sm_80";
+}
+
+bool mlir::tessel::isKnownTarget(StringRef target) {
+  return llvm::is_contained({"sm_80", "sm_90", "sm_90a"}, target);
 }
 
 bool mlir::tessel::hasWarpGroupMma(Operation *op) {

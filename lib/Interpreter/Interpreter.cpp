@@ -448,6 +448,47 @@ static LogicalResult runGrid(func::FuncOp kernel, ArrayRef<RtValue> values,
   return success();
 }
 
+/// The programs of `grid`, or -1 (with the reason in `error`, for kernel
+/// `name`) for a grid no launch takes: program ids are i32 and stream-K's
+/// split is exact below 2^31 programs.
+static int64_t countPrograms(const std::array<int64_t, 3> &grid,
+                             const std::string &name, std::string *error) {
+  int64_t programs = 1;
+  for (int64_t dim : grid) {
+    if (dim < 0 || dim > INT32_MAX) {
+      if (error)
+        *error = "grid of kernel '" + name +
+                 "' must have sizes in [0, 2^31), got " + std::to_string(dim);
+      return -1;
+    }
+    programs = std::min<int64_t>(programs * dim, int64_t(INT32_MAX) + 1);
+  }
+  if (programs > INT32_MAX) {
+    if (error)
+      *error = "grid of kernel '" + name + "' has more than 2^31 - 1 programs";
+    return -1;
+  }
+  return programs;
+}
+
+ArrayRef<int64_t> getWorkspaceSizes(func::FuncOp kernel) {
+  if (auto sizes = kernel->getAttrOfType<DenseI64ArrayAttr>(
+          ts::TesselDialect::getWorkspaceAttrName()))
+    return sizes.asArrayRef();
+  return {};
+}
+
+void allocateWorkspaces(func::FuncOp kernel, const std::array<int64_t, 3> &grid,
+                        Memory &memory, std::vector<KernelArg> &args) {
+  int64_t programs = std::max<int64_t>(countPrograms(grid, "", nullptr), 0);
+  ArrayRef<int64_t> sizes = getWorkspaceSizes(kernel);
+  ArrayRef<Type> types = kernel.getArgumentTypes().take_back(sizes.size());
+  for (auto [perProgram, type] : llvm::zip(sizes, types))
+    args.push_back(KernelArg::ofBuffer(
+        memory.allocate(*dtypeOf(cast<ts::PtrType>(type).getPointeeType()),
+                        perProgram * programs)));
+}
+
 LogicalResult runKernel(func::FuncOp kernel, ArrayRef<KernelArg> args,
                         const LaunchConfig &config, Memory &memory,
                         std::string &error) {
@@ -469,20 +510,9 @@ LogicalResult runKernel(func::FuncOp kernel, ArrayRef<KernelArg> args,
             std::to_string(args.size());
     return failure();
   }
-  // Program ids are i32 and stream-K's split is exact below 2^31 programs.
-  int64_t programs = 1;
-  for (int64_t dim : config.grid) {
-    if (dim < 0 || dim > INT32_MAX) {
-      error = "grid of kernel '" + name +
-              "' must have sizes in [0, 2^31), got " + std::to_string(dim);
-      return failure();
-    }
-    programs = std::min<int64_t>(programs * dim, int64_t(INT32_MAX) + 1);
-  }
-  if (programs > INT32_MAX) {
-    error = "grid of kernel '" + name + "' has more than 2^31 - 1 programs";
+  int64_t programs = countPrograms(config.grid, name, &error);
+  if (programs < 0)
     return failure();
-  }
   std::vector<RtValue> values(args.size());
   for (unsigned i = 0; i < args.size(); ++i)
     if (std::optional<std::string> why =

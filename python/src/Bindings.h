@@ -33,8 +33,22 @@ namespace tessel::python {
   raise(name, pybind11::make_tuple(message));
 }
 
-/// Raises tessel.CompileError(text, [(severity, file, line, col, message)])
-/// from the diagnostics of `diag`; `text` is their printed form.
+/// One entry of tessel.CompileError's diagnostics.
+inline pybind11::tuple diagnosticTuple(const std::string &severity,
+                                       const std::string &file, unsigned line,
+                                       unsigned col,
+                                       const std::string &message) {
+  return pybind11::make_tuple(severity, file, line, col, message);
+}
+
+/// Raises tessel.CompileError(text, diagnostics): `text` their printed form,
+/// `diagnostics` a list of diagnosticTuple()s.
+[[noreturn]] inline void raiseCompileError(const std::string &text,
+                                           const pybind11::list &diagnostics) {
+  raise("CompileError", pybind11::make_tuple(text, diagnostics));
+}
+
+/// raiseCompileError from the diagnostics of `diag`.
 [[noreturn]] void raiseCompileError(const DiagnosticEngine &diag,
                                     const std::string &text);
 

@@ -33,7 +33,6 @@ namespace {
 
 /// The C API's entry points, resolved from the library.
 struct CompilerLibrary {
-  std::string path;
   std::string buildId;
   decltype(&tesselCompile) compile;
   decltype(&tesselResultStatus) status;
@@ -72,54 +71,46 @@ std::unique_ptr<CompilerLibrary> open(const std::string &path,
     error = why ? why : ("cannot open " + path);
     return nullptr;
   }
-  auto lib = std::make_unique<CompilerLibrary>();
-  lib->path = path;
-  bool missing = false;
   auto resolve = [&](auto &fn, const char *name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
         dlsym(handle, name));
-    if (!fn && !missing) {
-      missing = true;
+    if (!fn && error.empty())
       error = path + ": no symbol " + name;
-    }
   };
+  // The API version first: another version's symbols may mean other things.
   decltype(&tesselCompilerApiVersion) apiVersion;
   resolve(apiVersion, "tesselCompilerApiVersion");
-  if (!missing && apiVersion() != TESSEL_COMPILER_API_VERSION) {
+  if (error.empty() && apiVersion() != TESSEL_COMPILER_API_VERSION)
     error = path + " has C API version " + std::to_string(apiVersion()) +
             ", this extension needs " +
             std::to_string(TESSEL_COMPILER_API_VERSION);
-    dlclose(handle);
-    return nullptr;
+  auto lib = std::make_unique<CompilerLibrary>();
+  decltype(&tesselCompilerVersion) version;
+  decltype(&tesselCompilerBuildId) buildId;
+  if (error.empty()) {
+    resolve(version, "tesselCompilerVersion");
+    resolve(buildId, "tesselCompilerBuildId");
+    resolve(lib->compile, "tesselCompile");
+    resolve(lib->status, "tesselResultStatus");
+    resolve(lib->text, "tesselResultText");
+    resolve(lib->numDiagnostics, "tesselResultNumDiagnostics");
+    resolve(lib->diagnostic, "tesselResultDiagnostic");
+    resolve(lib->destroy, "tesselResultDestroy");
+    resolve(lib->programCreate, "tesselProgramCreate");
+    resolve(lib->programDestroy, "tesselProgramDestroy");
+    resolve(lib->programKernels, "tesselProgramKernels");
+    resolve(lib->programRun, "tesselProgramRun");
   }
   // The extension's own front end (signatures()) must agree with the
   // library's.
-  decltype(&tesselCompilerVersion) version;
-  resolve(version, "tesselCompilerVersion");
-  if (!missing && std::string(version()) != TESSEL_VERSION) {
+  if (error.empty() && std::string(version()) != TESSEL_VERSION)
     error = path + " is the compiler of Tessel " + version() +
             ", this extension is Tessel " + TESSEL_VERSION;
+  if (!error.empty()) {
     dlclose(handle);
     return nullptr;
   }
-  decltype(&tesselCompilerBuildId) buildId;
-  resolve(buildId, "tesselCompilerBuildId");
-  if (buildId)
-    lib->buildId = buildId();
-  resolve(lib->compile, "tesselCompile");
-  resolve(lib->status, "tesselResultStatus");
-  resolve(lib->text, "tesselResultText");
-  resolve(lib->numDiagnostics, "tesselResultNumDiagnostics");
-  resolve(lib->diagnostic, "tesselResultDiagnostic");
-  resolve(lib->destroy, "tesselResultDestroy");
-  resolve(lib->programCreate, "tesselProgramCreate");
-  resolve(lib->programDestroy, "tesselProgramDestroy");
-  resolve(lib->programKernels, "tesselProgramKernels");
-  resolve(lib->programRun, "tesselProgramRun");
-  if (missing) {
-    dlclose(handle);
-    return nullptr;
-  }
+  lib->buildId = buildId();
   return lib;
 }
 
@@ -137,10 +128,10 @@ std::string take(Result result) {
     py::list diagnostics;
     for (size_t i = 0, e = library->numDiagnostics(result.get()); i < e; ++i) {
       TesselDiagnostic d = library->diagnostic(result.get(), i);
-      diagnostics.append(
-          py::make_tuple(d.severity, d.filename, d.line, d.column, d.message));
+      diagnostics.append(tessel::python::diagnosticTuple(
+          d.severity, d.filename, d.line, d.column, d.message));
     }
-    tessel::python::raise("CompileError", py::make_tuple(text, diagnostics));
+    tessel::python::raiseCompileError(text, diagnostics);
   }
   case TesselLaunchError:
     tessel::python::raise("LaunchError", text);
@@ -196,7 +187,7 @@ public:
       py::dict constants = kernel["constants"];
       for (auto [name, value] : constants)
         if (py::isinstance<py::dict>(value))
-          constants[name] = py::float_(py::float_(value["float"]));
+          constants[name] = py::float_(value["float"]);
     }
     return result;
   }
@@ -257,8 +248,6 @@ void tessel::python::bindCompiler(py::module_ &m) {
   // Kept for the life of the process, as the module is.
   library = open(path, error).release();
   m.attr("has_compiler") = py::bool_(library != nullptr);
-  // The compiler emits PTX bundles; the runtime launches them.
-  m.attr("has_gpu_backend") = py::bool_(library != nullptr);
   m.attr("compiler_library") = path;
   m.attr("compiler_error") = library ? py::object(py::none()) : py::str(error);
   // The library's GNU build ID: "" when it has none (or there is no library).

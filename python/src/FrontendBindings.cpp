@@ -54,9 +54,9 @@ void tessel::python::raiseCompileError(const DiagnosticEngine &diag,
   py::list diagnostics;
   const std::string &file = diag.getSourceManager().getFilename();
   for (const Diagnostic &d : diag.getDiagnostics())
-    diagnostics.append(py::make_tuple(severityName(d.severity), file,
-                                      d.loc.line, d.loc.col, d.message));
-  raise("CompileError", py::make_tuple(text, diagnostics));
+    diagnostics.append(diagnosticTuple(severityName(d.severity), file,
+                                       d.loc.line, d.loc.col, d.message));
+  raiseCompileError(text, diagnostics);
 }
 
 void tessel::python::bindFrontend(py::module_ &m) {

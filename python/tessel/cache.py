@@ -4,8 +4,8 @@ An entry is the lowered tessel IR of one kernel (text, with its .tsl locations, 
 errors still point at the source), keyed by the SHA-256 of everything that determines it: the
 source text and file name, the kernel, its constants, the stage and target, and the compiler (the
 package version, a hash of the extension and the compiler library's GNU build ID, so a rebuilt
-compiler never reads entries of an older one). A second process compiling the same kernel parses the IR instead of running the
-front end.
+compiler never reads entries of an older one). A second process compiling the same kernel parses
+the IR instead of running the front end.
 
 Directory: $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; one file per entry,
 `<kernel>-<key>.mlir`. Entries are written to a temporary file and renamed into place, so readers
@@ -50,17 +50,19 @@ def compiler_id():
     global _compiler_id
     if _compiler_id is None:
         digest = hashlib.sha256()
-        binaries = [_tessel.__file__]
+        _hash_file(digest, _tessel.__file__)
         if _tessel.has_compiler and _tessel.compiler_build_id:
             digest.update(_tessel.compiler_build_id.encode())
         elif _tessel.has_compiler:
-            binaries.append(_tessel.compiler_library)
-        for binary in binaries:
-            with open(binary, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
+            _hash_file(digest, _tessel.compiler_library)
         _compiler_id = f"{_tessel.version}+{digest.hexdigest()}"
     return _compiler_id
+
+
+def _hash_file(digest, path):
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
 
 
 def key(**fields):

@@ -68,6 +68,11 @@ def cdiv(a, b):
     return -(-a // b)
 
 
+def env_flag(name):
+    """Whether environment variable `name` is set to 1, true, yes or on."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _no_compiler():
     """Why this tessel cannot compile: the compiler library was not found or did not load."""
     return (f"this tessel has no compiler ({_tessel.compiler_error}; a package built with "
@@ -77,8 +82,7 @@ def _no_compiler():
 
 def _backend(interpret):
     """'interpreter' or 'gpu': where a kernel compiled with `interpret` runs."""
-    if interpret is None and os.environ.get("TESSEL_INTERPRET", "").strip().lower() in (
-            "1", "true", "yes", "on"):
+    if interpret is None and env_flag("TESSEL_INTERPRET"):
         interpret = True
     if interpret:
         if not _tessel.has_compiler:

@@ -107,7 +107,7 @@ def main():
         os.environ.pop("TESSEL_TUNE_OPS", None)
         chosen = "; ".join(
             f"{name}: " + ",".join(str(v) for v in next(iter(t._best.values())).values())
-            for (_, name, *_), t in common._tuners.items() if t._best)
+            for (_, name, *_), t in common._tuners.items() if t is not None and t._best)
         diff = (tuned - fixed).abs().max().item()
         print(f"| {case} | {t_fixed:.3f} ms | {t_tuned:.3f} ms | {t_fixed / t_tuned:.2f}x | "
               f"{t_tune:.1f} s | {chosen} | {diff:.1e} |", flush=True)

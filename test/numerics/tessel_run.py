@@ -20,8 +20,8 @@ BACKENDS (environment variable TESSEL_BACKEND):
     file's text (so edited kernels, e.g. the mutants of test_kernels.py, get their own bundles and a
     stale bundle is never picked up).  scripts/gpu/record_bundles.sh fills the directory.
   * "gpu": no tessel-run or tesselc: looks the bundle up in $TESSEL_BUNDLE_DIR, or compiles it with
-    the package's compiler for this GPU ($TESSEL_TARGET if set) when it is not there (a package with the compiler, such as
-    the installed wheel; TesselRunError without one), and runs it through the CUDA runtime of the
+    the package's compiler for this GPU ($TESSEL_TARGET if set) when it is not there (a package
+    with the compiler, such as the installed wheel; TesselRunError without one), and runs it through the CUDA runtime of the
     Python extension (tessel._tessel.Runtime; an installed package, or <build>/python on
     PYTHONPATH).  Buffers are converted to their storage format on the host
     (f16, bf16 = round-to-nearest-even bits, f32, i32, i64, i1 = uint8), outputs converted back to

@@ -78,10 +78,8 @@ int runInterpreter(const Options &options) {
     return fail("--grid expects X[,Y[,Z]] with integers in [0, 2^31), got '" +
                 *options.grid + "'");
   // The trailing parameters are workspace the launcher provides.
-  auto workspace =
-      kernel->getAttrOfType<mlir::DenseI64ArrayAttr>("tessel.workspace");
   unsigned numUser =
-      kernel.getNumArguments() - (workspace ? workspace.size() : 0);
+      kernel.getNumArguments() - getWorkspaceSizes(kernel).size();
   std::vector<Param> params;
   for (mlir::BlockArgument arg : kernel.getArguments().take_front(numUser)) {
     mlir::Type type = arg.getType();
@@ -98,14 +96,7 @@ int runInterpreter(const Options &options) {
   std::string error;
   if (!makeInputs(name, params, options, inputs, error))
     return fail(error);
-  // Workspace: per program, zeroed.
-  for (mlir::BlockArgument arg : kernel.getArguments().drop_front(numUser)) {
-    auto ptr = llvm::cast<mlir::tessel::PtrType>(arg.getType());
-    int64_t per = workspace[arg.getArgNumber() - numUser];
-    int id = inputs.memory.allocate(*dtypeOf(ptr.getPointeeType()),
-                                    per * grid[0] * grid[1] * grid[2]);
-    inputs.args.push_back(KernelArg::ofBuffer(id));
-  }
+  allocateWorkspaces(kernel, grid, inputs.memory, inputs.args);
 
   LaunchConfig config;
   config.grid = grid;

@@ -16,6 +16,7 @@
 #include "Conversion/NVPTX/GPUCompile.h"
 #include "common/ToolOptions.h"
 #include "tessel/Passes.h"
+#include "tessel/TesselDialect.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
 
-  if (target != "sm_80" && target != "sm_90" && target != "sm_90a") {
+  if (!mlir::tessel::isKnownTarget(target)) {
     llvm::errs() << "tesselc: error: unknown --target '" << target
                  << "' (expected sm_80, sm_90 or sm_90a)\n";
     return 1;

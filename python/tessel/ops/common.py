@@ -123,25 +123,27 @@ class Backend:
         the fastest of the table's entry and the candidates for the call's `key` (argument
         names, see tessel.autotune), `restore` naming the arguments a trial changes that later
         ones must find as they were (accumulated outputs)."""
-        kernel = self.kernel(tsl, name)
         # Tuning synchronises the device, which a CUDA graph being captured forbids: the
         # table's tiles there.
         tune = tuning.tune_ops() and not (self.gpu and _capturing())
-        candidates = tuning.candidates(name, d) if tune else []
-        if not candidates:
-            tiles = self.tiles(name, d)
-            kernel[grid(tiles)](*args, **constants, **tiles)
-            return
-        tuner_key = (tsl, name, d, self.gpu, tuple(key), tuple(restore))
-        tuner = _tuners.get(tuner_key)
+        tuner = self._tuner(tsl, name, d, key, restore) if tune else None
         if tuner is None:
+            tiles = self.tiles(name, d)
+            self.kernel(tsl, name)[grid(tiles)](*args, **constants, **tiles)
+        else:
+            tuner[grid](*args, **constants)
+
+    def _tuner(self, tsl, name, d, key, restore):
+        """The Autotuner of kernel `name` at head dim `d` (made once), or None: no candidates."""
+        tuner_key = (tsl, name, d, self.gpu)
+        if tuner_key not in _tuners:
             table = self.tiles(name, d)
-            configs = [table] + [c for c in candidates if c != table]
-            tuner = _tuners[tuner_key] = autotune(kernel, configs=configs, key=key,
-                                                  restore=restore,
-                                                  budget_s=tuning.TUNE_BUDGET_S,
-                                                  margin=tuning.TUNE_MARGIN)
-        tuner[grid](*args, **constants)
+            candidates = [c for c in tuning.candidates(name, d) if c != table]
+            _tuners[tuner_key] = autotune(
+                self.kernel(tsl, name), configs=[table] + candidates, key=key,
+                restore=restore, budget_s=tuning.TUNE_BUDGET_S,
+                margin=tuning.TUNE_MARGIN) if candidates else None
+        return _tuners[tuner_key]
 
     def blocks(self, kernel):
         return BLOCKS[self.name][kernel]

@@ -17,7 +17,7 @@ PING_PONG=True has its consumer warpgroups take turns on the tensor cores (other
 both).
 """
 
-import os
+from ..compiler import env_flag
 
 CANDIDATES = {
     ("attention_fwd", 64): [(64, 32, 4, 3), (64, 64, 4, 3), (128, 64, 8, 3), (128, 64, 4, 3),
@@ -66,7 +66,7 @@ def tile_constants(candidate):
 def tune_ops():
     """Whether the ops tune their tiles (TESSEL_TUNE_OPS=1, read whenever an op launches through
     its checked path; a launch plan recorded for a call shape replays the tiles it recorded)."""
-    return os.environ.get("TESSEL_TUNE_OPS", "").strip().lower() in ("1", "true", "yes", "on")
+    return env_flag("TESSEL_TUNE_OPS")
 
 
 def candidates(kernel, d):

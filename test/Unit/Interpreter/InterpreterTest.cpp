@@ -668,6 +668,37 @@ func.func @k(%p: !tessel.ptr<f16> loc("p"("k.tsl":1:7)), %n: i32) attributes {te
   EXPECT_EQ(t.run("k", {buf(f16buf), i(1)}, {0, 1, 1}), ""); // No programs.
 }
 
+TEST(Interpreter, WorkspacesArePerProgramAndNotAllocatedForBadGrids) {
+  TestModule t(R"(
+func.func @k(%p: !tessel.ptr<f16>, %w: !tessel.ptr<f32>, %c: !tessel.ptr<i32>) attributes {tessel.kernel, tessel.workspace = array<i64: 16, 3>} {
+  return
+}
+)");
+  ASSERT_EQ(t.parseErrors(), "");
+  mlir::func::FuncOp k = t.kernel("k");
+  EXPECT_EQ(getWorkspaceSizes(k), llvm::ArrayRef<int64_t>({16, 3}));
+  std::vector<KernelArg> args = {KernelArg::ofBuffer(t.buffer(DType::F16, 4))};
+  allocateWorkspaces(k, {2, 3, 1}, t.memory, args);
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(t.memory.dtype(args[1].buffer), DType::F32);
+  EXPECT_EQ(t.memory.size(args[1].buffer), 16u * 6);
+  EXPECT_EQ(t.memory.dtype(args[2].buffer), DType::I32);
+  EXPECT_EQ(t.memory.size(args[2].buffer), 3u * 6);
+  EXPECT_EQ(t.run("k", args, {2, 3, 1}), "");
+  // A grid runKernel refuses gets empty workspaces, and runKernel says why.
+  for (std::array<int64_t, 3> bad :
+       {std::array<int64_t, 3>{-1, 1, 1}, {1 << 30, 1 << 30, 1}}) {
+    std::vector<KernelArg> none = {args[0]};
+    allocateWorkspaces(k, bad, t.memory, none);
+    ASSERT_EQ(none.size(), 3u);
+    EXPECT_EQ(t.memory.size(none[1].buffer), 0u);
+    EXPECT_NE(t.run("k", none, bad), "");
+  }
+  TestModule plain("func.func @k(%p: !tessel.ptr<f16>) attributes "
+                   "{tessel.kernel} {\n  return\n}\n");
+  EXPECT_TRUE(getWorkspaceSizes(plain.kernel("k")).empty());
+}
+
 TEST(Interpreter, IntegerHintsAreCheckedBeforeAnyProgramRuns) {
   // A violated hint must not run: the program would store 1.
   TestModule t(R"(
