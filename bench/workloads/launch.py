@@ -3,7 +3,9 @@ calls, one synchronize at the end, median of ROUNDS rounds) of an empty Tessel k
 kernel[grid](...) and of the ready ops on tiny inputs, against, in the same run: torch.add on
 one-element tensors, Triton's launch of an empty kernel, the bare driver launch of Tessel's empty
 kernel (cuLaunchKernel through ctypes: the floor from Python), PyTorch SDPA on the op's inputs;
-and the GPU time of one replay of a CUDA graph holding the Tessel call.
+and the GPU time of one replay of a CUDA graph holding the Tessel call (and, for the ops, one
+holding SDPA's cuDNN back end). The decode rows are the shapes of the decode-latency targets
+(B1 H8 Nk 1k and 16k, B1 H32 Nk 8k, B1 H32/HKV4 Nk 128k; SDPA reads K/V repeated per query head).
 
 On such inputs the GPU finishes each kernel before the host issues the next, so the eager time is
 the host's: argument handling, output allocation, the launch itself.
@@ -18,10 +20,11 @@ TITLE = "Launch: per-call time of tiny calls"
 UNIT = None                      # times only: no rate
 CEILING = None
 IMPLS = (("tessel", "Tessel eager"), ("tessel-graph", "Tessel graph replay"),
-         ("sdpa", "SDPA eager"), ("torch-add", "torch.add eager"),
-         ("triton", "Triton empty kernel eager"), ("driver", "cuLaunchKernel (ctypes)"))
+         ("sdpa", "SDPA eager"), ("sdpa-graph", "SDPA cuDNN graph replay"),
+         ("torch-add", "torch.add eager"), ("triton", "Triton empty kernel eager"),
+         ("driver", "cuLaunchKernel (ctypes)"))
 RATIOS = (("tessel", "torch-add", "vs torch.add"), ("tessel", "triton", "vs Triton"),
-          ("tessel", "sdpa", "vs SDPA"))
+          ("tessel", "sdpa", "vs SDPA"), ("tessel-graph", "sdpa-graph", "graph vs cuDNN graph"))
 COLUMNS = (("call", "Tessel call"), ("shape", "shape"))
 
 CALLS = 300
@@ -36,11 +39,19 @@ def configs(quick=False):
         {"id": "empty-kernel", "call": "kernel[(1,)](x): an empty kernel", "shape": "—"},
         {"id": "attention-B1-H1-N64-D64", "call": "tessel.attention", "op": "attention",
          "shape": "B1 H1 N64 D64", "q": (1, 1, 64, 64), "kv": (1, 1, 64, 64)},
-        {"id": "decode-B1-H8-N1024-D128", "call": "tessel.lean_attention",
-         "op": "lean_attention", "shape": "B1 H8 Nq1 Nk1024 D128", "q": (1, 8, 1, 128),
-         "kv": (1, 8, 1024, 128)},
-    ]
+    ] + [decode_row(*shape) for shape in DECODE_SHAPES]
     return [rows[0], rows[2]] if quick else rows
+
+
+# (B, H, HKV, Nk) of the decode rows.
+DECODE_SHAPES = ((1, 8, 8, 1024), (1, 8, 8, 16384), (1, 32, 32, 8192), (1, 32, 4, 131072))
+
+
+def decode_row(B, H, HKV, Nk):
+    kv = f"/{HKV}" if HKV != H else ""
+    return {"id": f"decode-B{B}-H{H}-KV{HKV}-N{Nk}-D128", "call": "tessel.lean_attention",
+            "op": "lean_attention", "shape": f"B{B} H{H}{kv} Nq1 Nk{Nk} D128",
+            "q": (B, H, 1, 128), "kv": (B, HKV, Nk, 128)}
 
 
 def work(cfg):
@@ -152,6 +163,7 @@ def tessel_calls(ctx, cfg, inputs):
 def run(ctx, cfg):
     import torch
     import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     from .. import gpu
     from ..common import judge, short_error, tolerance
@@ -167,8 +179,19 @@ def run(ctx, cfg):
         ref = gpu.attention_reference(q, k, v, False, cfg["q"][3] ** -0.5)
     calls = tessel_calls(ctx, cfg, inputs)
     kernel = calls.pop("kernel", None)
-    calls["sdpa"] = (lambda: F.scaled_dot_product_attention(*inputs["qkv"])) if "op" in cfg \
-        else "unsupported: no SDPA counterpart of an empty kernel"
+    if "op" in cfg:
+        q, k, v = inputs["qkv"]
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+        calls["sdpa"] = lambda: F.scaled_dot_product_attention(q, k, v)
+
+        def sdpa_cudnn():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v)
+        calls["sdpa-graph"] = sdpa_cudnn
+    else:
+        calls["sdpa"] = calls["sdpa-graph"] = \
+            "unsupported: no SDPA counterpart of an empty kernel"
     calls["torch-add"] = lambda: torch.add(a, b)
     calls["triton"] = triton_call(x)
     if kernel is not None:
@@ -186,10 +209,10 @@ def run(ctx, cfg):
         res = {}
         try:
             out = gpu.checked_call(call)
-            if ref is not None and impl in ("tessel", "tessel-graph", "sdpa"):
+            if ref is not None and impl in ("tessel", "tessel-graph", "sdpa", "sdpa-graph"):
                 res["err"] = gpu.rel_err(out, ref)
             del out
-            if impl == "tessel-graph":
+            if impl.endswith("-graph"):
                 res["ms"] = graph_replay_ms(call)
             else:
                 res["ms"], res["min_ms"], res["max_ms"] = per_call_ms(call)

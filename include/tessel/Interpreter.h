@@ -68,12 +68,16 @@ void allocateWorkspaces(mlir::func::FuncOp kernel,
 
 /// Stream-K split, shared with the `tessel-lower-stream-k` pass so that both
 /// cut the same ranges: the `total` = units * iters linearised iterations
-/// are divided over `programs` programs, program p owning
-///   [p * total / programs, (p + 1) * total / programs)
-/// (integer division, evaluated as p * (total / programs) +
-/// p * (total % programs) / programs, which cannot overflow 64 bits while
-/// programs < 2^31). Ranges are contiguous, in program order, and differ in
-/// length by at most one; with more programs than iterations some are empty.
+/// are divided over P = streamKPrograms(programs, total) programs, program
+/// p < P owning
+///   [p * total / P, (p + 1) * total / P)
+/// (integer division, evaluated as p * (total / P) + p * (total % P) / P,
+/// which cannot overflow 64 bits while P < 2^31). Ranges are contiguous, in
+/// program order, and differ in length by at most one. Programs from P on
+/// own nothing ([total, total)): with more programs than iterations, each
+/// iteration gets a program of its own, so every program that takes part
+/// owns at least one and a unit's peers are consecutive programs.
+int64_t streamKPrograms(int64_t programs, int64_t total);
 struct IterRange {
   int64_t begin;
   int64_t end;

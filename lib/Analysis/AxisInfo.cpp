@@ -330,6 +330,29 @@ private:
           return AxisInfo(contiguity, divisibility, constancy,
                           in[0].getConstantValue());
         })
+        .Case([&](ReshapeOp) {
+          // Row-major: a 1-D tile's runs go on along the last dimension, in
+          // chunks that divide its length (so none straddles two rows); a
+          // chunk starting inside a source run is aligned to its length.
+          // The other dimensions keep what holds of every element.
+          if (in[0].getRank() != 1)
+            return pessimistic;
+          int64_t row = highestPowerOf2Divisor(shape.back());
+          int64_t runs = in[0].getContiguity(0);
+          int64_t contiguity = std::min(runs, row);
+          int64_t divisibility = in[0].getDivisibility(0);
+          if (contiguity < runs)
+            divisibility = std::min(divisibility, contiguity);
+          AxisInfo::DimVector ones(shape.size(), 1),
+              every(shape.size(), in[0].getElementDivisibility(0));
+          AxisInfo::DimVector contiguities = ones, divisibilities = every,
+                              constancies = ones;
+          contiguities.back() = contiguity;
+          divisibilities.back() = divisibility;
+          constancies.back() = std::min(in[0].getConstancy(0), row);
+          return AxisInfo(contiguities, divisibilities, constancies,
+                          in[0].getConstantValue());
+        })
         .Case([&](TransOp t) {
           AxisInfo::DimVector contiguity, divisibility, constancy;
           for (int32_t d : t.getOrder()) {

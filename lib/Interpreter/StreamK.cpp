@@ -1,7 +1,8 @@
 //===- StreamK.cpp - The high-level semantics of tessel.stream_k ----------===//
 //
 // With G programs in the grid and T = units * iters iterations, program p
-// owns the linearised iterations streamKRange(p, G, T). The host of a unit
+// owns the linearised iterations streamKRange(p, G, T) (with G > T, programs
+// T .. G-1 none). The host of a unit
 // is the program owning the unit's first iteration. When the host executes
 // the op it, for each unit it hosts:
 //   1. runs `body(unit, begin, end)` for the slice of the unit owned by each
@@ -35,17 +36,25 @@ static int64_t streamKCut(int64_t p, int64_t programs, int64_t total) {
   return p * (total / programs) + p * (total % programs) / programs;
 }
 
+int64_t streamKPrograms(int64_t programs, int64_t total) {
+  return std::min(programs, total);
+}
+
 IterRange streamKRange(int64_t program, int64_t programs, int64_t total) {
-  return {streamKCut(program, programs, total),
-          streamKCut(program + 1, programs, total)};
+  int64_t used = streamKPrograms(programs, total);
+  if (program >= used)
+    return {total, total};
+  return {streamKCut(program, used, total),
+          streamKCut(program + 1, used, total)};
 }
 
 int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total) {
   // The largest p with cut(p) <= iter; cut is nondecreasing in p.
-  int64_t lo = 0, hi = programs - 1;
+  int64_t used = streamKPrograms(programs, total);
+  int64_t lo = 0, hi = used - 1;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
-    if (streamKCut(mid, programs, total) <= iter)
+    if (streamKCut(mid, used, total) <= iter)
       lo = mid;
     else
       hi = mid - 1;

@@ -6,13 +6,13 @@
 // Two strategies, chosen by the pass option:
 //
 // persistent (stream-K): one kernel; the linearised units × iters are split
-// evenly over the grid, and a unit's host program waits for its peers'
-// partial states and merges them. Balances any units × iters. The peers
-// count their arrivals on one flag of the host, which waits for them all
-// at once (one memory round trip, not one per peer), and both lowerings
-// load several partial states before merging them (foldSlots): a fold is
-// a chain of dependent merges, and with one load per merge its memory
-// latency, not the merges, set the time of short decodes.
+// evenly over the grid (at most one program per iteration), and a unit's
+// host program waits for its peers' partial states and merges them. Balances
+// any units × iters. The peers count their arrivals on one flag of the host,
+// which waits for them all at once (one memory round trip, not one per peer),
+// and both lowerings load several partial states before merging them
+// (foldSlots): a fold is a chain of dependent merges, and with one load per
+// merge its memory latency, not the merges, set the time of short decodes.
 //
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
@@ -149,10 +149,14 @@ static SmallVector<Value> loadSlot(OpBuilder &b, Location loc,
 /// Partial states merged per step of a fold: the loads of a step are issued
 /// before its merges, so their latencies overlap instead of adding up (a
 /// fold of S partials costs about S / width memory round trips, not S). As
-/// many as fit kFoldRegisters registers per thread, at most kMaxFoldWidth.
-static constexpr int64_t kFoldRegisters = 64, kMaxFoldWidth = 8;
+/// many as fit kFoldRegisters registers per thread, at most kMaxFoldWidth:
+/// a fold runs after the body's loop, whose registers are free by then, and
+/// a short decode's partials (8 KB each for a 16 x 128 tile) cost a round
+/// trip per step, so a step takes up to eight.
+static constexpr int64_t kFoldRegisters = 144, kMaxFoldWidth = 8;
 
-static int64_t foldWidth(StreamKOp op, func::FuncOp func) {
+static int64_t foldWidth(StreamKOp op) {
+  auto func = op->getParentOfType<func::FuncOp>();
   int64_t threads = 32 * 4;
   if (auto warps = func->getAttrOfType<IntegerAttr>(
           TesselDialect::getNumWarpsAttrName()))
@@ -163,45 +167,68 @@ static int64_t foldWidth(StreamKOp op, func::FuncOp func) {
   return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldWidth);
 }
 
-/// Merges into `state`, in order, the partial states of workspace slots
-/// slotOf(j) for j in [lo, hi), skipping the j where `filled` (if given) is
-/// false; foldWidth slots per step. A step's slots past hi repeat hi − 1, so
-/// every load stays inside the workspace; they are not merged.
-static SmallVector<Value>
-foldSlots(OpBuilder &b, Location loc, StreamKOp op, ArrayRef<Value> workspaces,
-          ValueRange state, Value lo, Value hi,
-          function_ref<Value(Value)> slotOf,
-          function_ref<Value(Value)> filled = nullptr) {
-  int64_t width = foldWidth(op, op->getParentOfType<func::FuncOp>());
+/// Whether a merge can run on a slot whose result is then dropped: its region
+/// neither reads nor writes memory.
+static bool isSpeculatableMerge(StreamKOp op) {
+  return llvm::all_of(
+      op.getMerge().front().without_terminator(),
+      [](Operation &inner) { return isMemoryEffectFree(&inner); });
+}
+
+/// `x` where the i1 `cond` holds, else `y` (tiles elementwise).
+static Value selectValue(OpBuilder &b, Location loc, Value cond, Value x,
+                         Value y) {
+  auto tile = dyn_cast<TileType>(x.getType());
+  if (!tile)
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  Value mask =
+      SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), cond);
+  return SelectOp::create(b, loc, mask, x, y);
+}
+
+/// One step of a fold: loads the partial states of workspace slots
+/// slotOf(j), j in [j0, j0 + width) (a j past hi repeats hi − 1, so every
+/// load stays inside the workspace), then merges those below hi into
+/// `state` in order. With no `state` the slot of j0 (< hi) is the first.
+static SmallVector<Value> foldStep(OpBuilder &b, Location loc, StreamKOp op,
+                                   ArrayRef<Value> workspaces, ValueRange state,
+                                   Value j0, Value hi,
+                                   function_ref<Value(Value)> slotOf) {
   Scalars s{b, loc};
   SmallVector<Type> stateTypes(op.getStateTypes());
-  auto fold = scf::ForOp::create(b, loc, lo, hi, s.i64(width), state);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fold.getBody());
-  Value step = fold.getInductionVar();
   Value last = s.sub(hi, s.i64(1));
   SmallVector<Value> js;
   SmallVector<SmallVector<Value>> parts;
-  for (int64_t t = 0; t < width; ++t) {
-    js.push_back(t ? s.add(step, s.i64(t)) : step);
+  for (int64_t t = 0, e = foldWidth(op); t < e; ++t) {
+    js.push_back(t ? s.add(j0, s.i64(t)) : j0);
     parts.push_back(loadSlot(b, loc, workspaces, slotOf(s.min(js.back(), last)),
                              stateTypes));
   }
-  SmallVector<Value> merged(fold.getRegionIterArgs());
-  for (int64_t t = 0; t < width; ++t) {
-    // The step's first slot is always in range.
-    Value cond = t ? s.lt(js[t], hi) : Value();
-    if (filled) {
-      Value f = filled(js[t]);
-      cond = cond ? arith::AndIOp::create(b, loc, cond, f).getResult() : f;
+  bool speculate = isSpeculatableMerge(op);
+  SmallVector<Value> merged(state);
+  for (auto [j, part] : llvm::zip(js, parts)) {
+    if (merged.empty()) {
+      merged = part;
+      continue;
     }
     SmallVector<Value> mergeArgs(merged);
-    llvm::append_range(mergeArgs, parts[t]);
-    if (!cond) {
+    llvm::append_range(mergeArgs, part);
+    // The step's first slot is always in range.
+    if (j == j0) {
       merged = inlineRegion(b, op.getMerge(), mergeArgs);
       continue;
     }
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), cond,
+    // A slot past hi is merged and dropped where that is harmless: behind a
+    // branch, LLVM sinks the slot's loads into it, and the step would wait
+    // for one slot after another.
+    Value inRange = s.lt(j, hi);
+    if (speculate) {
+      SmallVector<Value> next = inlineRegion(b, op.getMerge(), mergeArgs);
+      for (auto [kept, candidate] : llvm::zip(merged, next))
+        kept = selectValue(b, loc, inRange, candidate, kept);
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), inRange,
                                   /*withElseRegion=*/true);
     b.setInsertionPointToStart(ifOp.thenBlock());
     scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
@@ -210,7 +237,23 @@ foldSlots(OpBuilder &b, Location loc, StreamKOp op, ArrayRef<Value> workspaces,
     b.setInsertionPointAfter(ifOp);
     merged = ifOp.getResults();
   }
-  scf::YieldOp::create(b, loc, merged);
+  return merged;
+}
+
+/// Merges into `state`, in order, the partial states of workspace slots
+/// slotOf(j) for j in [lo, hi), a foldStep at a time.
+static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
+                                    ArrayRef<Value> workspaces,
+                                    ValueRange state, Value lo, Value hi,
+                                    function_ref<Value(Value)> slotOf) {
+  Scalars s{b, loc};
+  auto fold = scf::ForOp::create(b, loc, lo, hi, s.i64(foldWidth(op)), state);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fold.getBody());
+  scf::YieldOp::create(b, loc,
+                       foldStep(b, loc, op, workspaces,
+                                fold.getRegionIterArgs(),
+                                fold.getInductionVar(), hi, slotOf));
   return fold.getResults();
 }
 
@@ -241,9 +284,15 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
   Location loc = op.getLoc();
   SmallVector<Value> workspaces;
   SmallVector<int64_t> perProgram;
+  // Each region of the workspace starts 16-byte aligned (see
+  // getWorkspaceSlotBytes), so slots of whole vectors move as vectors.
+  auto aligned =
+      NamedAttribute(TesselDialect::getMultipleOfAttrName(),
+                     IntegerAttr::get(IntegerType::get(ctx, 64), 16));
   auto append = [&](Type elementType, int64_t elements) {
     (void)func.insertArgument(func.getNumArguments(),
-                              PtrType::get(ctx, elementType), {}, loc);
+                              PtrType::get(ctx, elementType),
+                              DictionaryAttr::get(ctx, aligned), loc);
     workspaces.push_back(func.getArguments().back());
     perProgram.push_back(elements);
   };
@@ -280,31 +329,35 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   ArrayRef<Value> workspaces = workspacesAndFlags.drop_back();
   Value flags = workspacesAndFlags.back();
   Type flagType = flags.getType();
-  SmallVector<Type> stateTypes(op.getStateTypes());
   Location loc = op.getLoc();
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  Value p = sched.p, g = sched.g, iters = sched.iters;
+  Value p = sched.p, iters = sched.iters;
   Value bodyIters = sched.bodyIters;
-  // This program's iterations [start, end) out of T = units · iters, split
-  // as tessel::streamKRange does: p·⌊T/G⌋ + ⌊p·(T mod G)/G⌋ = ⌊p·T/G⌋
-  // without overflowing 64 bits.
+  Value one = s.i64(1);
+  // The split of tessel::streamKRange: T = units · iters iterations over
+  // g = min(G, T) programs (at least one, for T = 0), program p < g owning
+  // [⌊p·T/g⌋, ⌊(p+1)·T/g⌋), computed as p·⌊T/g⌋ + ⌊p·(T mod g)/g⌋ without
+  // overflowing 64 bits; programs from g on own nothing. So every program
+  // that takes part owns an iteration and a unit's peers are consecutive
+  // programs: its host merges no empty slots.
   Value total = s.mul(sched.units, iters);
+  Value g = s.max(s.min(sched.g, total), one);
   Value quotient = s.div(total, g);
   Value remainder = arith::RemSIOp::create(b, loc, total, g);
   auto rangeStart = [&](Value q) {
     Value whole = s.mul(q, quotient);
     return s.add(whole, s.div(s.mul(q, remainder), g));
   };
-  Value start = rangeStart(p);
-  Value end = rangeStart(s.add(p, s.i64(1)));
+  Value start = rangeStart(s.min(p, g));
+  Value end = rangeStart(s.min(s.add(p, one), g));
   // Units touched: [start / iters, ceil(end / iters)), empty if start == end.
   Value firstUnit = s.div(start, iters);
   Value touched = s.lt(start, end);
   Value unitsEnd = s.ceilDiv(end, iters);
   Value lastUnit = s.select(touched, unitsEnd, firstUnit);
-  auto loop = scf::ForOp::create(b, loc, firstUnit, lastUnit, s.i64(1));
+  auto loop = scf::ForOp::create(b, loc, firstUnit, lastUnit, one);
   b.setInsertionPointToStart(loop.getBody());
 
   Value unit = loop.getInductionVar();
@@ -318,8 +371,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
 
   // The host holds the unit's first iteration; the others hand over: each
   // stores its partial state to its slot and counts one arrival on the
-  // host's flag. The owner of iteration i is ⌈(i + 1)·G/T⌉ − 1.
-  Value one = s.i64(1);
+  // host's flag. The owner of iteration i is ⌈(i + 1)·g/T⌉ − 1.
   auto owner = [&](Value i) {
     return s.sub(s.ceilDiv(s.mul(s.add(i, one), g), total), one);
   };
@@ -333,22 +385,12 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   FlagSignalOp::create(
       b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
-  // Peers: programs p+1 .. owner(unitEnd − 1). With more programs than
-  // iterations some own nothing: they neither compute nor arrive. Every
-  // program owns an iteration when G ≤ T, and at most one otherwise, so the
-  // peers that arrive number peerEnd − p − 1, or the iterations past this
-  // program's range.
+  // Peers: programs p+1 .. owner(unitEnd − 1), each of which arrives once.
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
-  // (One op per statement: the IR's order must not depend on the order in
-  // which C++ evaluates arguments.)
-  Value zero = s.i64(0);
-  Value peers = s.sub(peerEnd, firstPeer);
-  Value past = s.max(s.sub(unitEnd, end), zero);
-  Value everyPeer = s.le(g, total);
-  Value arrivals = s.select(everyPeer, peers, past);
-  Value anyArrival = s.lt(zero, arrivals);
+  Value arrivals = s.sub(peerEnd, firstPeer);
+  Value anyArrival = s.lt(s.i64(0), arrivals);
   auto waitIf = scf::IfOp::create(b, loc, anyArrival,
                                   /*withElseRegion=*/false);
   b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
@@ -356,15 +398,10 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   Value ownFlag = AddPtrOp::create(b, loc, flagType, flags, p);
   FlagWaitOp::create(b, loc, ownFlag, count);
   b.setInsertionPointAfter(waitIf);
-  auto ownsIterations = [&](Value q) {
-    Value next = rangeStart(s.add(q, one));
-    return s.lt(rangeStart(q), next);
-  };
   SmallVector<Value> epilogueArgs = {unit32};
   llvm::append_range(epilogueArgs,
-                     foldSlots(
-                         b, loc, op, workspaces, state, firstPeer, peerEnd,
-                         [](Value q) { return q; }, ownsIterations));
+                     foldSlots(b, loc, op, workspaces, state, firstPeer,
+                               peerEnd, [](Value q) { return q; }));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
 
@@ -416,7 +453,6 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
 /// The combine kernel: with S > 1, each unit's S partial states are merged
 /// in chunk order and the epilogue runs once per unit.
 static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
-  SmallVector<Type> stateTypes(op.getStateTypes());
   Location loc = op.getLoc();
   OpBuilder b(op);
   Scalars s{b, loc};
@@ -429,10 +465,12 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   b.setInsertionPointToStart(loop.getBody());
   Value unit = loop.getInductionVar();
   Value first = s.mul(unit, chunks);
-  SmallVector<Value> initial = loadSlot(b, loc, workspaces, first, stateTypes);
-  SmallVector<Value> merged =
-      foldSlots(b, loc, op, workspaces, initial, one, chunks,
-                [&](Value chunk) { return s.add(first, chunk); });
+  auto slotOf = [&](Value chunk) { return s.add(first, chunk); };
+  // The first step starts from chunk 0's state, loaded with the others.
+  SmallVector<Value> initial =
+      foldStep(b, loc, op, workspaces, ValueRange(), s.i64(0), chunks, slotOf);
+  SmallVector<Value> merged = foldSlots(b, loc, op, workspaces, initial,
+                                        s.i64(foldWidth(op)), chunks, slotOf);
   SmallVector<Value> epilogueArgs = {s.narrow(unit)};
   llvm::append_range(epilogueArgs, merged);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);

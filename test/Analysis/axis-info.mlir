@@ -65,3 +65,26 @@ func.func @loop(%k: !tessel.ptr<f32>, %n: i32 {tessel.multiple_of = 48 : i64}) a
   }
   return
 }
+
+// -----
+
+// A row-major reshape of a 1-D run: the run goes on along the last
+// dimension, cut to its length (each row starts aligned to the row's
+// length); the rows themselves are not contiguous. Rows of 6 keep runs of 2.
+
+func.func @reshape(%w: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %r = tessel.arange 0, 2048 : !tessel.tile<2048xi32>
+  // expected-remark @+1 {{contiguity = [1, 128], divisibility = [1, 128], constancy = [1, 1]}}
+  %t = tessel.reshape %r {test.axis} : !tessel.tile<2048xi32> -> !tessel.tile<16x128xi32>
+  %ws = tessel.splat %w : !tessel.ptr<f32> -> !tessel.tile<16x128x!tessel.ptr<f32>>
+  // expected-remark @+1 {{contiguity = [1, 128], divisibility = [4, 16], constancy = [1, 1]}}
+  %p = tessel.addptr %ws, %t {test.axis} : !tessel.tile<16x128x!tessel.ptr<f32>>, !tessel.tile<16x128xi32>
+  %s = tessel.arange 0, 24 : !tessel.tile<24xi32>
+  // expected-remark @+1 {{contiguity = [1, 2], divisibility = [1, 2], constancy = [1, 1]}}
+  %u = tessel.reshape %s {test.axis} : !tessel.tile<24xi32> -> !tessel.tile<4x6xi32>
+  %c = arith.constant 3 : i32
+  %k = tessel.splat %c : i32 -> !tessel.tile<64xi32>
+  // expected-remark @+1 {{contiguity = [1, 1], divisibility = [1, 1], constancy = [1, 8]}}
+  %v = tessel.reshape %k {test.axis} : !tessel.tile<64xi32> -> !tessel.tile<8x8xi32>
+  return
+}

@@ -5,7 +5,7 @@
 
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME: %[[OUT:[^:]*]]: !tessel.ptr<f32>, %[[UNITS:[^:]*]]: i32, %[[ITERS:[^:]*]]: i32,
-// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<f32>, %[[WS1:[^:]*]]: !tessel.ptr<i32>)
+// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 // CHECK-SAME: tessel.then = @sum__combine
 // CHECK-SAME: tessel.workspace = array<i64: 8, 1>
@@ -61,7 +61,7 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // The combine kernel: same arguments and workspace, no link of its own.
   // CHECK-LABEL: func.func @sum__combine
   // CHECK-SAME: %[[COUT:[^:]*]]: !tessel.ptr<f32>, %[[CUNITSARG:[^:]*]]: i32, %{{[^:]*}}: i32,
-  // CHECK-SAME: %[[CWS0:[^:]*]]: !tessel.ptr<f32>, %[[CWS1:[^:]*]]: !tessel.ptr<i32>)
+  // CHECK-SAME: %[[CWS0:[^:]*]]: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %[[CWS1:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
   // CHECK-NOT: tessel.then
   // CHECK-SAME: tessel.workspace = array<i64: 8, 1>
   // CHECK-NOT: tessel.flag
@@ -78,16 +78,31 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[CUNITS:.*]] = arith.select %[[SPLIT]], %[[CU]], %{{.*}}
   // CHECK: scf.for %[[CUNIT:.*]] = %[[CP]] to %[[CUNITS]] step %[[CG]]
   // CHECK: %[[FIRST:.*]] = arith.muli %[[CUNIT]], %[[CS]]
-  // CHECK: %[[F0:.*]] = arith.muli %[[FIRST]], %{{.*}}
-  // CHECK: tessel.addptr %[[CWS0]], %[[F0]]
+  // The first step loads chunks 0 .. 7 (those past S-1 repeat it), chunk 0
+  // the state the others merge into while below S.
+  // CHECK: %[[LASTC0:.*]] = arith.subi %[[CS]]
+  // CHECK: %[[C00:.*]] = arith.minsi %{{.*}}, %[[LASTC0]]
+  // CHECK: %[[SLOT0:.*]] = arith.addi %[[FIRST]], %[[C00]]
+  // CHECK: arith.muli %[[SLOT0]]
+  // CHECK: tessel.addptr %[[CWS0]]
   // CHECK: %[[INIT0:.*]] = tessel.load
-  // CHECK: %[[F1:.*]] = arith.muli %[[FIRST]], %{{.*}}
-  // CHECK: tessel.addptr %[[CWS1]], %[[F1]]
+  // CHECK: tessel.addptr %[[CWS1]]
   // CHECK: %[[INIT1:.*]] = tessel.load
-  // Chunks 1 .. S-1 merged in order into chunk 0's state, eight loaded
-  // before their eight merges; chunks past S-1 repeat it and are not merged.
+  // CHECK: %[[D0:.*]] = tessel.load
+  // CHECK: %[[D1:.*]] = tessel.load
+  // CHECK-COUNT-12: tessel.load
+  // CHECK-NOT: tessel.load
+  // CHECK: %[[IN0:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
+  // CHECK: %[[E0:.*]] = tessel.binary add %[[INIT0]], %[[D0]]
+  // CHECK: %[[E1:.*]] = arith.addi %[[INIT1]], %[[D1]]
+  // CHECK: %[[IN0T:.*]] = tessel.splat %[[IN0]]
+  // CHECK: tessel.select %[[IN0T]], %[[E0]], %[[INIT0]]
+  // CHECK: arith.select %[[IN0]], %[[E1]], %[[INIT1]]
+  // CHECK-COUNT-6: tessel.select
+  // Then chunks 8 .. S-1 in steps of eight loaded before their merges.
+  // CHECK: %[[FROM:.*]] = arith.constant 8 : i64
   // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
-  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %{{.*}} to %[[CS]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %[[INIT0]], %[[A1:.*]] = %[[INIT1]])
+  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %[[FROM]] to %[[CS]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
   // CHECK: %[[LASTC:.*]] = arith.subi %[[CS]]
   // CHECK: %[[C0:.*]] = arith.minsi %[[C]], %[[LASTC]]
   // CHECK: %[[SLOT:.*]] = arith.addi %[[FIRST]], %[[C0]]
@@ -100,9 +115,11 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
   // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[B1]]
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
-  // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
   // CHECK: tessel.binary add %[[M0]]
-  // CHECK-COUNT-6: scf.if
+  // CHECK: tessel.splat %[[IN1]]
+  // CHECK: tessel.select
+  // CHECK-COUNT-6: tessel.select
+  // CHECK-NOT: scf.if
   // CHECK: %[[CUNIT32:.*]] = arith.trunci %[[CUNIT]]
   // CHECK: tessel.addptr %[[COUT]], %[[CUNIT32]]
   // CHECK: arith.sitofp %[[FOLD]]#1
@@ -205,14 +222,14 @@ func.func @nested(%n: i32, %c: i1) attributes {tessel.kernel} {
 // -----
 
 // multiple_of hints stay on the parameters of both kernels; the workspace
-// gets none.
+// starts 16-byte aligned in both.
 // CHECK-LABEL: func.func @hinted
 // CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
-// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>)
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.then = @hinted__combine
 // CHECK-LABEL: func.func @hinted__combine
 // CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
-// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>)
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) body {
   ^bb0(%unit: i32, %begin: i32, %end: i32):

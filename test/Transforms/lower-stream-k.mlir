@@ -5,28 +5,34 @@
 
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME: %[[OUT:[^:]*]]: !tessel.ptr<f32>, %[[UNITS:[^:]*]]: i32, %[[ITERS:[^:]*]]: i32,
-// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<f32>, %[[WS1:[^:]*]]: !tessel.ptr<i32>, %[[FLAGS:[^:]*]]: !tessel.ptr<i32>)
+// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %[[FLAGS:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 // CHECK-SAME: tessel.workspace = array<i64: 8, 1, 1>
 func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
-  // This program's iterations: [p*T/G, (p+1)*T/G), T = units * iters, in i64,
-  // computed as p*(T/G) + p*(T%G)/G.
+  // This program's iterations: [p*T/g, (p+1)*T/g), T = units * iters,
+  // over g = max(min(G, T), 1) programs, in i64, computed as
+  // p*(T/g) + p*(T%g)/g with p cut to g (programs from g on own nothing).
   // CHECK: %[[P32:.*]] = tessel.program_id 0
   // CHECK: %[[P:.*]] = arith.extsi %[[P32]] : i32 to i64
   // CHECK: %[[G32:.*]] = tessel.num_programs 0
-  // CHECK: %[[G:.*]] = arith.extsi %[[G32]] : i32 to i64
+  // CHECK: %[[GRID:.*]] = arith.extsi %[[G32]] : i32 to i64
   // Fewer than one iteration counts as one empty slot: iters' = max(iters, 1).
   // CHECK: %[[IT0:.*]] = arith.extsi %[[ITERS]]
   // CHECK: %[[BODYIT:.*]] = arith.maxsi %[[IT0]], %{{.*}} : i64
   // CHECK: %[[IT:.*]] = arith.maxsi %[[BODYIT]], %{{.*}} : i64
   // CHECK: %[[U:.*]] = arith.extsi %[[UNITS]]
   // CHECK: %[[T:.*]] = arith.muli %[[U]], %[[IT]] : i64
+  // CHECK: %[[GT:.*]] = arith.minsi %[[GRID]], %[[T]] : i64
+  // CHECK: %[[G:.*]] = arith.maxsi %[[GT]], %{{.*}} : i64
   // CHECK: %[[QUOT:.*]] = arith.divsi %[[T]], %[[G]]
   // CHECK: %[[REM:.*]] = arith.remsi %[[T]], %[[G]]
-  // CHECK: %[[WHOLE:.*]] = arith.muli %[[P]], %[[QUOT]]
-  // CHECK: %[[PR:.*]] = arith.muli %[[P]], %[[REM]]
+  // CHECK: %[[PC:.*]] = arith.minsi %[[P]], %[[G]]
+  // CHECK: %[[WHOLE:.*]] = arith.muli %[[PC]], %[[QUOT]]
+  // CHECK: %[[PR:.*]] = arith.muli %[[PC]], %[[REM]]
   // CHECK: %[[PART:.*]] = arith.divsi %[[PR]], %[[G]]
   // CHECK: %[[START:.*]] = arith.addi %[[WHOLE]], %[[PART]]
+  // CHECK: %[[NEXT:.*]] = arith.addi %[[P]]
+  // CHECK: arith.minsi %[[NEXT]], %[[G]]
   // CHECK: %[[FIRST:.*]] = arith.divsi %[[START]], %[[IT]]
   // CHECK: %[[LAST:.*]] = arith.select
   // CHECK: scf.for %[[UNIT:.*]] = %[[FIRST]] to %[[LAST]] step
@@ -37,14 +43,12 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[HOST:.*]] = arith.cmpi sle, %[[START]], %[[UB]]
   // CHECK: scf.if %[[HOST]] {
   // The host waits once for its peers' arrivals, counted on its own flag:
-  // the programs up to the owner of the unit's last iteration (when G <= T),
-  // else one per iteration past this program's range.
+  // the programs up to the owner of the unit's last iteration, each of which
+  // owns an iteration.
   // CHECK: %[[FIRSTPEER:.*]] = arith.addi %[[P]]
   // CHECK: %[[UEG:.*]] = arith.muli %[[UE]], %[[G]]
   // CHECK: %[[PEEREND:.*]] = arith.ceildivsi %[[UEG]], %[[T]]
-  // CHECK: %[[PEERS:.*]] = arith.subi %[[PEEREND]], %[[FIRSTPEER]]
-  // CHECK: %[[EVERY:.*]] = arith.cmpi sle, %[[G]], %[[T]]
-  // CHECK: %[[ARRIVALS:.*]] = arith.select %[[EVERY]], %[[PEERS]], %{{.*}}
+  // CHECK: %[[ARRIVALS:.*]] = arith.subi %[[PEEREND]], %[[FIRSTPEER]]
   // CHECK: %[[ANY:.*]] = arith.cmpi slt, %{{.*}}, %[[ARRIVALS]]
   // CHECK: scf.if %[[ANY]] {
   // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
@@ -65,20 +69,19 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[C1:.*]] = tessel.load
   // CHECK-COUNT-12: tessel.load
   // CHECK-NOT: tessel.load
-  // A peer that owns no iteration (more programs than iterations) is
-  // skipped.
-  // CHECK: %[[OWNS0:.*]] = arith.cmpi slt
-  // CHECK: %[[M0:.*]]:2 = scf.if %[[OWNS0]] -> (!tessel.tile<8xf32>, i32) {
-  // CHECK: tessel.binary add %[[A0]], %[[B0]]
-  // CHECK: arith.addi %[[A1]], %[[C0]]
-  // CHECK: } else {
-  // CHECK: scf.yield %[[A0]], %[[A1]]
+  // The step's first slot is always merged; the others are merged (the
+  // merge touches no memory) and kept while below the end, so no branch
+  // keeps a slot's loads from being issued with the others.
+  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
+  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[C0]]
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
-  // CHECK: %[[OWNS1:.*]] = arith.cmpi slt
-  // CHECK: %[[MERGE1:.*]] = arith.andi %[[IN1]], %[[OWNS1]]
-  // CHECK: scf.if %[[MERGE1]] -> (!tessel.tile<8xf32>, i32) {
-  // CHECK: tessel.binary add %[[M0]]#0, %[[B1]]
-  // CHECK-COUNT-6: scf.if
+  // CHECK: %[[N0:.*]] = tessel.binary add %[[M0]], %[[B1]]
+  // CHECK: %[[N1:.*]] = arith.addi %[[M1]], %[[C1]]
+  // CHECK: %[[IN1T:.*]] = tessel.splat %[[IN1]] : i1 -> !tessel.tile<8xi1>
+  // CHECK: tessel.select %[[IN1T]], %[[N0]], %[[M0]]
+  // CHECK: arith.select %[[IN1]], %[[N1]], %[[M1]] : i32
+  // CHECK-COUNT-6: tessel.select
+  // CHECK-NOT: scf.if
   // CHECK: arith.sitofp %[[FOLD]]#1
   // CHECK: tessel.store
   // Other programs publish their partial state and count one arrival on
@@ -199,10 +202,11 @@ func.func @not_a_kernel(%units: i32) {
 
 // -----
 
-// multiple_of hints stay on the parameters; the workspace and flags get none.
+// multiple_of hints stay on the parameters; the workspace and flags start
+// 16-byte aligned (the runtime's layout of the workspace).
 // CHECK-LABEL: func.func @hinted
 // CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
-// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32>, %{{[^:]*}}: !tessel.ptr<i32>)
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) body {
@@ -215,6 +219,34 @@ func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units
   ^bb0(%unit: i32, %s: i32):
     %p = tessel.addptr %out, %unit : !tessel.ptr<i32>, i32
     tessel.store %p, %s : !tessel.ptr<i32>
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
+// A merge that reads memory runs only for the slots in range: a branch.
+// CHECK-LABEL: func.func @merge_reads
+// CHECK: scf.for
+// CHECK-COUNT-8: tessel.load
+// CHECK: tessel.load %{{.*}} : !tessel.ptr<i32>
+// CHECK: arith.cmpi slt
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK: tessel.load %{{.*}} : !tessel.ptr<i32>
+// CHECK-NOT: arith.select
+func.func @merge_reads(%table: !tessel.ptr<i32>, %units: i32) attributes {tessel.kernel} {
+  tessel.stream_k units(%units) iters(%units) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    tessel.yield %begin : i32
+  } merge {
+  ^bb0(%a: i32, %b: i32):
+    %p = tessel.addptr %table, %b : !tessel.ptr<i32>, i32
+    %t = tessel.load %p : !tessel.ptr<i32>
+    %s = arith.addi %a, %t : i32
+    tessel.yield %s : i32
+  } epilogue {
+  ^bb0(%unit: i32, %s: i32):
     tessel.yield
   }
   return

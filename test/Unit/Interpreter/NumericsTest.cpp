@@ -5,6 +5,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -94,14 +95,23 @@ TEST(Numerics, MemoryConvertsOnReadAndWrite) {
 
 TEST(Numerics, StreamKRangesCoverEvenly) {
   for (int64_t programs : {1, 2, 3, 7, 8, 13, 132})
-    for (int64_t total : {1, 5, 12, 20, 21, 1000, 1001}) {
+    for (int64_t total : {0, 1, 5, 12, 20, 21, 1000, 1001}) {
+      // At most one program per iteration: the first P take part, each
+      // owning at least one iteration; the others own nothing.
+      int64_t used = std::min(programs, total);
+      ASSERT_EQ(streamKPrograms(programs, total), used);
       int64_t expect = 0;
       for (int64_t p = 0; p < programs; ++p) {
         IterRange r = streamKRange(p, programs, total);
         ASSERT_EQ(r.begin, expect);
-        ASSERT_EQ(r.begin, p * total / programs);
         int64_t len = r.end - r.begin;
-        ASSERT_TRUE(len == total / programs || len == total / programs + 1);
+        if (p >= used) {
+          ASSERT_EQ(len, 0) << p << " of " << programs << ", " << total;
+          continue;
+        }
+        ASSERT_EQ(r.begin, p * total / used);
+        ASSERT_GE(len, 1);
+        ASSERT_TRUE(len == total / used || len == total / used + 1);
         for (int64_t it = r.begin; it < r.end; ++it)
           ASSERT_EQ(streamKOwner(it, programs, total), p);
         expect = r.end;
