@@ -133,26 +133,56 @@ static Value slotPointers(OpBuilder &b, Location loc, Value base, Value slot,
   return AddPtrOp::create(b, loc, ptrs.getType(), ptrs, offsets);
 }
 
-/// Rules both strategies share.
-/// The state values in slot `slot` of the workspaces.
-static SmallVector<Value> loadSlot(OpBuilder &b, Location loc,
-                                   ArrayRef<Value> workspaces, Value slot,
-                                   ArrayRef<Type> types) {
-  SmallVector<Value> values;
-  for (auto [type, ws] : llvm::zip(types, workspaces)) {
-    Value ptrs = slotPointers(b, loc, ws, slot, type);
-    values.push_back(LoadOp::create(b, loc, type, ptrs, Value(), Value()));
-  }
-  return values;
+/// Pointers to an element of each 128-byte line of slot `slot` (of a state
+/// value of type `type`) of a workspace: a prefetch through them fetches the
+/// slot with about one instruction per thread, whatever the state's layout.
+static Value slotLinePointers(OpBuilder &b, Location loc, Value base,
+                              Value slot, Type type) {
+  Scalars s{b, loc};
+  int64_t size = numElements(type);
+  Value start =
+      AddPtrOp::create(b, loc, base.getType(), base, s.mul(slot, s.i64(size)));
+  if (!isa<TileType>(type))
+    return start;
+  Type elem = cast<PtrType>(base.getType()).getPointeeType();
+  int64_t perLine =
+      std::max<int64_t>(1, 1024 / std::max(8u, elem.getIntOrFloatBitWidth()));
+  int64_t lines = llvm::PowerOf2Ceil(llvm::divideCeil(size, perLine));
+  auto i32s = TileType::get({lines}, b.getI32Type());
+  auto splat = [&](int64_t v) {
+    return SplatOp::create(
+        b, loc, i32s,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)).getResult());
+  };
+  Value line = ArangeOp::create(b, loc, i32s, b.getI32IntegerAttr(0),
+                                b.getI32IntegerAttr(lines));
+  Value offsets =
+      BinaryOp::create(b, loc, BinaryKind::mul, line, splat(perLine));
+  // The last line may hold fewer elements: stay inside the slot.
+  offsets = BinaryOp::create(b, loc, BinaryKind::min, offsets, splat(size - 1));
+  Value ptrs =
+      SplatOp::create(b, loc, i32s.withElementType(base.getType()), start);
+  return AddPtrOp::create(b, loc, ptrs.getType(), ptrs, offsets);
 }
 
-/// Partial states merged per step of a fold: the loads of a step are issued
-/// before its merges, so their latencies overlap instead of adding up (a
-/// fold of S partials costs about S / width memory round trips, not S). As
-/// many as fit kFoldRegisters registers per thread, at most kMaxFoldWidth:
-/// a fold runs after the body's loop, whose registers are free by then, and
-/// a short decode's partials (8 KB each for a 16 x 128 tile) cost a round
-/// trip per step, so a step takes up to eight.
+/// Pointers to the state values in slot `slot` of the workspaces.
+static SmallVector<Value> slotStatePointers(OpBuilder &b, Location loc,
+                                            ArrayRef<Value> workspaces,
+                                            Value slot, ArrayRef<Type> types) {
+  SmallVector<Value> ptrs;
+  for (auto [type, ws] : llvm::zip(types, workspaces))
+    ptrs.push_back(slotPointers(b, loc, ws, slot, type));
+  return ptrs;
+}
+
+/// Partial states merged per step of a fold: a step prefetches its slots
+/// into L1 together, then loads and merges them in order, so a fold of S
+/// partials waits for about S / width trips to L2, not S (the loads alone
+/// would not do it: behind the branch that skips a slot past the end, LLVM
+/// sinks a slot's loads, and ptxas may issue loads one merge after another
+/// to save registers). As many as kFoldRegisters registers per thread would
+/// hold (72 KB for 128 threads, within the L1 left beside the shared
+/// memory of a decode kernel), at most kMaxFoldWidth.
 static constexpr int64_t kFoldRegisters = 144, kMaxFoldWidth = 8;
 
 static int64_t foldWidth(StreamKOp op) {
@@ -167,29 +197,11 @@ static int64_t foldWidth(StreamKOp op) {
   return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldWidth);
 }
 
-/// Whether a merge can run on a slot whose result is then dropped: its region
-/// neither reads nor writes memory.
-static bool isSpeculatableMerge(StreamKOp op) {
-  return llvm::all_of(
-      op.getMerge().front().without_terminator(),
-      [](Operation &inner) { return isMemoryEffectFree(&inner); });
-}
-
-/// `x` where the i1 `cond` holds, else `y` (tiles elementwise).
-static Value selectValue(OpBuilder &b, Location loc, Value cond, Value x,
-                         Value y) {
-  auto tile = dyn_cast<TileType>(x.getType());
-  if (!tile)
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  Value mask =
-      SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), cond);
-  return SelectOp::create(b, loc, mask, x, y);
-}
-
-/// One step of a fold: loads the partial states of workspace slots
-/// slotOf(j), j in [j0, j0 + width) (a j past hi repeats hi − 1, so every
-/// load stays inside the workspace), then merges those below hi into
-/// `state` in order. With no `state` the slot of j0 (< hi) is the first.
+/// One step of a fold: prefetches, then loads the partial states of
+/// workspace slots slotOf(j), j in [j0, j0 + width) (a j past hi repeats
+/// hi − 1, so every access stays inside the workspace), and merges those
+/// below hi into `state` in order. With no `state` the slot of j0 (< hi) is
+/// the first.
 static SmallVector<Value> foldStep(OpBuilder &b, Location loc, StreamKOp op,
                                    ArrayRef<Value> workspaces, ValueRange state,
                                    Value j0, Value hi,
@@ -197,16 +209,24 @@ static SmallVector<Value> foldStep(OpBuilder &b, Location loc, StreamKOp op,
   Scalars s{b, loc};
   SmallVector<Type> stateTypes(op.getStateTypes());
   Value last = s.sub(hi, s.i64(1));
+  int64_t width = foldWidth(op);
   SmallVector<Value> js;
-  SmallVector<SmallVector<Value>> parts;
-  for (int64_t t = 0, e = foldWidth(op); t < e; ++t) {
+  SmallVector<SmallVector<Value>> ptrs;
+  for (int64_t t = 0; t < width; ++t) {
     js.push_back(t ? s.add(j0, s.i64(t)) : j0);
-    parts.push_back(loadSlot(b, loc, workspaces, slotOf(s.min(js.back(), last)),
-                             stateTypes));
+    ptrs.push_back(slotStatePointers(
+        b, loc, workspaces, slotOf(s.min(js.back(), last)), stateTypes));
   }
-  bool speculate = isSpeculatableMerge(op);
+  if (width > 1)
+    for (Value j : js)
+      for (auto [type, ws] : llvm::zip(stateTypes, workspaces))
+        PrefetchOp::create(
+            b, loc, slotLinePointers(b, loc, ws, slotOf(s.min(j, last)), type));
   SmallVector<Value> merged(state);
-  for (auto [j, part] : llvm::zip(js, parts)) {
+  for (auto [j, slot] : llvm::zip(js, ptrs)) {
+    SmallVector<Value> part;
+    for (auto [type, ptr] : llvm::zip(stateTypes, slot))
+      part.push_back(LoadOp::create(b, loc, type, ptr, Value(), Value()));
     if (merged.empty()) {
       merged = part;
       continue;
@@ -218,17 +238,7 @@ static SmallVector<Value> foldStep(OpBuilder &b, Location loc, StreamKOp op,
       merged = inlineRegion(b, op.getMerge(), mergeArgs);
       continue;
     }
-    // A slot past hi is merged and dropped where that is harmless: behind a
-    // branch, LLVM sinks the slot's loads into it, and the step would wait
-    // for one slot after another.
-    Value inRange = s.lt(j, hi);
-    if (speculate) {
-      SmallVector<Value> next = inlineRegion(b, op.getMerge(), mergeArgs);
-      for (auto [kept, candidate] : llvm::zip(merged, next))
-        kept = selectValue(b, loc, inRange, candidate, kept);
-      continue;
-    }
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), inRange,
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(j, hi),
                                   /*withElseRegion=*/true);
     b.setInsertionPointToStart(ifOp.thenBlock());
     scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));

@@ -220,3 +220,25 @@ func.func @before_sm90(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y:
   return
 }
 }
+
+// -----
+
+// A prefetch makes one L1 prefetch per access a load through the same
+// pointers would make: a run of 4 f32 aligned to 16 bytes is one access, so
+// a thread's 8 elements (two runs) take two; a scalar pointer takes one.
+
+#v = #tessel.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+
+// CHECK-LABEL: llvm.func @prefetch
+func.func @prefetch(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %r = tessel.arange 0, 256 : !tessel.tile<256xi32, #v>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<256x!tessel.ptr<f32>, #v>
+  %p = tessel.addptr %xs, %r : !tessel.tile<256x!tessel.ptr<f32>, #v>, !tessel.tile<256xi32, #v>
+  // CHECK-COUNT-2: nvvm.prefetch level = L1, %{{.*}} : !llvm.ptr<1>
+  // CHECK-NOT: nvvm.prefetch
+  tessel.prefetch %p : !tessel.tile<256x!tessel.ptr<f32>, #v>
+  // CHECK: nvvm.prefetch level = L1, %{{.*}} : !llvm.ptr<1>
+  tessel.prefetch %x : !tessel.ptr<f32>
+  // CHECK-NOT: nvvm.prefetch
+  return
+}

@@ -78,28 +78,29 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[CUNITS:.*]] = arith.select %[[SPLIT]], %[[CU]], %{{.*}}
   // CHECK: scf.for %[[CUNIT:.*]] = %[[CP]] to %[[CUNITS]] step %[[CG]]
   // CHECK: %[[FIRST:.*]] = arith.muli %[[CUNIT]], %[[CS]]
-  // The first step loads chunks 0 .. 7 (those past S-1 repeat it), chunk 0
-  // the state the others merge into while below S.
+  // The first step prefetches chunks 0 .. 7 (those past S-1 repeat it), then
+  // loads them, chunk 0 the state the others merge into while below S.
   // CHECK: %[[LASTC0:.*]] = arith.subi %[[CS]]
   // CHECK: %[[C00:.*]] = arith.minsi %{{.*}}, %[[LASTC0]]
   // CHECK: %[[SLOT0:.*]] = arith.addi %[[FIRST]], %[[C00]]
   // CHECK: arith.muli %[[SLOT0]]
-  // CHECK: tessel.addptr %[[CWS0]]
-  // CHECK: %[[INIT0:.*]] = tessel.load
-  // CHECK: tessel.addptr %[[CWS1]]
-  // CHECK: %[[INIT1:.*]] = tessel.load
+  // CHECK: %[[I0:.*]] = tessel.addptr %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[I1:.*]] = tessel.addptr %[[CWS1]]
+  // CHECK-NOT: tessel.load
+  // CHECK-COUNT-16: tessel.prefetch
+  // CHECK-NOT: tessel.prefetch
+  // CHECK: %[[INIT0:.*]] = tessel.load %[[I0]]
+  // CHECK: %[[INIT1:.*]] = tessel.load %[[I1]]
   // CHECK: %[[D0:.*]] = tessel.load
   // CHECK: %[[D1:.*]] = tessel.load
-  // CHECK-COUNT-12: tessel.load
-  // CHECK-NOT: tessel.load
-  // CHECK: %[[IN0:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
-  // CHECK: %[[E0:.*]] = tessel.binary add %[[INIT0]], %[[D0]]
-  // CHECK: %[[E1:.*]] = arith.addi %[[INIT1]], %[[D1]]
-  // CHECK: %[[IN0T:.*]] = tessel.splat %[[IN0]]
-  // CHECK: tessel.select %[[IN0T]], %[[E0]], %[[INIT0]]
-  // CHECK: arith.select %[[IN0]], %[[E1]], %[[INIT1]]
-  // CHECK-COUNT-6: tessel.select
-  // Then chunks 8 .. S-1 in steps of eight loaded before their merges.
+  // CHECK: arith.cmpi slt, %{{.*}}, %[[CS]]
+  // CHECK: scf.if
+  // CHECK: tessel.binary add %[[INIT0]], %[[D0]]
+  // CHECK: arith.addi %[[INIT1]], %[[D1]]
+  // CHECK: } else {
+  // CHECK: scf.yield %[[INIT0]], %[[INIT1]]
+  // CHECK-COUNT-6: scf.if
+  // Then chunks 8 .. S-1 in steps of eight, prefetched before their loads.
   // CHECK: %[[FROM:.*]] = arith.constant 8 : i64
   // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
   // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %[[FROM]] to %[[CS]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
@@ -107,19 +108,19 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[C0:.*]] = arith.minsi %[[C]], %[[LASTC]]
   // CHECK: %[[SLOT:.*]] = arith.addi %[[FIRST]], %[[C0]]
   // CHECK: arith.muli %[[SLOT]]
-  // CHECK: %[[B0:.*]] = tessel.load
-  // CHECK: arith.muli %[[SLOT]]
-  // CHECK: %[[B1:.*]] = tessel.load
-  // CHECK-COUNT-14: tessel.load
   // CHECK-NOT: tessel.load
+  // CHECK-COUNT-16: tessel.prefetch
+  // CHECK-NOT: tessel.prefetch
+  // CHECK: %[[B0:.*]] = tessel.load
+  // CHECK: %[[B1:.*]] = tessel.load
   // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
   // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[B1]]
+  // CHECK: tessel.load
+  // CHECK: tessel.load
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
+  // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
   // CHECK: tessel.binary add %[[M0]]
-  // CHECK: tessel.splat %[[IN1]]
-  // CHECK: tessel.select
-  // CHECK-COUNT-6: tessel.select
-  // CHECK-NOT: scf.if
+  // CHECK-COUNT-6: scf.if
   // CHECK: %[[CUNIT32:.*]] = arith.trunci %[[CUNIT]]
   // CHECK: tessel.addptr %[[COUT]], %[[CUNIT32]]
   // CHECK: arith.sitofp %[[FOLD]]#1

@@ -54,34 +54,39 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
   // CHECK: %[[OWN:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
   // CHECK: tessel.flag_wait %[[OWN]] count %[[N]]
-  // Then it merges their partials in order, eight slots loaded before their
-  // eight merges; slots past the last peer repeat it and are not merged.
+  // Then it merges their partials in order, eight slots a step: each slot's
+  // lines prefetched into L1 (a pointer per 128-byte line, inside the slot),
+  // then the slots loaded and merged in turn; slots past the last peer repeat
+  // it and are not merged.
   // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
   // CHECK: %[[FOLD:.*]]:2 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
   // CHECK: %[[LASTPEER:.*]] = arith.subi %[[PEEREND]]
   // CHECK: %[[Q0:.*]] = arith.minsi %[[Q]], %[[LASTPEER]]
   // CHECK: arith.muli %[[Q0]]
-  // CHECK: %[[B0:.*]] = tessel.load
-  // CHECK: %[[C0:.*]] = tessel.load
+  // CHECK: %[[P0:.*]] = tessel.addptr %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[P1:.*]] = tessel.addptr %[[WS1]]
   // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
   // CHECK: arith.minsi %[[Q1]], %[[LASTPEER]]
-  // CHECK: %[[B1:.*]] = tessel.load
-  // CHECK: %[[C1:.*]] = tessel.load
-  // CHECK-COUNT-12: tessel.load
   // CHECK-NOT: tessel.load
-  // The step's first slot is always merged; the others are merged (the
-  // merge touches no memory) and kept while below the end, so no branch
-  // keeps a slot's loads from being issued with the others.
+  // CHECK: %[[LINE:.*]] = tessel.binary min %{{.*}} : !tessel.tile<1xi32>
+  // CHECK: %[[LINES:.*]] = tessel.addptr %{{.*}}, %[[LINE]] : !tessel.tile<1x!tessel.ptr<f32>>
+  // CHECK: tessel.prefetch %[[LINES]] : !tessel.tile<1x!tessel.ptr<f32>>
+  // CHECK: tessel.prefetch %{{.*}} : !tessel.ptr<i32>
+  // CHECK-COUNT-14: tessel.prefetch
+  // CHECK-NOT: tessel.prefetch
+  // The step's first slot is always merged, the others while below the end.
+  // CHECK: %[[B0:.*]] = tessel.load %[[P0]]
+  // CHECK: %[[C0:.*]] = tessel.load %[[P1]]
   // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
   // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[C0]]
+  // CHECK: %[[B1:.*]] = tessel.load
+  // CHECK: %[[C1:.*]] = tessel.load
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
-  // CHECK: %[[N0:.*]] = tessel.binary add %[[M0]], %[[B1]]
-  // CHECK: %[[N1:.*]] = arith.addi %[[M1]], %[[C1]]
-  // CHECK: %[[IN1T:.*]] = tessel.splat %[[IN1]] : i1 -> !tessel.tile<8xi1>
-  // CHECK: tessel.select %[[IN1T]], %[[N0]], %[[M0]]
-  // CHECK: arith.select %[[IN1]], %[[N1]], %[[M1]] : i32
-  // CHECK-COUNT-6: tessel.select
-  // CHECK-NOT: scf.if
+  // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
+  // CHECK: tessel.binary add %[[M0]], %[[B1]]
+  // CHECK: } else {
+  // CHECK: scf.yield %[[M0]], %[[M1]]
+  // CHECK-COUNT-6: scf.if
   // CHECK: arith.sitofp %[[FOLD]]#1
   // CHECK: tessel.store
   // Other programs publish their partial state and count one arrival on
@@ -224,30 +229,3 @@ func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units
   return
 }
 
-// -----
-
-// A merge that reads memory runs only for the slots in range: a branch.
-// CHECK-LABEL: func.func @merge_reads
-// CHECK: scf.for
-// CHECK-COUNT-8: tessel.load
-// CHECK: tessel.load %{{.*}} : !tessel.ptr<i32>
-// CHECK: arith.cmpi slt
-// CHECK: scf.if %{{.*}} -> (i32) {
-// CHECK: tessel.load %{{.*}} : !tessel.ptr<i32>
-// CHECK-NOT: arith.select
-func.func @merge_reads(%table: !tessel.ptr<i32>, %units: i32) attributes {tessel.kernel} {
-  tessel.stream_k units(%units) iters(%units) body {
-  ^bb0(%unit: i32, %begin: i32, %end: i32):
-    tessel.yield %begin : i32
-  } merge {
-  ^bb0(%a: i32, %b: i32):
-    %p = tessel.addptr %table, %b : !tessel.ptr<i32>, i32
-    %t = tessel.load %p : !tessel.ptr<i32>
-    %s = arith.addi %a, %t : i32
-    tessel.yield %s : i32
-  } epilogue {
-  ^bb0(%unit: i32, %s: i32):
-    tessel.yield
-  }
-  return
-}

@@ -131,12 +131,21 @@ def test_mta_rows_include_decode():
 
 def test_launch_rows_cover_the_issue():
     """An empty kernel through kernel[grid] and tiny ready ops, each against torch.add, Triton's
-    launch and the bare driver launch, with the CUDA-graph replay of the Tessel call."""
+    launch and the bare driver launch, with the CUDA-graph replay of the Tessel call and of SDPA's
+    cuDNN back end; the decode rows are the decode-latency targets' shapes."""
     assert [c["id"] for c in launch.configs()] == [
-        "empty-kernel", "attention-B1-H1-N64-D64", "decode-B1-H8-N1024-D128"]
+        "empty-kernel", "attention-B1-H1-N64-D64", "decode-B1-H8-KV8-N1024-D128",
+        "decode-B1-H8-KV8-N16384-D128", "decode-B1-H32-KV32-N8192-D128",
+        "decode-B1-H32-KV4-N131072-D128"]
+    assert [c["id"] for c in launch.configs(quick=True)] == [
+        "empty-kernel", "decode-B1-H8-KV8-N1024-D128"]
+    gqa = launch.configs()[-1]
+    assert gqa["q"] == (1, 32, 1, 128) and gqa["kv"] == (1, 4, 131072, 128)
+    assert gqa["shape"] == "B1 H32/4 Nq1 Nk131072 D128"
     assert {c["op"] for c in launch.configs() if "op" in c} == {"attention", "lean_attention"}
     impls = [impl for impl, _ in launch.IMPLS]
-    assert impls == ["tessel", "tessel-graph", "sdpa", "torch-add", "triton", "driver"]
+    assert impls == ["tessel", "tessel-graph", "sdpa", "sdpa-graph", "torch-add", "triton",
+                     "driver"]
     assert launch.UNIT is None and launch.CEILING is None
     assert os.path.isfile(launch.EMPTY_KERNEL)
     row = {"id": "empty-kernel", "config": launch.configs()[0], "work": 1, "status": "done",
@@ -146,7 +155,7 @@ def test_launch_rows_cover_the_issue():
                                               "note": "unsupported: Triton is not installed"}}}
     table = report.workload_table(launch, {"rows": [row]}, {})
     line = next(t for t in table.splitlines() if t.startswith("| kernel[(1,)](x)"))
-    assert "| 12.3 µs | — | — | 6.1 µs | n/a: unsupported: Triton is not installed |" in line
+    assert "| 12.3 µs | — | — | — | 6.1 µs | n/a: unsupported: Triton is not installed |" in line
     assert "0.50×" in line                          # torch.add 6.1 µs / Tessel 12.3 µs
 
 

@@ -17,6 +17,7 @@
 #include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -155,6 +156,34 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
            accessGroups(tile, runDimension(getLayout(tile)), width))
         storeWords(rewriter, loc, packWords(rewriter, loc, values, group),
                    ptrs[group.front()], predicate(group.front()));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// One L1 prefetch per access a load through the same pointers would make.
+struct PrefetchLowering : VectorisedPattern<PrefetchOp> {
+  using VectorisedPattern::VectorisedPattern;
+  LogicalResult
+  matchAndRewrite(PrefetchOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange ptrs = adaptor.getPtr();
+    auto level = NVVM::PrefetchCacheLevelAttr::get(
+        rewriter.getContext(), NVVM::PrefetchCacheLevel::L1);
+    auto prefetch = [&](Value ptr) {
+      NVVM::PrefetchOp::create(rewriter, op.getLoc(), level,
+                               NVVM::CacheEvictionPriorityAttr(), ptr,
+                               /*predicate=*/Value());
+    };
+    int64_t width = widthOf(op);
+    if (auto tile = dyn_cast<TileType>(op.getPtr().getType()); width > 1) {
+      for (ArrayRef<int64_t> group :
+           accessGroups(tile, runDimension(getLayout(tile)), width))
+        prefetch(ptrs[group.front()]);
+    } else {
+      for (Value ptr : ptrs)
+        prefetch(ptr);
     }
     rewriter.eraseOp(op);
     return success();
@@ -341,6 +370,8 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
     if (auto load = dyn_cast<LoadOp>(op))
       width =
           accessWidth(info, load.getPtr(), {load.getMask(), load.getOther()});
+    else if (auto prefetch = dyn_cast<PrefetchOp>(op))
+      width = accessWidth(info, prefetch.getPtr(), {});
     else if (auto store = dyn_cast<StoreOp>(op))
       width = accessWidth(info, store.getPtr(), {store.getMask()});
     else if (auto copy = dyn_cast<AsyncCopyOp>(op))
@@ -361,8 +392,9 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
 void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           const AccessWidths &widths) {
-  patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
-                                                               widths);
+  patterns
+      .add<LoadLowering, StoreLowering, AtomicAddLowering, PrefetchLowering>(
+          converter, widths);
   patterns.add<FlagSignalLowering, FlagWaitLowering>(converter,
                                                      patterns.getContext());
 }
