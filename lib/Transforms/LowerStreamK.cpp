@@ -10,9 +10,10 @@
 // host program waits for its peers' partial states and merges them. Balances
 // any units × iters. The peers count their arrivals on one flag of the host,
 // which waits for them all at once (one memory round trip, not one per peer),
-// and both lowerings load several partial states before merging them
-// (foldSlots): a fold is a chain of dependent merges, and with one load per
-// merge its memory latency, not the merges, set the time of short decodes.
+// and both lowerings fetch several partial states together before merging
+// them (foldSlots): a fold is a chain of dependent merges, and with one trip
+// to memory per merge its latency, not the merges, sets the time of short
+// decodes.
 //
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
