@@ -214,11 +214,14 @@ def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp">
   let description = [{
     Runs after tessel-warpgroup-mma. Each tessel.warpgroup_dot_wait of one
     dot moves down its block to just before the first op that reads the
-    product, has regions, writes shared memory (the dot still reads its B
+    product, has regions that hold dots, waits or memory effects, writes
+    shared memory (the dot still reads its B
     there) or ends the block, so that the dot overlaps the dots issued and
     the work done after it. Its `pendings` counts the warpgroup dots issued
     between the two (groups complete in issue order); a wait that reaches
-    the wait of a later dot joins it.
+    the wait of a later dot joins it. Then the ops after each wait that
+    only compute and need nothing it returns (nor any op left after it)
+    move above it, so the products have that work's time too.
   }];
 }
 

@@ -748,6 +748,7 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
 }
 
 def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Wait until at most `pendings` groups of warpgroup dots are in flight";
@@ -758,12 +759,20 @@ def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
     op, so no use of the accumulator can move above the wait. With
     `pendings = 0` every product is done and its shared-memory operand may
     be written again.
+
+    `reads` are A operands the dots read from registers: the tensor cores
+    may read those registers until the wait, so the wait keeps them live
+    and nothing computed before it takes their registers (a loop that
+    carries A into a dot issued one iteration late computes the next A
+    while the dot runs).
   }];
   let arguments = (ins Variadic<Tessel_Tile>:$inputs,
+                       Variadic<Tessel_Tile>:$reads,
                        ConfinedAttr<I32Attr, [IntNonNegative]>:$pendings);
   let results = (outs Variadic<Tessel_Tile>:$results);
   let assemblyFormat = [{
-    $inputs `pendings` `=` $pendings attr-dict `:` type($inputs)
+    $inputs (`reads` $reads^ `:` type($reads))? `pendings` `=` $pendings
+    attr-dict `:` type($inputs)
   }];
 }
 

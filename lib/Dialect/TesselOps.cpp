@@ -510,9 +510,11 @@ LogicalResult WarpGroupDotOp::verify() {
 }
 
 LogicalResult WarpGroupDotWaitOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
-    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {
-  llvm::append_range(inferred, operands.getTypes());
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  llvm::append_range(inferred, adaptor.getInputs().getTypes());
   return success();
 }
 

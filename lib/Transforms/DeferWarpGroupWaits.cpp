@@ -13,7 +13,8 @@
 // the groups issued after it pending (also those issued before the wait
 // already: a wait stands for its own products only); a wait that meets the
 // wait of younger dots joins it, one of older dots it passes. A wait stops
-// before a use of its product, an op with regions, the block's end and any
+// before a use of its product, an op with regions that do more than compute
+// (dots, waits, memory), the block's end and any
 // op that may write a buffer its dots read (an operand in shared memory must
 // stay as it was until the dot is done); a store to another buffer of the
 // kernel's (the backward's dS while its dK product runs) lets it pass: the
@@ -21,9 +22,18 @@
 // buffer allocated meanwhile shares their bytes. It passes an allocation
 // only where that costs no bytes (the operands live through the block).
 //
+// Then the pure ops after a wait that need nothing it returns move above it:
+// in attention's rotated loop the late P·V then runs while the threads
+// compute the exponentials and convert the next P, and only the rescale of
+// O waits for it (ptxas hoists a wait above the first write to a register
+// in flight, so the next P must not be written after it).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessel/Passes.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELDEFERWARPGROUPWAITS
@@ -87,6 +97,21 @@ static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
   });
 }
 
+/// Whether a wait may move past `op`'s regions: it has none, or they only
+/// compute (a branch between reductions, say), with no dot or wait inside.
+static bool passableRegions(Operation *op) {
+  if (!op->getNumRegions())
+    return true;
+  if (!isMemoryEffectFree(op))
+    return false;
+  WalkResult inner = op->walk([](Operation *nested) {
+    return isa<WarpGroupDotOp, WarpGroupDotWaitOp>(nested)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return !inner.wasInterrupted();
+}
+
 /// The warpgroup dots whose products `wait` waits for, and the youngest of
 /// them; null when one of them is not a dot of the wait's block.
 static WarpGroupDotOp youngestDot(WarpGroupDotWaitOp wait) {
@@ -113,9 +138,9 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
     issued += isa<WarpGroupDotOp>(op);
   Operation *stop = wait->getNextNode();
   for (; !stop->hasTrait<OpTrait::IsTerminator>(); stop = stop->getNextNode()) {
-    if (stop->getNumRegions() || mayOverwriteOperands(stop, wait) ||
-        llvm::any_of(stop->getOperands(),
-                     [&](Value v) { return v.getDefiningOp() == wait; }))
+    if (!passableRegions(stop) || mayOverwriteOperands(stop, wait) ||
+        llvm::any_of(wait->getUsers(),
+                     [&](Operation *user) { return stop->isAncestor(user); }))
       break;
     if (auto later = dyn_cast<WarpGroupDotWaitOp>(stop)) {
       WarpGroupDotOp next = youngestDot(later);
@@ -132,7 +157,9 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
       OpBuilder b(later);
       SmallVector<Value> inputs(later.getInputs());
       llvm::append_range(inputs, wait.getInputs());
-      auto joined = WarpGroupDotWaitOp::create(b, later.getLoc(), inputs,
+      SmallVector<Value> reads(later.getReads());
+      llvm::append_range(reads, wait.getReads());
+      auto joined = WarpGroupDotWaitOp::create(b, later.getLoc(), inputs, reads,
                                                later.getPendings());
       unsigned n = later.getNumResults();
       later.replaceAllUsesWith(joined.getResults().take_front(n));
@@ -148,6 +175,25 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
     wait->moveBefore(stop);
   wait.setPendings(issued);
   return wait;
+}
+
+/// Moves the ops after `wait` in its block that only compute and depend
+/// neither on it nor on an op staying after it above it, in order.
+static void hoistIndependentOps(WarpGroupDotWaitOp wait) {
+  DenseSet<Operation *> staying{wait};
+  for (Operation *op = wait->getNextNode();
+       !op->hasTrait<OpTrait::IsTerminator>();) {
+    Operation *next = op->getNextNode();
+    SetVector<Value> read(op->operand_begin(), op->operand_end());
+    getUsedValuesDefinedAbove(op->getRegions(), read);
+    bool dependent = llvm::any_of(
+        read, [&](Value v) { return staying.contains(v.getDefiningOp()); });
+    if (dependent || !isMemoryEffectFree(op) || !passableRegions(op))
+      staying.insert(op);
+    else
+      op->moveBefore(wait);
+    op = next;
+  }
 }
 
 struct DeferWarpGroupWaitsPass
@@ -170,6 +216,8 @@ struct DeferWarpGroupWaitsPass
         op = now != wait ? now.getOperation() : next;
       }
     }
+    getOperation().walk(
+        [](WarpGroupDotWaitOp wait) { hoistIndependentOps(wait); });
   }
 };
 

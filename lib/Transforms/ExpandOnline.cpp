@@ -10,6 +10,8 @@
 #include "TileBuilder.h"
 #include "tessel/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -95,6 +97,56 @@ static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
   return {mNew, scale, p};
 }
 
+/// Scores x·c for one f32 scalar c (attention's softmax scale) that nothing
+/// else reads: x and c.
+static std::optional<std::pair<Value, Value>> scalarScaled(Value scores) {
+  auto mul = scores.getDefiningOp<BinaryOp>();
+  if (!mul || mul.getKind() != BinaryKind::mul || !scores.hasOneUse())
+    return std::nullopt;
+  for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())})
+    if (auto splat = c.getDefiningOp<SplatOp>())
+      if (splat.getSrc().getType().isF32())
+        return std::pair(x, splat.getSrc());
+  return std::nullopt;
+}
+
+/// rescale() of scores x·c without multiplying the block by c: the row max
+/// of x·c is c·max(x) for c ≥ 0 and c·min(x) otherwise (rounding is
+/// monotonic, so either is exact), one uniform branch picking the
+/// reduction, and the exponent x·(c·log2 e) − m′·log2 e is one fma per
+/// element.
+static Rescaled rescaleScaled(TileBuilder &t, OpBuilder &b, Location loc,
+                              Value m, Value x, Value c) {
+  auto rowType = cast<TileType>(m.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value nonNegative =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, c, zero);
+  auto pick = scf::IfOp::create(b, loc, TypeRange{rowType}, nonNegative,
+                                /*withElseRegion=*/true);
+  for (auto [block, kind] : {std::pair(pick.thenBlock(), ReduceKind::max),
+                             std::pair(pick.elseBlock(), ReduceKind::min)}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    TileBuilder inner(b, loc);
+    scf::YieldOp::create(b, loc, inner.rowReduce(kind, x));
+  }
+  Value cRows = SplatOp::create(b, loc, rowType, c);
+  Value blockMax = t.mul(pick.getResult(0), cRows);
+  Value mNew = t.max(m, blockMax);
+  Value safe = safeMax(t, mNew);
+  Value safeLog2 = timesLog2e(t, safe);
+  Value scale = expBelowMax(t, m, safeLog2);
+  auto xType = cast<TileType>(x.getType());
+  Value log2e = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E));
+  Value cLog2e = arith::MulFOp::create(b, loc, c, log2e);
+  Value factor = SplatOp::create(b, loc, xType, cLog2e);
+  Value scaledX = t.mul(x, factor);
+  Value maxLog2 = t.rowBroadcast(safeLog2, xType.getDimSize(1));
+  Value exponent = t.sub(scaledX, maxLog2);
+  return {mNew, scale, t.exp2Ftz(exponent)};
+}
+
 /// old·scale + Σ_row p
 static Value rescaledSum(TileBuilder &t, Value old, Value scale, Value p) {
   Value blockSum = t.rowReduce(ReduceKind::sum, p);
@@ -162,7 +214,10 @@ struct OnlineSoftmaxLowering : OpConversionPattern<OnlineSoftmaxOp> {
     Value values = llvm::getSingleElement(adaptor.getValues());
     TileBuilder t(rewriter, op.getLoc());
     auto valuesType = cast<TileType>(values.getType());
-    Rescaled r = rescale(t, st[0], scores);
+    auto scaled = scalarScaled(op.getScores());
+    Rescaled r = scaled ? rescaleScaled(t, rewriter, op.getLoc(), st[0],
+                                        scaled->first, scaled->second)
+                        : rescale(t, st[0], scores);
     Value l = rescaledSum(t, st[1], r.scale, r.p);
     Value scaleRows = t.rowBroadcast(r.scale, valuesType.getDimSize(1));
     Value scaledAcc = t.mul(st[2], scaleRows);

@@ -153,8 +153,10 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   auto late = WarpGroupDotOp::create(
       rewriter, loc, type, rotated.getRegionIterArg(n),
       slot->view(rewriter, loc, rotated.getRegionIterArg(n + 1)), acc, Value());
-  auto lateDone =
-      WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{late}, 0);
+  // The wait keeps A (P') live: the next A, computed while the late dot
+  // runs, must not take its registers.
+  auto lateDone = WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{late},
+                                             late.getA(), 0);
   acc.replaceAllUsesExcept(lateDone.getResult(0), late);
   // The dot's accumulator input goes round instead of its product (the
   // yield is the rotated loop's own).
@@ -173,8 +175,8 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   auto last = WarpGroupDotOp::create(
       rewriter, loc, type, rotated.getResult(n),
       slot->view(rewriter, loc, rotated.getResult(n + 1)), result, ran);
-  auto lastDone =
-      WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{last}, 0);
+  auto lastDone = WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{last},
+                                             last.getA(), 0);
   result.replaceAllUsesExcept(lastDone.getResult(0), last);
   // The iteration's own view of B may have had no other reader.
   for (Operation *view :

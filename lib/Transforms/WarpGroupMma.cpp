@@ -265,8 +265,8 @@ struct WarpGroupMmaPass
       if (dot->hasAttr(TesselDialect::getRotateAttrName()))
         product->setAttr(TesselDialect::getRotateAttrName(),
                          builder.getUnitAttr());
-      auto wait =
-          WarpGroupDotWaitOp::create(builder, loc, ValueRange{product}, 0);
+      auto wait = WarpGroupDotWaitOp::create(builder, loc, ValueRange{product},
+                                             ValueRange(), 0);
       dot.getResult().replaceAllUsesWith(wait.getResults().front());
       dot.erase();
     }

@@ -349,3 +349,24 @@ func.func @operands_live_until_wait(%x: bf16, %z: f32) attributes {tessel.kernel
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
   return
 }
+
+// -----
+
+// A wait that keeps the dot's register A reads A's 8 registers (2 steps of
+// K, 4 each, packed as the dot packs them) after the 32 accumulators it
+// ties: A stays live until the products are done.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @wait_keeps_a
+// CHECK: wgmma.mma_async
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,0,{{.*}},31,r,r,r,r,r,r,r,r"
+func.func @wait_keeps_a(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p reads %a : !tessel.tile<64x32xbf16, #opa> pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}

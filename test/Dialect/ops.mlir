@@ -282,8 +282,12 @@ func.func @warpgroup(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0
   // CHECK: %[[P:.*]] = tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
   %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
   // CHECK: %{{.*}}:2 = tessel.warpgroup_dot_wait %[[P]], %{{.*}} pendings = 1 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
-  // GENERIC: "tessel.warpgroup_dot_wait"(%{{.*}}, %{{.*}}) <{pendings = 1 : i32}>
+  // GENERIC: "tessel.warpgroup_dot_wait"(%{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 2, 0>, pendings = 1 : i32}>
   %r:2 = tessel.warpgroup_dot_wait %p, %acc pendings = 1 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  // A wait that keeps the dot's register A live; only the products return.
+  // CHECK: %{{.*}} = tessel.warpgroup_dot_wait %[[P]] reads %{{.*}} : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>> pendings = 0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+  // GENERIC: "tessel.warpgroup_dot_wait"(%{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1>, pendings = 0 : i32}> : (!tessel.tile<128x128xf32, {{.*}}>, !tessel.tile<128x64xbf16, {{.*}}>) -> !tessel.tile<128x128xf32,
+  %k = tessel.warpgroup_dot_wait %p reads %a : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>> pendings = 0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
   return %r#0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
 }
 // A dot issued only where %flag holds; a loop's dot marked to run late.

@@ -56,7 +56,7 @@ func.func @join(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
 // Where they stop: a use (the next dot accumulates into the product), an
 // allocation or a write of shared memory that may take or be B's bytes (B
 // must stay until the dot is done; here B is an argument, any buffer), an
-// op with regions.
+// op with regions that does more than compute.
 // CHECK-LABEL: func.func @stops
 // CHECK: %[[P:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
@@ -77,7 +77,7 @@ func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1
   %u = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
   %v = tessel.warpgroup_dot_wait %u pendings = 0 : !c
   scf.if %flag {
-    scf.yield
+    tessel.local_store %t, %buf : !tessel.tile<64x64xbf16>, !tessel.memdesc<64x64xbf16, order = [1, 0]>
   }
   return %s, %v : !c, !c
 }
@@ -98,6 +98,8 @@ func.func @stops(%a: !a, %b: !b, %c: !c, %t: !tessel.tile<64x64xbf16>, %flag: i1
 // CHECK-LABEL: func.func @other_buffer
 // CHECK: %[[P:.*]] = tessel.warpgroup_dot
 // CHECK-NEXT: tessel.local_store
+// CHECK-NEXT: arith.constant 0
+// CHECK-NEXT: arith.constant 1
 // CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
 // CHECK-NEXT: tessel.local_alloc
 // CHECK: %[[Q:.*]] = tessel.warpgroup_dot
@@ -160,4 +162,81 @@ func.func @younger_between(%a: !a, %b: !b, %c: !c) -> !c {
   %x = tessel.binary add %sw, %sw : !c
   %y = tessel.binary mul %ow, %x : !c
   return %y : !c
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!c = !tessel.tile<64x64xf32, #mma>
+!m = !tessel.memdesc<64x64xbf16, order = [1, 0]>
+
+// The pure ops after a wait that need nothing it returns move above it, in
+// order (the next A of attention's rotated loop, computed while P·V runs);
+// what reads the product, what depends on that, ops with memory effects and
+// what reads their results stay after it. The wait keeps the A it reads.
+// CHECK-LABEL: func.func @independent_ops
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot %[[A:[^,]*]],
+// CHECK-NEXT: %[[E:.*]] = tessel.unary exp2 %[[T:[^ ]*]]
+// CHECK-NEXT: %[[N:.*]] = tessel.cast %[[E]]
+// CHECK-NEXT: %[[NA:.*]] = tessel.convert_layout %[[N]]
+// CHECK-NEXT: %[[BR:.*]] = scf.if %{{.*}} -> (!tessel.tile<64x64xf32, #{{.*}}>) {
+// CHECK-NEXT: tessel.binary add %[[T]], %[[T]]
+// CHECK: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] reads %[[A]] : !tessel.tile<64x64xbf16, #{{.*}}> pendings = 0
+// CHECK-NEXT: %[[S:.*]] = tessel.binary mul %[[R]], %[[T]]
+// CHECK-NEXT: %[[L:.*]] = tessel.local_load
+// CHECK-NEXT: %[[U:.*]] = tessel.binary add %[[L]], %[[T]]
+// CHECK-NEXT: %[[IN:.*]] = scf.if %{{.*}} -> (!tessel.tile<64x64xf32, #{{.*}}>) {
+// CHECK-NEXT: tessel.binary add %[[R]], %[[R]]
+// CHECK: return %[[S]], %[[NA]], %[[U]], %[[BR]], %[[IN]]
+func.func @independent_ops(%a: !a, %b: !m, %c: !c, %t: !c, %f: !tessel.memdesc<64x64xf32, order = [1, 0]>, %flag: i1) -> (!c, !a, !c, !c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !m -> !c
+  %r = tessel.warpgroup_dot_wait %p reads %a : !a pendings = 0 : !c
+  %s = tessel.binary mul %r, %t : !c
+  %e = tessel.unary exp2 %t : !c
+  %l = tessel.local_load %f [0, 0] : !tessel.memdesc<64x64xf32, order = [1, 0]> -> !c
+  %u = tessel.binary add %l, %t : !c
+  %n = tessel.cast %e : !c -> !tessel.tile<64x64xbf16, #mma>
+  %na = tessel.convert_layout %n : !tessel.tile<64x64xbf16, #mma> -> !a
+  %br = scf.if %flag -> (!c) {
+    %x = tessel.binary add %t, %t : !c
+    scf.yield %x : !c
+  } else {
+    scf.yield %t : !c
+  }
+  %in = scf.if %flag -> (!c) {
+    %x = tessel.binary add %r, %r : !c
+    scf.yield %x : !c
+  } else {
+    scf.yield %t : !c
+  }
+  return %s, %na, %u, %br, %in : !c, !a, !c, !c, !c
+}
+
+// A wait passes a branch that only computes and needs nothing the wait
+// returns (the softmax's choice between a row max and a row min), and
+// stops at one that reads the product inside a region.
+// CHECK-LABEL: func.func @past_branches
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: scf.if
+// CHECK: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: tessel.binary add %[[R]], %[[R]]
+func.func @past_branches(%a: !a, %b: !m, %c: !c, %t: !c, %flag: i1) -> (!c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !m -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %br = scf.if %flag -> (!c) {
+    %x = tessel.binary add %t, %t : !c
+    scf.yield %x : !c
+  } else {
+    scf.yield %t : !c
+  }
+  %in = scf.if %flag -> (!c) {
+    %x = tessel.binary add %r, %r : !c
+    scf.yield %x : !c
+  } else {
+    scf.yield %t : !c
+  }
+  return %br, %in : !c, !c
 }

@@ -52,6 +52,47 @@ func.func @softmax_loop(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>
 
 // -----
 
+// Scores x·c for one scalar c (the softmax scale) are not multiplied out:
+// the row max of x·c is c·max(x) when c >= 0 and c·min(x) otherwise, picked
+// by a uniform branch, and the exponent is x·(c·log2 e) - m'·log2 e. Scores
+// scaled by a tile, or read elsewhere too, are expanded as they are.
+
+// CHECK-LABEL: func.func @scaled_scores
+// CHECK-SAME: (%[[X:.*]]: !tessel.tile<16x32xf32>, %[[C:.*]]: f32, %[[V:.*]]: !tessel.tile<32x64xf16>, %[[T:.*]]: !tessel.tile<16x32xf32>)
+// CHECK: %[[NONNEG:.*]] = arith.cmpf oge, %[[C]], %{{.*}} : f32
+// CHECK: %[[RAW:.*]] = scf.if %[[NONNEG]] -> (!tessel.tile<16xf32>) {
+// CHECK-NEXT: %[[MAX:.*]] = tessel.reduce max %[[X]] {axis = 1 : i32}
+// CHECK-NEXT: scf.yield %[[MAX]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[MIN:.*]] = tessel.reduce min %[[X]] {axis = 1 : i32}
+// CHECK-NEXT: scf.yield %[[MIN]]
+// CHECK: %[[CROWS:.*]] = tessel.splat %[[C]] : f32 -> !tessel.tile<16xf32>
+// CHECK: %[[BMAX:.*]] = tessel.binary mul %[[RAW]], %[[CROWS]]
+// CHECK: tessel.binary max %{{.*}}, %[[BMAX]]
+// CHECK: %[[CLOG2E:.*]] = arith.mulf %[[C]], %{{.*}} : f32
+// CHECK: %[[FACTOR:.*]] = tessel.splat %[[CLOG2E]] : f32 -> !tessel.tile<16x32xf32>
+// CHECK: %[[XL:.*]] = tessel.binary mul %[[X]], %[[FACTOR]]
+// CHECK: %[[E:.*]] = tessel.binary sub %[[XL]], %{{.*}}
+// CHECK: tessel.unary exp2 ftz %[[E]]
+// CHECK-NOT: scf.if
+// CHECK: tessel.binary mul %[[X]], %[[T]]
+// CHECK: tessel.reduce max
+// CHECK: return
+func.func @scaled_scores(%x: !tessel.tile<16x32xf32>, %c: f32, %v: !tessel.tile<32x64xf16>, %t: !tessel.tile<16x32xf32>)
+    -> (!tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>) {
+  %init = tessel.softmax_init : !tessel.softmax_state<16x64>
+  %cs = tessel.splat %c : f32 -> !tessel.tile<16x32xf32>
+  %s = tessel.binary mul %x, %cs : !tessel.tile<16x32xf32>
+  %a = tessel.online_softmax %init, %s, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  %st = tessel.binary mul %x, %t : !tessel.tile<16x32xf32>
+  %b = tessel.online_softmax %init, %st, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  %oa, %la = tessel.softmax_finalize %a : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  %ob, %lb = tessel.softmax_finalize %b : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  return %oa, %ob : !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>
+}
+
+// -----
+
 // Merging rescales both sides to the common max.
 
 // CHECK-LABEL: func.func @softmax_merge

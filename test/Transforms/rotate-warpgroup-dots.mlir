@@ -14,7 +14,7 @@
 // late dot adds nothing); the loop yields the accumulator input (O · α)
 // instead of the product; after the loop the last P·V, if the loop ran.
 // The late product's wait takes the place of the accumulator's iteration
-// argument.
+// argument and keeps the A it reads (P') live.
 
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[Q:.*]]: !tessel.tile<64x64xbf16, #{{.*}}>, %[[BUF:.*]]: !tessel.memdesc<3x64x64xbf16, order = [1, 0]>, %[[LB:.*]]: i32, %[[UB:.*]]: i32, %[[INIT:.*]]: !tessel.tile<64x64xf32, #{{.*}}>)
@@ -26,7 +26,7 @@
 // CHECK: %[[S:.*]] = tessel.warpgroup_dot %[[Q]], %[[V]], %[[INIT]] :
 // CHECK-NEXT: %[[VP:.*]] = tessel.memdesc_index %[[BUF]][%[[SP]]]
 // CHECK-NEXT: %[[O:.*]] = tessel.warpgroup_dot %[[PP]], %[[VP]], %[[ACC]] :
-// CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] pendings = 0
+// CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] reads %[[PP]] : {{.*}} pendings = 0
 // CHECK-NEXT: tessel.warpgroup_dot_wait %[[S]] pendings = 0
 // CHECK: %[[P:.*]] = tessel.convert_layout
 // CHECK-NEXT: %[[SCALED:.*]] = tessel.binary mul %[[OW]], %[[OW]]
@@ -35,7 +35,7 @@
 // CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : i32
 // CHECK-NEXT: %[[VL:.*]] = tessel.memdesc_index %[[BUF]][%[[R]]#2]
 // CHECK-NEXT: %[[L:.*]] = tessel.warpgroup_dot %[[R]]#1, %[[VL]], %[[R]]#0 if %[[RAN]] :
-// CHECK-NEXT: %[[LW:.*]] = tessel.warpgroup_dot_wait %[[L]] pendings = 0
+// CHECK-NEXT: %[[LW:.*]] = tessel.warpgroup_dot_wait %[[L]] reads %[[R]]#1 : {{.*}} pendings = 0
 // CHECK-NEXT: return %[[LW]]
 func.func @attention(%q: !a, %buf: !buf, %lb: i32, %ub: i32, %init: !c) -> !c {
   %c1 = arith.constant 1 : i32
@@ -71,8 +71,8 @@ func.func @attention(%q: !a, %buf: !buf, %lb: i32, %ub: i32, %init: !c) -> !c {
 // CHECK-LABEL: func.func @plain_accumulator
 // CHECK: scf.for unsigned
 // CHECK: %[[T:.*]] = tessel.memdesc_trans
-// CHECK-NEXT: %[[O:.*]] = tessel.warpgroup_dot %{{.*}}, %[[T]], %{{.*}} :
-// CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] pendings = 0
+// CHECK-NEXT: %[[O:.*]] = tessel.warpgroup_dot %[[A:.*]], %[[T]], %{{.*}} :
+// CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] reads %[[A]] : {{.*}} pendings = 0
 // CHECK-NEXT: scf.yield %[[OW]], %{{.*}}, %{{.*}}
 // CHECK: arith.cmpi ult
 // CHECK: tessel.memdesc_trans

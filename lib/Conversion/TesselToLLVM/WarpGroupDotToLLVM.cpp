@@ -13,7 +13,8 @@
 // takes every accumulator and A register in and out precedes the group, so
 // nothing that writes them can sink below it; `wgmma.commit_group` closes
 // it. tessel.warpgroup_dot_wait is a `wgmma.wait_group` through which the
-// accumulators pass, so no read of them can rise above it.
+// accumulators pass, so no read of them can rise above it, and which reads
+// the A registers it keeps, so no value computed before it shares them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -305,10 +306,21 @@ struct WarpGroupDotWaitLowering : OpConversionPattern<WarpGroupDotWaitOp> {
     SmallVector<Value> values;
     for (ValueRange tile : adaptor.getInputs())
       llvm::append_range(values, tile);
+    // The registers the dots read as A, packed as the dots pack them, are
+    // operands too: live until here.
+    SmallVector<Value> kept;
+    for (auto [read, tile] : llvm::zip(op.getReads(), adaptor.getReads())) {
+      auto type = cast<TileType>(read.getType());
+      llvm::append_range(kept,
+                         registersA(rewriter, op.getLoc(), type, tile,
+                                    getLayout(type).getDim(0).numLocal() / 2,
+                                    type.getShape()[1] / 16));
+    }
     std::string text =
         llvm::formatv("wgmma.wait_group.sync.aligned {0};", op.getPendings());
     SmallVector<Value> waited =
-        tiedInlinePtx(rewriter, op.getLoc(), values, {}, text, {});
+        tiedInlinePtx(rewriter, op.getLoc(), values, kept, text,
+                      SmallVector<StringRef>(kept.size(), "r"));
     SmallVector<SmallVector<Value>> results;
     ArrayRef<Value> rest = waited;
     for (ValueRange tile : adaptor.getInputs()) {

@@ -247,11 +247,12 @@ def wgmma_call(m, functions):
         product = re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ "
                             r"\{([^}]*)\}, (\{[^}]*\}|\$\d+), (\$\d+), p, 1, 1, (?:(\d), )?(\d);", text)
         if not product:
-            # Tied registers in, the same registers out.
+            # Tied registers in, the same registers out (a wait's untied
+            # inputs after them, the A registers it keeps, only read).
             body, value = [], "%x0"
             if ret.startswith("{"):
                 value = "poison"
-                for i, t in enumerate(types):
+                for i, t in enumerate(types[:len(ret.split(","))]):
                     body.append("  %%s%d = insertvalue %s %s, %s %%x%d, %d"
                                 % (i, ret, value, t, i, i))
                     value = "%%s%d" % i
