@@ -88,25 +88,3 @@ func.func @padded_column_sum(%x: f32, %out: !tessel.ptr<f32>) attributes {tessel
   tessel.store %op, %s : !tessel.tile<15x!tessel.ptr<f32>, #tessel.slice<dim = 0, parent = #c>>
   return
 }
-
-// -----
-
-// A thread's own elements combine as a balanced tree (pairs, then pairs of
-// pairs): two dependent adds for four elements, not three.
-
-#t = #tessel.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
-
-// CHECK-LABEL: llvm.func @tree_sum
-func.func @tree_sum(%x: !tessel.ptr<f32>, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
-  %r = tessel.arange 0, 128 : !tessel.tile<128xi32, #t>
-  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<128x!tessel.ptr<f32>, #t>
-  %xp = tessel.addptr %xs, %r : !tessel.tile<128x!tessel.ptr<f32>, #t>, !tessel.tile<128xi32, #t>
-  %v = tessel.load %xp : !tessel.tile<128x!tessel.ptr<f32>, #t>
-  // CHECK: %[[A:.*]] = llvm.fadd %[[E0:.*]], %[[E1:.*]] : f32
-  // CHECK-NEXT: %[[B:.*]] = llvm.fadd %[[E2:.*]], %[[E3:.*]] : f32
-  // CHECK-NEXT: llvm.fadd %[[A]], %[[B]] : f32
-  // CHECK-COUNT-5: nvvm.shfl.sync bfly
-  %s = tessel.reduce sum %v {axis = 0 : i32} : !tessel.tile<128xf32, #t> -> f32
-  tessel.store %out, %s : !tessel.ptr<f32>
-  return
-}

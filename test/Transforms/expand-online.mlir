@@ -75,20 +75,28 @@ func.func @softmax_loop(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>
 // CHECK: %[[E:.*]] = tessel.binary sub %[[XL]], %{{.*}}
 // CHECK: tessel.unary exp2 ftz %[[E]]
 // CHECK-NOT: scf.if
-// CHECK: tessel.binary mul %[[X]], %[[T]]
-// CHECK: tessel.reduce max
+// CHECK: %[[ST:.*]] = tessel.binary mul %[[X]], %[[T]]
+// CHECK: tessel.reduce max %[[ST]]
+// CHECK: %[[SS:.*]] = tessel.binary mul %[[X]], %{{.*}} : !tessel.tile<16x32xf32>
+// CHECK: tessel.reduce max %[[SS]]
+// CHECK: tessel.reduce max %[[SS]]
 // CHECK: return
 func.func @scaled_scores(%x: !tessel.tile<16x32xf32>, %c: f32, %v: !tessel.tile<32x64xf16>, %t: !tessel.tile<16x32xf32>)
-    -> (!tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>) {
+    -> (!tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>) {
   %init = tessel.softmax_init : !tessel.softmax_state<16x64>
   %cs = tessel.splat %c : f32 -> !tessel.tile<16x32xf32>
   %s = tessel.binary mul %x, %cs : !tessel.tile<16x32xf32>
   %a = tessel.online_softmax %init, %s, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
   %st = tessel.binary mul %x, %t : !tessel.tile<16x32xf32>
   %b = tessel.online_softmax %init, %st, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  %ss = tessel.binary mul %x, %cs : !tessel.tile<16x32xf32>
+  %d = tessel.online_softmax %init, %ss, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
+  %e = tessel.online_softmax %init, %ss, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
   %oa, %la = tessel.softmax_finalize %a : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
   %ob, %lb = tessel.softmax_finalize %b : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
-  return %oa, %ob : !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>
+  %od, %ld = tessel.softmax_finalize %d : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  %oe, %le = tessel.softmax_finalize %e : !tessel.softmax_state<16x64> -> !tessel.tile<16x64xf32>, !tessel.tile<16xf32>
+  return %oa, %ob, %od, %oe : !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>, !tessel.tile<16x64xf32>
 }
 
 // -----

@@ -2,9 +2,8 @@
 //
 // Three steps, each combining in a fixed order so that every thread ends
 // with bit-identical results (the slice layout of the result replicates
-// them): the thread's own elements along the axis (as a balanced tree), then
-// the lanes along it by butterfly shuffles, then the warps along it through
-// shared memory.
+// them): the thread's own elements along the axis, then the lanes along it
+// by butterfly shuffles, then the warps along it through shared memory.
 // Wrapped copies (a layout wider than the axis) contribute the identity, so
 // a sum counts each element once.
 //
@@ -36,22 +35,6 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
              : arith::MinSIOp::create(b, loc, x, y).getResult();
   }
   llvm_unreachable("unknown reduce kind");
-}
-
-/// `values` combined in pairs, then the pairs in pairs, and so on: a chain
-/// of log2(n) dependent steps instead of n - 1 (the softmax's row max and row
-/// sum of 64 elements a thread wait on each other's latency otherwise).
-Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
-                  SmallVector<Value> values) {
-  while (values.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i + 1 < values.size(); i += 2)
-      next.push_back(combine(b, loc, kind, values[i], values[i + 1]));
-    if (values.size() % 2)
-      next.push_back(values.back());
-    values = std::move(next);
-  }
-  return values.front();
 }
 
 Value identity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
@@ -147,7 +130,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       for (int64_t i = others.size(), rest = r; i-- > 0; rest /= others[i])
         local[i] = rest % others[i];
       resultLocals.push_back(local);
-      SmallVector<Value> own;
+      Value acc;
       for (int64_t j = 0; j < along.numLocal(); ++j) {
         SmallVector<int64_t> at(local);
         at.insert(at.begin() + axis, j);
@@ -155,9 +138,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
         if (Value inside = thread.isInside(axis, j))
           v = arith::SelectOp::create(rewriter, loc, inside, v,
                                       identity(rewriter, loc, kind, elem));
-        own.push_back(v);
+        acc = acc ? combine(rewriter, loc, kind, acc, v) : v;
       }
-      Value acc = combineTree(rewriter, loc, kind, own);
       for (unsigned k = 1; k < along.lanes; k *= 2)
         acc = combine(rewriter, loc, kind, acc,
                       shuffleXor(rewriter, loc, acc, along.laneStride * k));
