@@ -16,18 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import tessel
-
-
-def kernel_us(fn, reps):
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    per_name = {}
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            per_name[e.name] = per_name.get(e.name, 0.0) + e.device_time / reps
-    return per_name
+from profile_ops import kernel_ms  # this directory is the script's first import path
 
 
 def main():
@@ -52,8 +41,8 @@ def main():
             err = (out - ref).abs().max().item()
             fn()
             torch.cuda.synchronize()
-            times = kernel_us(fn, 10 if n < 16384 else 5)
-            each = " ".join(f"{name[:18]}={us:.1f}" for name, us in sorted(times.items())
+            _, times = kernel_ms(fn, 10 if n < 16384 else 5)
+            each = " ".join(f"{name[:18]}={ms * 1e3:.1f}" for name, ms in sorted(times.items())
                             if "attention" in name)
             print(f"{lib} N{n} causal={causal} max err {err:.1e} | {each} us", flush=True)
     for scale in (-0.09, 0.0, 0.3):
