@@ -22,11 +22,10 @@
 // buffer allocated meanwhile shares their bytes. It passes an allocation
 // only where that costs no bytes (the operands live through the block).
 //
-// Then the pure ops after a wait that need nothing it returns move above it:
-// in attention's rotated loop the late P·V then runs while the threads
-// compute the exponentials and convert the next P, and only the rescale of
-// O waits for it (ptxas hoists a wait above the first write to a register
-// in flight, so the next P must not be written after it).
+// Then the ops after a wait that only compute and need nothing it returns
+// move above it: in attention's rotated loop the late P·V runs while the
+// threads compute the exponentials and convert the next P, and only the
+// rescale of O comes after the wait.
 //
 //===----------------------------------------------------------------------===//
 

@@ -128,8 +128,7 @@ static Rescaled rescaleScaled(TileBuilder &t, OpBuilder &b, Location loc,
                              std::pair(pick.elseBlock(), ReduceKind::min)}) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(block);
-    TileBuilder inner(b, loc);
-    scf::YieldOp::create(b, loc, inner.rowReduce(kind, x));
+    scf::YieldOp::create(b, loc, t.rowReduce(kind, x));
   }
   Value cRows = SplatOp::create(b, loc, rowType, c);
   Value blockMax = t.mul(pick.getResult(0), cRows);
