@@ -68,33 +68,43 @@ static Value timesLog2e(TileBuilder &t, Value x) {
   return t.mul(x, log2e);
 }
 
-/// exp(x − max) for a per-row max (of x's rows when x is 2-D), given as
-/// maxLog2 = max·log2 e: 2^(x·log2 e − maxLog2), whose multiply and subtract
-/// contract into one fma per element. The result lies in [0, 1] and is
-/// summed with the max's own term 1, so flushing results below 2^-126 (ftz)
-/// changes nothing the sum keeps.
-static Value expBelowMax(TileBuilder &t, Value x, Value maxLog2) {
+/// exp(x·k − max) for a per-row max (of x's rows when x is 2-D), given as
+/// maxLog2 = max·log2 e, and a scalar k (null: 1): 2^(x·(k·log2 e) −
+/// maxLog2), whose multiply and subtract contract into one fma per element.
+/// The result lies in [0, 1] and is summed with the max's own term 1, so
+/// flushing results below 2^-126 (ftz) changes nothing the sum keeps.
+static Value expBelowMax(TileBuilder &t, Value x, Value maxLog2, Value k = {}) {
   auto type = cast<TileType>(x.getType());
   if (type.getRank() == 2)
     maxLog2 = t.rowBroadcast(maxLog2, type.getDimSize(1));
-  Value scaledX = timesLog2e(t, x);
+  OpBuilder &b = t.builder();
+  Value factor =
+      arith::ConstantOp::create(b, t.location(), b.getF32FloatAttr(M_LOG2E));
+  if (k)
+    factor = arith::MulFOp::create(b, t.location(), k, factor);
+  Value scaledX = t.mul(x, t.splat(type.getShape(), factor));
   Value exponent = t.sub(scaledX, maxLog2);
   return t.exp2Ftz(exponent);
 }
 
-/// Folding a block of scores into a running max m: the new max m′, the
-/// rescaling exp(m − m′) of the old terms and the block's exp(s − m′).
+/// Folding a block of scores x·k (k a scalar, null: 1) whose row max is
+/// blockMax into a running max m: the new max m′, the rescaling exp(m − m′)
+/// of the old terms and the block's exp(x·k − m′).
 struct Rescaled {
   Value max, scale, p;
 };
-static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
-  Value blockMax = t.rowReduce(ReduceKind::max, scores);
+static Rescaled rescale(TileBuilder &t, Value m, Value blockMax, Value x,
+                        Value k = {}) {
   Value mNew = t.max(m, blockMax);
   Value safe = safeMax(t, mNew);
   Value safeLog2 = timesLog2e(t, safe);
   Value scale = expBelowMax(t, m, safeLog2);
-  Value p = expBelowMax(t, scores, safeLog2);
+  Value p = expBelowMax(t, x, safeLog2, k);
   return {mNew, scale, p};
+}
+static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
+  Value blockMax = t.rowReduce(ReduceKind::max, scores);
+  return rescale(t, m, blockMax, scores);
 }
 
 /// Scores x·c for one f32 scalar c (attention's softmax scale) that nothing
@@ -114,11 +124,11 @@ static std::optional<std::pair<Value, Value>> scalarScaled(Value scores) {
 /// rescale() of scores x·c without multiplying the block by c: the row max
 /// of x·c is c·max(x) for c ≥ 0 and c·min(x) otherwise (rounding is
 /// monotonic, so either is exact), one uniform branch picking the
-/// reduction, and the exponent x·(c·log2 e) − m′·log2 e is one fma per
-/// element.
-static Rescaled rescaleScaled(TileBuilder &t, OpBuilder &b, Location loc,
-                              Value m, Value x, Value c) {
+/// reduction, and c goes into the exponent's fma.
+static Rescaled rescaleScaled(TileBuilder &t, Value m, Value x, Value c) {
   auto rowType = cast<TileType>(m.getType());
+  OpBuilder &b = t.builder();
+  Location loc = t.location();
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value nonNegative =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, c, zero);
@@ -130,20 +140,9 @@ static Rescaled rescaleScaled(TileBuilder &t, OpBuilder &b, Location loc,
     b.setInsertionPointToStart(block);
     scf::YieldOp::create(b, loc, t.rowReduce(kind, x));
   }
-  Value cRows = SplatOp::create(b, loc, rowType, c);
+  Value cRows = t.splat(rowType.getShape(), c);
   Value blockMax = t.mul(pick.getResult(0), cRows);
-  Value mNew = t.max(m, blockMax);
-  Value safe = safeMax(t, mNew);
-  Value safeLog2 = timesLog2e(t, safe);
-  Value scale = expBelowMax(t, m, safeLog2);
-  auto xType = cast<TileType>(x.getType());
-  Value log2e = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E));
-  Value cLog2e = arith::MulFOp::create(b, loc, c, log2e);
-  Value factor = SplatOp::create(b, loc, xType, cLog2e);
-  Value scaledX = t.mul(x, factor);
-  Value maxLog2 = t.rowBroadcast(safeLog2, xType.getDimSize(1));
-  Value exponent = t.sub(scaledX, maxLog2);
-  return {mNew, scale, t.exp2Ftz(exponent)};
+  return rescale(t, m, blockMax, x, c);
 }
 
 /// old·scale + Σ_row p
@@ -214,8 +213,7 @@ struct OnlineSoftmaxLowering : OpConversionPattern<OnlineSoftmaxOp> {
     TileBuilder t(rewriter, op.getLoc());
     auto valuesType = cast<TileType>(values.getType());
     auto scaled = scalarScaled(op.getScores());
-    Rescaled r = scaled ? rescaleScaled(t, rewriter, op.getLoc(), st[0],
-                                        scaled->first, scaled->second)
+    Rescaled r = scaled ? rescaleScaled(t, st[0], scaled->first, scaled->second)
                         : rescale(t, st[0], scores);
     Value l = rescaledSum(t, st[1], r.scale, r.p);
     Value scaleRows = t.rowBroadcast(r.scale, valuesType.getDimSize(1));

@@ -22,8 +22,14 @@ public:
   TileType tile(ArrayRef<int64_t> shape, Type elt) {
     return TileType::get(shape, elt);
   }
+  OpBuilder &builder() { return b; }
+  Location location() { return loc; }
   /// A tile of `shape` filled with the f32 `value`.
   Value splat(ArrayRef<int64_t> shape, double value);
+  /// A tile of `shape` filled with the scalar `value`.
+  Value splat(ArrayRef<int64_t> shape, Value value) {
+    return SplatOp::create(b, loc, tile(shape, value.getType()), value);
+  }
   Value binary(BinaryKind kind, Value lhs, Value rhs) {
     return BinaryOp::create(b, loc, kind, lhs, rhs);
   }
