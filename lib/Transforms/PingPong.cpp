@@ -2,7 +2,8 @@
 //
 // In a warp-specialised kernel (tessel.ping_pong, after
 // tessel-warp-specialize) with n >= 2 consumer warpgroups, each loop of the
-// consumers that issues warpgroup dots issues them in turns: warpgroup w
+// consumers that issues warpgroup dots (and holds no such loop) issues them
+// in turns: warpgroup w
 // waits on named barrier 3 + w before its first dot of the iteration and,
 // once its last dot of the iteration is issued, arrives on the barrier of
 // warpgroup (w + 1) % n. While one warpgroup's products are on the tensor
@@ -56,11 +57,19 @@ static LogicalResult pingPong(func::FuncOp kernel) {
                               << " warpgroups need more than the 16 hardware "
                                  "barriers";
   Block &consumers = split.getConsumers().front();
+  // The loops that issue dots, but not one around another such loop: its
+  // own dots (those run after an inner loop's last iteration) take no turn,
+  // or a warpgroup would wait for its turn twice in a row.
   SmallVector<scf::ForOp> loops;
   consumers.walk([&](scf::ForOp loop) {
     if (llvm::any_of(loop.getBody()->getOperations(),
                      llvm::IsaPred<WarpGroupDotOp>))
       loops.push_back(loop);
+  });
+  llvm::erase_if(loops, [&](scf::ForOp outer) {
+    return llvm::any_of(loops, [&](scf::ForOp inner) {
+      return inner != outer && outer->isProperAncestor(inner);
+    });
   });
   if (loops.empty())
     return success();

@@ -71,6 +71,65 @@ func.func @loop(%a: !tessel.memdesc<128x64xbf16, order = [1, 0]>, %o: !tessel.ti
 
 // -----
 
+// A loop of dots inside another (a persistent kernel's loop over its tiles):
+// only the inner loop takes turns. The outer loop's own dot (run after the
+// inner loop's last iteration) takes none, or a warpgroup would wait for its
+// turn twice in a row.
+
+#mma = #tessel.mma<warpsPerCTA = [8, 1]>
+
+// CHECK-LABEL: func.func @nested
+// CHECK: consumers {
+// CHECK: scf.for
+// CHECK-NOT: named_barrier
+// CHECK: scf.for
+// CHECK: tessel.named_barrier_wait
+// CHECK-NEXT: tessel.warpgroup_dot
+// CHECK-NEXT: tessel.named_barrier_arrive
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NOT: named_barrier
+// CHECK: tessel.warpgroup_dot
+// CHECK-NOT: named_barrier
+// CHECK: tessel.store
+// CHECK-NEXT: }
+// CHECK: tessel.named_barrier_wait
+// CHECK: } producer {
+module attributes {tessel.target = "sm_90a"} {
+func.func @nested(%a: !tessel.memdesc<128x64xbf16, order = [1, 0]>, %o: !tessel.tile<128x64x!tessel.ptr<f32>, #mma>, %t: i32, %n: i32, %kd: !tessel.tensor_desc<64x64xbf16>) attributes {tessel.kernel, tessel.num_warps = 8 : i32, tessel.warp_specialize, tessel.ping_pong} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %zero : f32 -> !tessel.tile<128x64xf32, #mma>
+  %buf = tessel.local_alloc : !tessel.memdesc<2x64x64xbf16, order = [1, 0]>
+  %full = tessel.mbarrier_alloc : !tessel.mbarriers<2>
+  scf.for %tile = %c0 to %t step %c1 : i32 {
+    %r = scf.for %iv = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<128x64xf32, #mma>) : i32 {
+      tessel.barrier
+      %i = arith.divsi %iv, %c64 : i32
+      %slot = arith.remsi %i, %c2 : i32
+      %h = arith.divsi %i, %c2 : i32
+      %phase = arith.andi %h, %c1 : i32
+      %b = tessel.memdesc_index %buf[%slot] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+      tessel.tma_load %kd[%iv, %tile], %b, %full[%slot] : !tessel.tensor_desc<64x64xbf16>, !tessel.memdesc<64x64xbf16, order = [1, 0]>, !tessel.mbarriers<2>
+      tessel.mbarrier_wait %full[%slot], %phase : !tessel.mbarriers<2>
+      %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma>
+      %w = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x64xf32, #mma>
+      scf.yield %w : !tessel.tile<128x64xf32, #mma>
+    }
+    %b0 = tessel.memdesc_index %buf[%c0] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+    %last = tessel.warpgroup_dot %a, %b0, %r : !tessel.memdesc<128x64xbf16, order = [1, 0]>, !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma>
+    %lw = tessel.warpgroup_dot_wait %last pendings = 0 : !tessel.tile<128x64xf32, #mma>
+    tessel.store %o, %lw : !tessel.tile<128x64x!tessel.ptr<f32>, #mma>
+  }
+  return
+}
+}
+
+// -----
+
 // Ping-pong needs the consumer warpgroups of a warp-specialised kernel.
 
 module attributes {tessel.target = "sm_90a"} {

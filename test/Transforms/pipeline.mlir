@@ -521,13 +521,17 @@ func.func @tma_keys(%kmap: !tessel.tensor_desc<64x64xf16>, %vmap: !tessel.tensor
 // A tensor-map copy in a loop nested in another: the barriers are made once
 // before the outer loop, which carries the count of the inner loop's earlier
 // iterations (0 at first, plus the inner trip count after each entry); the
-// inner loop's slots and phases count from it, the prologue's too.
+// inner loop's slots and phases count from it, the prologue's too. The
+// prologue's copies wait for a CTA barrier: in the previous entry other warps
+// may still read the buffer.
 
 // CHECK-LABEL: func.func @tma_nested
 // CHECK: %[[ZERO:c0_i32_[0-9]+]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[BAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<3>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[EARLIER:.*]] = %[[ZERO]]) -> (!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>, i32)
 // CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK-NEXT: tessel.barrier
+// CHECK-NOT: scf.for
 // CHECK: %[[FIRST:.*]] = arith.addi %[[EARLIER]], %{{.*}} : i32
 // CHECK: %[[S0:.*]] = arith.remsi %[[FIRST]], %{{.*}} : i32
 // CHECK: tessel.tma_load %{{.*}}, %{{.*}}, %[[BAR]][%[[S0]]] if
