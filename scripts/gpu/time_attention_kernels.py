@@ -22,12 +22,13 @@ from profile_ops import kernel_ms  # this directory is the script's first import
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--backward", action="store_true")
+    p.add_argument("--head-dim", type=int, default=128)
     a = p.parse_args()
     lib = os.path.basename(os.environ.get("TESSEL_COMPILER_LIBRARY", "default"))
     for n in (4096, 8192, 16384):
         for causal in (False, True):
             g = torch.Generator(device="cuda").manual_seed(n)
-            q, k, v = (torch.randn(1, 32, n, 128, device="cuda", dtype=torch.bfloat16,
+            q, k, v = (torch.randn(1, 32, n, a.head_dim, device="cuda", dtype=torch.bfloat16,
                                    generator=g, requires_grad=a.backward) for _ in range(3))
             if a.backward:
                 do = torch.randn_like(q)
@@ -44,11 +45,11 @@ def main():
             _, times = kernel_ms(fn, 10 if n < 16384 else 5)
             each = " ".join(f"{name[:18]}={ms * 1e3:.1f}" for name, ms in sorted(times.items())
                             if "attention" in name)
-            print(f"{lib} N{n} causal={causal} max err {err:.1e} | {each} us", flush=True)
+            print(f"{lib} D{a.head_dim} N{n} causal={causal} max err {err:.1e} | {each} us", flush=True)
     for scale in (-0.09, 0.0, 0.3):
         for causal in (False, True):
             g = torch.Generator(device="cuda").manual_seed(7)
-            q, k, v = (torch.randn(2, 4, 1000, 128, device="cuda", dtype=torch.bfloat16,
+            q, k, v = (torch.randn(2, 4, 1000, a.head_dim, device="cuda", dtype=torch.bfloat16,
                                    generator=g) for _ in range(3))
             out = tessel.attention(q, k, v, causal=causal, scale=scale).float()
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(),

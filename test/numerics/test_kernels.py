@@ -430,8 +430,8 @@ def test_attention_kl_no_keys(dt):
 MUTANTS = {
     # kernel file, the exact text replaced, its replacement, what runs it
     "attention_fwd scale x1.02": (
-        "attention.tsl", "        s = dot(qt, trans(kt)) * scale\n        st = online_softmax(st, s, vt)\n",
-        "        s = dot(qt, trans(kt)) * (scale * 1.02)\n        st = online_softmax(st, s, vt)\n",
+        "attention.tsl", "            s = dot(qt, trans(kt)) * scale\n            st = online_softmax(st, s, vt)\n",
+        "            s = dot(qt, trans(kt)) * (scale * 1.02)\n            st = online_softmax(st, s, vt)\n",
         "attention"),
     "lean causal offset off by one": (
         "lean_attention.tsl", "(offs_n[None, :] <= (Nk - Nq) + row_i[:, None])",

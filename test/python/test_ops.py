@@ -81,6 +81,35 @@ def test_lean_block_m():
     assert len(lean) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M)    # causal x strategy x BLOCK_M
 
 
+def test_forward_programs_per_head():
+    """The forward's programs per head: one per query block, fewer for the warp-specialised
+    kernel on a GPU when blocks x heads outnumber the SMs and the fewer programs (all resident)
+    take no more rounds than one per block."""
+    from tessel.ops.flash import _query_programs
+
+    class GPU:
+        gpu = True
+
+        @staticmethod
+        def multiprocessor_count():
+            return 132
+
+    class Interpreter(GPU):
+        gpu = False
+
+    ws = {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}
+    assert _query_programs(GPU, 32, 32, ws) == 4        # B1 H32 N4096: 8 blocks each
+    assert _query_programs(GPU, 128, 32, ws) == 4
+    assert _query_programs(GPU, 8, 64, ws) == 2
+    assert _query_programs(GPU, 12, 40, ws) == 3
+    assert _query_programs(GPU, 8, 8, ws) == 8          # fewer blocks than SMs: one each
+    assert _query_programs(GPU, 32, 40, ws) == 32       # 3 a head: 11 rounds against 10
+    assert _query_programs(GPU, 32, 200, ws) == 32      # a program a head: 64 rounds, not 49
+    assert _query_programs(GPU, 32, 32, {"NUM_WARPS": 8}) == 32
+    assert _query_programs(GPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 4}) == 32
+    assert _query_programs(Interpreter, 32, 32, ws) == 32
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 @pytest.mark.parametrize("case", list(LEAN))
 def test_lean_attention(case, dtype):

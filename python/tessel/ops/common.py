@@ -108,6 +108,11 @@ class Backend:
         self.gpu = gpu
         self.name = "gpu" if gpu else "interpreter"
 
+    @staticmethod
+    def multiprocessor_count():
+        """The GPU's SMs."""
+        return _gpu.runtime().multiprocessor_count
+
     def kernel(self, tsl, name, stream_k="persistent"):
         """The JITKernel `name` of kernels/`tsl` on this back end, made once per process."""
         key = (tsl, name, self.gpu, stream_k)

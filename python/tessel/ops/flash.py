@@ -38,11 +38,27 @@ def _attention_forward(be, q, k, v, causal, scale, dtype):
     HKV, Nk = k.shape[1], k.shape[2]
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
-    be.launch("attention.tsl", "attention_fwd", D, lambda t: (cdiv(Nq, t["BLOCK_M"]), B * H),
+    be.launch("attention.tsl", "attention_fwd", D,
+              lambda t: (_query_programs(be, cdiv(Nq, t["BLOCK_M"]), B * H, t), B * H),
               (q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk,
                scale), dict(D=D, CAUSAL=causal, DTYPE=dtype),
               key=("q", "k", "CAUSAL", "DTYPE"))
     return o, lse
+
+
+def _query_programs(be, blocks, heads, tiles):
+    """Programs per head of the forward (its grid's axis 0; each takes the head's query blocks
+    in turn). One per block, but for a warp-specialised kernel on a GPU: its producer loads a
+    block's keys while the consumers finish the previous block, so fewer programs that each
+    take several blocks save the start and end of all but one. With 8 consumer warps its 12
+    warps hold the register file (168 registers each), so one CTA per SM: as many programs as
+    keep every CTA resident at once, unless that takes more rounds than one per block."""
+    if not (be.gpu and tiles.get("WARP_SPECIALIZE") and tiles.get("NUM_WARPS", 4) >= 8):
+        return blocks
+    sms = be.multiprocessor_count()
+    programs = min(blocks, max(1, sms // heads))
+    rounds = cdiv(blocks, programs) * cdiv(programs * heads, sms)
+    return programs if rounds <= cdiv(blocks * heads, sms) else blocks
 
 
 def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
