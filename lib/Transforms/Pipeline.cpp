@@ -562,8 +562,13 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   // Prologue: the first stages - 1 iterations, after a CTA barrier: other
   // warps may still read what the buffers' memory held (the buffers of an
   // earlier loop sharing it, or these ones in the previous entry of a loop
-  // around; a warpgroup dot reads until its own warpgroup's wait).
-  BarrierOp::create(b, loc);
+  // around; a warpgroup dot reads until its own warpgroup's wait). Barriers
+  // made just above (tessel.mbarrier_alloc) end with one already.
+  bool freshBarriers =
+      !earlier &&
+      llvm::all_of(candidates, [](const Candidate &c) { return c.tma(); });
+  if (!freshBarriers)
+    BarrierOp::create(b, loc);
   for (unsigned s = 0; s + 1 < stages; ++s) {
     Value offset = arith::MulIOp::create(b, loc, step, constant(s));
     Value iv = arith::AddIOp::create(b, loc, lb, offset);

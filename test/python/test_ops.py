@@ -82,8 +82,8 @@ def test_lean_block_m():
 
 
 def test_forward_programs_per_head():
-    """The forward's programs per head: one per query block, fewer for the warp-specialised
-    kernel on a GPU when blocks x heads outnumber the SMs and the fewer programs (all resident)
+    """The forward's programs per head: one per query block, fewer for tiles that take blocks in
+    turn on a GPU when blocks x heads outnumber the SMs and the fewer programs (all resident)
     take no more rounds than one per block."""
     from tessel.ops.flash import _query_programs
 
@@ -97,7 +97,7 @@ def test_forward_programs_per_head():
     class Interpreter(GPU):
         gpu = False
 
-    ws = {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}
+    ws = {"WARP_SPECIALIZE": True, "NUM_WARPS": 8, "BLOCKS_IN_TURN": True}
     assert _query_programs(GPU, 32, 32, ws) == 4        # B1 H32 N4096: 8 blocks each
     assert _query_programs(GPU, 128, 32, ws) == 4
     assert _query_programs(GPU, 8, 64, ws) == 2
@@ -105,8 +105,7 @@ def test_forward_programs_per_head():
     assert _query_programs(GPU, 8, 8, ws) == 8          # fewer blocks than SMs: one each
     assert _query_programs(GPU, 32, 40, ws) == 32       # 3 a head: 11 rounds against 10
     assert _query_programs(GPU, 32, 200, ws) == 32      # a program a head: 64 rounds, not 49
-    assert _query_programs(GPU, 32, 32, {"NUM_WARPS": 8}) == 32
-    assert _query_programs(GPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 4}) == 32
+    assert _query_programs(GPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}) == 32
     assert _query_programs(Interpreter, 32, 32, ws) == 32
 
 

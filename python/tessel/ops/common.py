@@ -53,8 +53,10 @@ GPU_TUNED = {
 # forward warp-specialised with ping-pong: 555-574 TFLOP/s against 468-508 unspecialised, H100).
 GPU_TUNED_SM90A = {
     ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    # Its programs take several query blocks each where that fills the SMs at once
+    # (flash._query_programs): one CTA per SM (12 warps of 168 registers).
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
-                                 WARP_SPECIALIZE=True, PING_PONG=True),
+                                 WARP_SPECIALIZE=True, PING_PONG=True, BLOCKS_IN_TURN=True),
     # The backward: 128 keys per program on two warpgroups (dQ = dS·K split
     # along D between them), half the dQ reductions of 64 keys.
     ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=3),

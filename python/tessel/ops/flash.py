@@ -47,13 +47,13 @@ def _attention_forward(be, q, k, v, causal, scale, dtype):
 
 
 def _query_programs(be, blocks, heads, tiles):
-    """Programs per head of the forward (its grid's axis 0; each takes the head's query blocks
-    in turn). One per block, but for a warp-specialised kernel on a GPU: its producer loads a
-    block's keys while the consumers finish the previous block, so fewer programs that each
-    take several blocks save the start and end of all but one. With 8 consumer warps its 12
-    warps hold the register file (168 registers each), so one CTA per SM: as many programs as
-    keep every CTA resident at once, unless that takes more rounds than one per block."""
-    if not (be.gpu and tiles.get("WARP_SPECIALIZE") and tiles.get("NUM_WARPS", 4) >= 8):
+    """Programs per head of the forward (its grid's axis 0). One per query block, but where the
+    table's tiles take blocks in turn (BLOCKS_IN_TURN: the warp-specialised kernel, whose
+    producer loads a block's keys while the consumers finish the previous block, so fewer
+    programs that each take several blocks save the start and end of all but one; it holds an
+    SM alone): as many programs as keep every CTA resident at once, unless that takes more
+    rounds than one per block."""
+    if not (be.gpu and tiles.get("BLOCKS_IN_TURN")):
         return blocks
     sms = be.multiprocessor_count()
     programs = min(blocks, max(1, sms // heads))
