@@ -294,10 +294,13 @@ def ceilings():
 # peers and references shared by the attention workloads
 
 def sdpa_call(backend, q, k, v, causal):
-    """PyTorch SDPA restricted to one back end ('flash' or 'cudnn'); GQA through enable_gqa."""
+    """PyTorch SDPA restricted to one back end ('flash' or 'cudnn'; None: the back end PyTorch
+    picks); GQA through enable_gqa."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    chosen = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
     gqa = q.shape[1] != k.shape[1]
+    if backend is None:
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+    chosen = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
 
     def call():
         with sdpa_kernel(chosen):
