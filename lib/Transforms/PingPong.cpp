@@ -3,11 +3,10 @@
 // In a warp-specialised kernel (tessel.ping_pong, after
 // tessel-warp-specialize) with n >= 2 consumer warpgroups, each loop of the
 // consumers that issues warpgroup dots (and holds no such loop) issues them
-// in turns: warpgroup w
-// waits on named barrier 3 + w before its first dot of the iteration and,
-// once its last dot of the iteration is issued, arrives on the barrier of
-// warpgroup (w + 1) % n. While one warpgroup's products are on the tensor
-// cores, the other runs its softmax (FlashAttention-3's ping-pong):
+// in turns: warpgroup w waits on named barrier 3 + w before its first dot of
+// the iteration and, once its last dot of the iteration is issued, arrives on
+// the barrier of warpgroup (w + 1) % n. While one warpgroup's products are on
+// the tensor cores, the other runs its softmax (FlashAttention-3's ping-pong):
 //   consumers {
 //     if (w == n - 1) arrive(3 + 0)            -- warpgroup 0 starts
 //     for ... { ...; wait(3 + w); dots; arrive(3 + (w + 1) % n); ... }

@@ -107,6 +107,7 @@ def test_forward_programs_per_head():
     assert _query_programs(GPU, 32, 200, ws) == 32      # a program a head: 64 rounds, not 49
     assert _query_programs(GPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}) == 32
     assert _query_programs(Interpreter, 32, 32, ws) == 32
+    assert _query_programs(GPU, 0, 32, ws) == 0 and _query_programs(GPU, 4, 0, ws) == 4
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])

@@ -53,7 +53,7 @@ def _query_programs(be, blocks, heads, tiles):
     programs that each take several blocks save the start and end of all but one; it holds an
     SM alone): as many programs as keep every CTA resident at once, unless that takes more
     rounds than one per block."""
-    if not (be.gpu and tiles.get("BLOCKS_IN_TURN")):
+    if not (be.gpu and tiles.get("BLOCKS_IN_TURN")) or blocks == 0 or heads == 0:
         return blocks
     sms = be.multiprocessor_count()
     programs = min(blocks, max(1, sms // heads))
