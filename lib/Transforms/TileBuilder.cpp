@@ -8,8 +8,8 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 Value TileBuilder::splat(ArrayRef<int64_t> shape, double value) {
-  Value c = arith::ConstantOp::create(b, loc, f32(), b.getF32FloatAttr(value));
-  return SplatOp::create(b, loc, tile(shape, f32()), c);
+  return splat(shape, arith::ConstantOp::create(b, loc, f32(),
+                                                b.getF32FloatAttr(value)));
 }
 
 Value TileBuilder::equals(Value x, double value) {

@@ -45,7 +45,8 @@ def main():
             _, times = kernel_ms(fn, 10 if n < 16384 else 5)
             each = " ".join(f"{name[:18]}={ms * 1e3:.1f}" for name, ms in sorted(times.items())
                             if "attention" in name)
-            print(f"{lib} D{a.head_dim} N{n} causal={causal} max err {err:.1e} | {each} us", flush=True)
+            print(f"{lib} D{a.head_dim} N{n} causal={causal} max err {err:.1e} | {each} us",
+                  flush=True)
     for scale in (-0.09, 0.0, 0.3):
         for causal in (False, True):
             g = torch.Generator(device="cuda").manual_seed(7)

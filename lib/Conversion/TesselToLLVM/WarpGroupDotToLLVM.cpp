@@ -173,12 +173,15 @@ static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
 }
 
 /// A's registers per (slice, step), 4 each: a0a1 (row g, K 2t), a2a3
-/// (g + 8, 2t), a4a5 (g, 2t + 8), a6a7 (g + 8, 2t + 8), as 32-bit registers.
+/// (g + 8, 2t), a4a5 (g, 2t + 8), a6a7 (g + 8, 2t + 8), as 32-bit registers;
+/// a slice is one of the thread's 16-row blocks (one per 64-row slice of its
+/// warpgroup), a step 16 of K.
 static SmallVector<Value> registersA(OpBuilder &b, Location loc, TileType aType,
-                                     ValueRange aSlots, int64_t slices,
-                                     int64_t steps) {
+                                     ValueRange aSlots) {
   TileLayout aLayout = getLayout(aType);
   Type elem = aType.getElementType();
+  int64_t slices = aLayout.getDim(0).numLocal() / 2;
+  int64_t steps = aType.getShape()[1] / 16;
   SmallVector<Value> regs;
   for (int64_t i = 0; i < slices; ++i)
     for (int64_t s = 0; s < steps; ++s)
@@ -218,7 +221,7 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
     SmallVector<Value> aRegs;
     if (!aShared)
       aRegs = registersA(b, loc, cast<TileType>(op.getA().getType()),
-                         adaptor.getA(), slices, steps);
+                         adaptor.getA());
     // Accumulator slots of each slice in wgmma's order: d[4j + 2r + e] is
     // row g + 8r, column 8j + 2t + e.
     SmallVector<int64_t> accSlots;
@@ -309,13 +312,10 @@ struct WarpGroupDotWaitLowering : OpConversionPattern<WarpGroupDotWaitOp> {
     // The registers the dots read as A, packed as the dots pack them, are
     // operands too: live until here.
     SmallVector<Value> kept;
-    for (auto [read, tile] : llvm::zip(op.getReads(), adaptor.getReads())) {
-      auto type = cast<TileType>(read.getType());
+    for (auto [read, tile] : llvm::zip(op.getReads(), adaptor.getReads()))
       llvm::append_range(kept,
-                         registersA(rewriter, op.getLoc(), type, tile,
-                                    getLayout(type).getDim(0).numLocal() / 2,
-                                    type.getShape()[1] / 16));
-    }
+                         registersA(rewriter, op.getLoc(),
+                                    cast<TileType>(read.getType()), tile));
     std::string text =
         llvm::formatv("wgmma.wait_group.sync.aligned {0};", op.getPendings());
     SmallVector<Value> waited =
