@@ -560,10 +560,12 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     asyncCopies |= !c.tma();
   }
   // Prologue: the first stages - 1 iterations, after a CTA barrier: other
-  // warps may still read what the buffers' memory held (the buffers of an
-  // earlier loop sharing it, or these ones in the previous entry of a loop
-  // around; a warpgroup dot reads until its own warpgroup's wait). Barriers
-  // made just above (tessel.mbarrier_alloc) end with one already.
+  // warps may still read what the buffers' memory held for another buffer
+  // sharing it (an earlier loop's; in a loop around, also a later loop's in
+  // the previous entry), as a warpgroup dot reads until its own warpgroup's
+  // wait. (The slots it refills in these buffers were last read two
+  // iterations back, which the loop's own barriers order.) Barriers made
+  // just above (tessel.mbarrier_alloc) end with one already.
   bool freshBarriers =
       !earlier &&
       llvm::all_of(candidates, [](const Candidate &c) { return c.tma(); });

@@ -524,8 +524,8 @@ func.func @tma_keys(%kmap: !tessel.tensor_desc<64x64xf16>, %vmap: !tessel.tensor
 // before the outer loop, which carries the count of the inner loop's earlier
 // iterations (0 at first, plus the inner trip count after each entry); the
 // inner loop's slots and phases count from it, the prologue's too. The
-// prologue's copies wait for a CTA barrier: in the previous entry other warps
-// may still read the buffer.
+// prologue's copies wait for a CTA barrier: other warps may still read the
+// memory for a buffer sharing it (a later loop's, in the previous entry).
 
 // CHECK-LABEL: func.func @tma_nested
 // CHECK: %[[ZERO:c0_i32_[0-9]+]] = arith.constant 0 : i32
