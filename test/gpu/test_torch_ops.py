@@ -123,7 +123,7 @@ ATTENTION = {  # B, H, HKV, Nq, Nk, D, causal
     "causal-d128": (1, 3, 1, 100, 100, 128, True),
     "causal-gqa4-d64": (1, 8, 2, 130, 130, 64, True),
     # More blocks than SMs: on Hopper each program of the tuned D128 forward takes several of its
-    # head's query blocks (64 heads x 8 blocks: 2 programs a head; 40 x 12, ragged: 3).
+    # head's query blocks (on 132 SMs: 64 heads x 8 blocks, 2 programs a head; 40 x 12, ragged, 3).
     "causal-gqa8-d128-blocks-in-turn": (1, 64, 8, 1000, 1000, 128, True),
     "ragged-d128-blocks-in-turn": (1, 40, 40, 1500, 1500, 128, False),
 }
