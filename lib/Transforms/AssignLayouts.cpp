@@ -23,6 +23,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 namespace mlir::tessel {
 #define GEN_PASS_DEF_TESSELASSIGNLAYOUTS
 #include "tessel/Passes.h.inc"
@@ -82,14 +84,29 @@ static BlockedEncodingAttr canonicalLayout(MLIRContext *ctx,
   return BlockedEncodingAttr::get(ctx, sizePerThread, threads, warps, order);
 }
 
-/// The mma.sync layout of a dot's M x N result: the warps split M into
-/// 16-row blocks as far as it goes (each warp then owns whole rows, so row
-/// reductions stay within a warp), and N with the rest.
+/// The mma.sync layout of a dot's M x N result: the warp grid whose busiest
+/// warp computes the fewest 16 x 8 blocks and, of those, the one with the
+/// most warps along M (each warp then owns whole rows, so row reductions stay
+/// within a warp). For power-of-two shapes that is M split into 16-row blocks
+/// as far as it goes; a halo of 69 rows on 4 warps is split 2 x 2 (9 blocks
+/// for the busiest warp) rather than 4 x 1 (12: 128 rows of which 59 lie
+/// outside the tile).
 static MmaEncodingAttr mmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                  unsigned numWarps) {
-  uint64_t blocks = llvm::divideCeil(shape[0], 16);
-  unsigned wm = std::min<uint64_t>(numWarps, llvm::bit_floor(blocks));
-  return MmaEncodingAttr::get(ctx, {wm, numWarps / wm});
+  uint64_t mBlocks = llvm::divideCeil(shape[0], 16);
+  uint64_t nBlocks = llvm::divideCeil(shape[1], 8);
+  uint64_t most = std::min<uint64_t>(numWarps, llvm::PowerOf2Ceil(mBlocks));
+  unsigned best = 1;
+  uint64_t bestBlocks = std::numeric_limits<uint64_t>::max();
+  for (unsigned wm = 1; wm <= most; wm *= 2) {
+    uint64_t blocks = llvm::divideCeil(mBlocks, wm) *
+                      llvm::divideCeil(nBlocks, numWarps / wm);
+    if (blocks <= bestBlocks) {
+      best = wm;
+      bestBlocks = blocks;
+    }
+  }
+  return MmaEncodingAttr::get(ctx, {best, numWarps / best});
 }
 
 static bool usesTensorCores(DotOp dot) {

@@ -26,6 +26,10 @@
 // with the copy they address, for the iteration ahead, masked off past the
 // loop's end.
 //
+// A 2-D load of 16-bit elements that feeds anything else (a dot's A, a B
+// whose shape the MMA steps do not tile, elementwise ops) is copied the same
+// way and read back from its buffer where it was loaded.
+//
 // A loop pipelined so also takes its row and column vectors (a 1-D load of
 // 32-bit values, e.g. attention's per-row statistics, read only through
 // expand_dims on one axis) into the same stages, as 1 x N (N x 1) tiles read
@@ -49,6 +53,8 @@
 
 #include "LoopSlice.h"
 #include "tessel/Passes.h"
+
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -195,7 +201,7 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
   Type elem = tile.getElementType();
   auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(tile.getEncoding());
   if (!(elem.isF16() || elem.isBF16()) || tile.getRank() != 2 || !blocked ||
-      !onlyFeedsDots(load) || (load.getOther() && !isZero(load.getOther())))
+      load->use_empty() || (load.getOther() && !isZero(load.getOther())))
     return std::nullopt;
   std::optional<Candidate> found = copiedAhead(load, loop, writtenBases);
   if (!found)
@@ -207,7 +213,11 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
     return std::nullopt;
   c.bufferType =
       MemDescType::get(load.getContext(), tile.getShape(), elem, order);
-  c.readLate = dotsMayRunLate(load, loop);
+  // Any other tile (a dot's A, a B the MMA steps do not tile, an operand of
+  // elementwise ops) is read back from its buffer where it was loaded: its
+  // copy still runs ahead, off the iteration's critical path.
+  c.feedsDots = onlyFeedsDots(load);
+  c.readLate = c.feedsDots && dotsMayRunLate(load, loop);
   return found;
 }
 
@@ -664,6 +674,29 @@ static func::FuncOp kernelOf(scf::ForOp loop) {
   return loop->getParentOfType<func::FuncOp>();
 }
 
+/// Bytes of the buffers `candidates` take with `stages` stages.
+static int64_t bufferBytes(ArrayRef<Candidate> candidates, unsigned stages) {
+  int64_t bytes = 0;
+  for (const Candidate &c : candidates) {
+    MemDescType t = c.bufferType;
+    bytes += c.slots(stages) * ShapedType::getNumElements(t.getShape()) *
+             std::max(1u, t.getElementType().getIntOrFloatBitWidth() / 8);
+  }
+  return bytes;
+}
+
+/// Whether `kernel` keeps within the shared memory its target's CTAs may
+/// use once `loop` takes buffers for `candidates`: a Hopper CTA's 227 KB,
+/// else 99 KB (the opt-in limit of the sm_86 and sm_89 GPUs that also run
+/// sm_80 code; an A100 allows 163 KB). The copies that only hide latency
+/// (tiles read back) are left out of a loop where it would not.
+static bool fitsSharedMemory(func::FuncOp kernel,
+                             ArrayRef<Candidate> candidates, unsigned stages) {
+  int64_t limit = hasWarpGroupMma(kernel) ? kHopperSharedBytes : 99 * 1024;
+  return getKernelSharedBytes(kernel) + bufferBytes(candidates, stages) <=
+         limit;
+}
+
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
   using TesselPipelineBase::TesselPipelineBase;
 
@@ -691,24 +724,31 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
           unknownWrite = true;
         }
       });
-      SmallVector<Candidate> candidates;
+      SmallVector<Candidate> candidates, readBack;
       if (stages >= 2 && !unknownWrite)
         for (auto load : loop.getBody()->getOps<LoadOp>())
           if (std::optional<Candidate> c = analyse(load, loop, written))
-            candidates.push_back(std::move(*c));
+            (c->feedsDots ? candidates : readBack).push_back(std::move(*c));
       for (auto load : loop.getBody()->getOps<LoadBlockOp>()) {
         FailureOr<Candidate> c = analyse(load, loop);
         if (failed(c))
           return signalPassFailure();
         candidates.push_back(std::move(*c));
       }
-      // Vectors ride along in a loop pipelined for its dots (by cp.async
-      // or by the tensor memory accelerator).
-      if (!candidates.empty() && stages >= 2 && !unknownWrite)
+      // Tiles read back and vectors ride along in a loop pipelined for its
+      // dots (by cp.async or by the tensor memory accelerator): elsewhere
+      // (a persistent loop around the key loops) a copy ahead would hold its
+      // buffers over the whole inner loop for little latency to hide.
+      if (!candidates.empty() && stages >= 2 && !unknownWrite) {
         for (auto load : loop.getBody()->getOps<LoadOp>())
           if (std::optional<Candidate> c = analyseVector(
                   load, loop, written, getLaunchWarps(kernelOf(loop))))
             candidates.push_back(std::move(*c));
+        SmallVector<Candidate> all(candidates);
+        llvm::append_range(all, readBack);
+        if (fitsSharedMemory(kernelOf(loop), all, stages))
+          candidates = std::move(all);
+      }
       // One late dot per loop: each carries its A operand into the next
       // iteration, and two (the backward's dK and dV) leave ptxas too few
       // registers to keep the products in flight.

@@ -2,7 +2,8 @@
 """Kernel times of the ready ops on a few shapes, for profiling on a machine with an NVIDIA GPU
 (the runtime-only package built, its kernels precompiled; see scripts/gpu/profile.sh).
 
-Each case runs its op on fresh random bf16 inputs, checks the result against PyTorch SDPA, then
+Each case runs its op on fresh random bf16 inputs, checks the result against PyTorch SDPA (MTA:
+the MTA paper's PyTorch code in float32, bench/workloads/mta.py), then
 reports the median of CUDA-event timings of the op alone and of the op's kernels alone (torch's
 profiler), so host overhead shows as the difference. Under `ncu` the same script gives the
 kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
@@ -23,6 +24,7 @@ import torch.nn.functional as F
 import tessel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.workloads.mta import WEIGHT_NOISE, torch_mta  # noqa: E402
 from bench.workloads.paged import scattered_pages  # noqa: E402
 
 CASES = {
@@ -35,6 +37,10 @@ CASES = {
     # decode-gqa over a paged cache: pages of 16 rows in shuffled order
     "decode-paged": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128,
                          page_size=16),
+    # Multi-Token Attention as the bench runs it (weight: identity plus noise)
+    "mta": dict(op="mta_attention", B=1, H=16, HKV=16, Nq=4096, Nk=4096, D=64, cq=6, ck=11),
+    "mta-bwd": dict(op="mta_attention", B=1, H=16, HKV=16, Nq=4096, Nk=4096, D=64, cq=6, ck=11,
+                    backward=True),
 }
 
 
@@ -60,7 +66,18 @@ def run_op(c, q, k, v):
     if "page_size" in c:
         k_cache, v_cache, tables = paged_cache(c, k, v)
         return tessel.lean_attention(q, k_cache, v_cache, **tables, check=False)
+    if c["op"] == "mta_attention":
+        w = mta_weight(c)
+        return with_gradients(c, lambda q, k, v: tessel.mta_attention(q, k, v, w), q, k, v)
     return with_gradients(c, getattr(tessel, c["op"]), q, k, v)
+
+
+def mta_weight(c):
+    """The conv2d kernel (H, 1, cq, ck) of an MTA case: the identity plus noise, as the bench's."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    w = torch.zeros(c["H"], 1, c["cq"], c["ck"], device="cuda")
+    w[:, 0, c["cq"] - 1, (c["ck"] - 1) // 2] = 1.0
+    return w + WEIGHT_NOISE * torch.randn(w.shape, device="cuda", generator=g)
 
 
 _PAGED = {}
@@ -83,6 +100,10 @@ def paged_cache(c, k, v):
 
 def reference(c, q, k, v):
     g = c["H"] // c["HKV"]
+    if c["op"] == "mta_attention":
+        w = mta_weight(c)
+        mta = lambda q, k, v: torch_mta(q.float(), k.float(), v.float(), w, c["D"] ** -0.5)
+        return with_gradients(c, mta, q, k, v).float()
     if c["op"] == "lean_attention":
         k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
         return F.scaled_dot_product_attention(q.float(), k.float(), v.float())

@@ -243,6 +243,23 @@ func.func @decode_dot(%a: f16) attributes {tessel.kernel, tessel.num_warps = 4 :
 
 // -----
 
+// A halo of 69 rows and 42 columns on 4 warps: split 2 x 2, the busiest
+// warp computing 3 x 3 of the 16 x 8 blocks (4 x 1 would give each warp two
+// 16-row blocks of 6, over 128 rows of which 59 lie outside the tile).
+
+// CHECK-LABEL: func.func @halo_dot
+func.func @halo_dot(%a: f16) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %x = tessel.splat %a : f16 -> !tessel.tile<69x64xf16>
+  %y = tessel.splat %a : f16 -> !tessel.tile<64x42xf16>
+  %z = arith.constant 0.0 : f32
+  %zs = tessel.splat %z : f32 -> !tessel.tile<69x42xf32>
+  // CHECK: tessel.dot {{.*}} -> !tessel.tile<69x42xf32, #tessel.mma<warpsPerCTA = [2, 2]>>
+  %s = tessel.dot %x, %y, %zs : !tessel.tile<69x64xf16>, !tessel.tile<64x42xf16> -> !tessel.tile<69x42xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op already has tile layouts}}
 func.func @already_assigned() attributes {tessel.kernel} {
   %c0 = arith.constant 0 : i32

@@ -138,12 +138,127 @@ func.func @row_vector(%k: !tessel.ptr<f16>, %lse: !tessel.ptr<f32>, %n: i32, %a:
 // -----
 
 #b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#bt = #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// In a loop pipelined for its key tile (B through a transpose), a tile that
+// is a dot's A (converted to its operand layout) and a B whose 36 columns
+// the MMA's 8-column blocks do not tile (a halo of keys) are copied ahead
+// the same way and read back from their buffers where they were loaded.
+
+// CHECK-LABEL: func.func @read_back
+// CHECK: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK: tessel.local_alloc : !tessel.memdesc<3x36x64xf16, order = [1, 0]>
+// CHECK: scf.for
+// CHECK-COUNT-3: tessel.async_copy
+// CHECK-NOT: tessel.load
+// CHECK: %[[Q:.*]] = tessel.local_load %{{.*}}[0, 0] : !tessel.memdesc<64x64xf16, order = [1, 0]> -> !tessel.tile<64x64xf16, #{{.*}}>
+// CHECK: tessel.convert_layout %[[Q]]
+// CHECK: %[[H:.*]] = tessel.local_load %{{.*}}[0, 0] : !tessel.memdesc<36x64xf16, order = [1, 0]> -> !tessel.tile<36x64xf16, #{{.*}}>
+// CHECK: tessel.trans %[[H]]
+func.func @read_back(%k: !tessel.ptr<f16>, %n: i32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>>
+  %hacc0 = tessel.splat %z : f32 -> !tessel.tile<64x36xf32, #mma>
+  %res:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0, %hacc = %hacc0) -> (!tessel.tile<64x64xf32, #mma>, !tessel.tile<64x36xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %rows = tessel.binary add %is, %r : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %re = tessel.expand_dims %rows {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+    %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %s64 = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary mul %rb, %s64 : !tessel.tile<64x64xi32, #b>
+    %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x64xi32, #b>
+    %cb = tessel.broadcast %ce : !tessel.tile<1x64xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %off = tessel.binary add %ro, %cb : !tessel.tile<64x64xi32, #b>
+    %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %ktt = tessel.trans %kt [1, 0] : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #bt>
+    // The query rows of the iteration, the dot's A.
+    %qt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %qa = tessel.convert_layout %qt : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #opa>
+    %d = tessel.dot %qa, %ktt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #bt> -> !tessel.tile<64x64xf32, #mma>
+    // 36 keys: N = 36 as B, not a multiple of the MMA's 8 columns.
+    %hs = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<36x64x!tessel.ptr<f16>, #b>
+    %ht = tessel.load %hs : !tessel.tile<36x64x!tessel.ptr<f16>, #b>
+    %htt = tessel.trans %ht [1, 0] : !tessel.tile<36x64xf16, #b> -> !tessel.tile<64x36xf16, #bt>
+    %e = tessel.dot %qa, %htt, %hacc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x36xf16, #bt> -> !tessel.tile<64x36xf32, #mma>
+    scf.yield %d, %e : !tessel.tile<64x64xf32, #mma>, !tessel.tile<64x36xf32, #mma>
+  }
+  %hrows = tessel.reduce sum %res#1 {axis = 1 : i32} : !tessel.tile<64x36xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %ht = tessel.reduce sum %hrows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %ht : !tessel.ptr<f32>
+  %rows = tessel.reduce sum %res#0 {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#bt = #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// With 8 stages the key tile's buffers take 64 KB; the query tile's would
+// take the kernel to 128 KB, past the 99 KB an sm_80 kernel may count on:
+// the query tile stays a load of the iteration.
+
+// CHECK-LABEL: func.func @read_back_budget
+// CHECK: tessel.local_alloc : !tessel.memdesc<8x64x64xf16, order = [1, 0]>
+// CHECK-NOT: tessel.local_alloc
+// CHECK: scf.for
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.async_copy
+// CHECK: tessel.load
+func.func @read_back_budget(%k: !tessel.ptr<f16>, %n: i32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32, tessel.num_stages = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %rows = tessel.binary add %is, %r : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %re = tessel.expand_dims %rows {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+    %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %s64 = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary mul %rb, %s64 : !tessel.tile<64x64xi32, #b>
+    %ce = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x64xi32, #b>
+    %cb = tessel.broadcast %ce : !tessel.tile<1x64xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %off = tessel.binary add %ro, %cb : !tessel.tile<64x64xi32, #b>
+    %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %ktt = tessel.trans %kt [1, 0] : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #bt>
+    %qt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %qa = tessel.convert_layout %qt : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #opa>
+    %d = tessel.dot %qa, %ktt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #bt> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 
 // Left alone: a load whose pointers depend on a loop-carried value, a
-// load used by something else than a dot, and (num_stages = 1) every load
-// of a kernel that asks for no pipelining.
+// load used by something else than a dot in a loop with no dot to pipeline,
+// and (num_stages = 1) every load of a kernel that asks for no pipelining.
 
 // CHECK-LABEL: func.func @not_pipelined
 // CHECK-NOT: local_alloc

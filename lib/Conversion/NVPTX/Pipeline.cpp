@@ -111,8 +111,10 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   // Layout conversions of loop-invariant tiles (a query block converted to
   // a dot operand) run once, before their loop.
   tiles.addPass(createLoopInvariantCodeMotionPass());
-  tiles.addPass(createTesselPipeline());
+  // Sliced tiles first take their shared buffers, which tessel-pipeline
+  // counts before it gives a loop's optional copies theirs.
   tiles.addPass(createTesselStageSlices());
+  tiles.addPass(createTesselPipeline());
   // Hopper (the module's tessel.target is sm_90a): dots on warpgroup MMA.
   tiles.addPass(createTesselWarpGroupMma());
   tiles.addPass(createTesselRotateWarpGroupDots());
