@@ -26,9 +26,11 @@
 // with the copy they address, for the iteration ahead, masked off past the
 // loop's end.
 //
-// A 2-D load of 16-bit elements that feeds anything else (a dot's A, a B
-// whose shape the MMA steps do not tile, elementwise ops) is copied the same
-// way and read back from its buffer where it was loaded.
+// In a loop pipelined so, a 2-D load of 16-bit elements that feeds anything
+// else (a dot's A, a B whose shape the MMA steps do not tile, elementwise
+// ops) is copied the same way and read back from its buffer where it was
+// loaded, unless the buffers would take the kernel past the shared memory
+// its target's CTAs may use (such copies only hide latency).
 //
 // A loop pipelined so also takes its row and column vectors (a 1-D load of
 // 32-bit values, e.g. attention's per-row statistics, read only through
@@ -213,9 +215,7 @@ static std::optional<Candidate> analyse(LoadOp load, scf::ForOp loop,
     return std::nullopt;
   c.bufferType =
       MemDescType::get(load.getContext(), tile.getShape(), elem, order);
-  // Any other tile (a dot's A, a B the MMA steps do not tile, an operand of
-  // elementwise ops) is read back from its buffer where it was loaded: its
-  // copy still runs ahead, off the iteration's critical path.
+  // Any other tile is read back from its buffer where it was loaded.
   c.feedsDots = onlyFeedsDots(load);
   c.readLate = c.feedsDots && dotsMayRunLate(load, loop);
   return found;
