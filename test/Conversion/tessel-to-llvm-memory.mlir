@@ -229,6 +229,7 @@ func.func @before_sm90(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y:
 
 #v = #tessel.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
 
+module attributes {tessel.target = "sm_90"} {
 // CHECK-LABEL: llvm.func @prefetch
 func.func @prefetch(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
   %r = tessel.arange 0, 256 : !tessel.tile<256xi32, #v>
@@ -241,4 +242,20 @@ func.func @prefetch(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}) attrib
   tessel.prefetch %x : !tessel.ptr<f32>
   // CHECK-NOT: nvvm.prefetch
   return
+}
+}
+
+// -----
+
+// On sm_80 (NVPTX selects its prefetch intrinsic only from sm_90) the same
+// instruction, written out.
+
+module attributes {tessel.target = "sm_80"} {
+// CHECK-LABEL: llvm.func @prefetch_sm80
+func.func @prefetch_sm80(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  // CHECK-NOT: nvvm.prefetch
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "prefetch.global.L1 [ $0 + 0 ];", "l" %{{.*}} : (!llvm.ptr<1>) -> ()
+  tessel.prefetch %x : !tessel.ptr<f32>
+  return
+}
 }

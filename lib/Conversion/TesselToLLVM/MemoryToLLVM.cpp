@@ -163,6 +163,8 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
 };
 
 /// One L1 prefetch per access a load through the same pointers would make.
+/// NVPTX selects its prefetch intrinsic only from sm_90; the instruction
+/// itself is older, written out for sm_80.
 struct PrefetchLowering : VectorisedPattern<PrefetchOp> {
   using VectorisedPattern::VectorisedPattern;
   LogicalResult
@@ -171,10 +173,15 @@ struct PrefetchLowering : VectorisedPattern<PrefetchOp> {
     ValueRange ptrs = adaptor.getPtr();
     auto level = NVVM::PrefetchCacheLevelAttr::get(
         rewriter.getContext(), NVVM::PrefetchCacheLevel::L1);
+    bool intrinsic = getTarget(op) != "sm_80";
     auto prefetch = [&](Value ptr) {
-      NVVM::PrefetchOp::create(rewriter, op.getLoc(), level,
-                               NVVM::CacheEvictionPriorityAttr(), ptr,
-                               /*predicate=*/Value());
+      if (intrinsic)
+        NVVM::PrefetchOp::create(rewriter, op.getLoc(), level,
+                                 NVVM::CacheEvictionPriorityAttr(), ptr,
+                                 /*predicate=*/Value());
+      else
+        inlinePtx(rewriter, op.getLoc(), Type(), {ptr},
+                  "prefetch.global.L1 [ $0 + 0 ];", "l");
     };
     int64_t width = widthOf(op);
     if (auto tile = dyn_cast<TileType>(op.getPtr().getType()); width > 1) {
