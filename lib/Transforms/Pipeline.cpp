@@ -57,6 +57,7 @@
 #include "tessel/Passes.h"
 
 #include "Conversion/TesselToLLVM/TesselToLLVM.h"
+#include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -674,27 +675,17 @@ static func::FuncOp kernelOf(scf::ForOp loop) {
   return loop->getParentOfType<func::FuncOp>();
 }
 
-/// Bytes of the buffers `candidates` take with `stages` stages.
-static int64_t bufferBytes(ArrayRef<Candidate> candidates, unsigned stages) {
-  int64_t bytes = 0;
-  for (const Candidate &c : candidates) {
-    MemDescType t = c.bufferType;
-    bytes += c.slots(stages) * ShapedType::getNumElements(t.getShape()) *
-             std::max(1u, t.getElementType().getIntOrFloatBitWidth() / 8);
-  }
-  return bytes;
-}
-
 /// Whether `kernel` keeps within the shared memory its target's CTAs may
-/// use once `loop` takes buffers for `candidates`: a Hopper CTA's 227 KB,
-/// else 99 KB (the opt-in limit of the sm_86 and sm_89 GPUs that also run
-/// sm_80 code; an A100 allows 163 KB). The copies that only hide latency
-/// (tiles read back) are left out of a loop where it would not.
+/// use (kHopperSharedBytes, else kSm80SharedBytes) once a loop takes buffers
+/// for `candidates`. The copies that only hide latency (tiles read back) are
+/// left out of a loop where it would not.
 static bool fitsSharedMemory(func::FuncOp kernel,
                              ArrayRef<Candidate> candidates, unsigned stages) {
-  int64_t limit = hasWarpGroupMma(kernel) ? kHopperSharedBytes : 99 * 1024;
-  return getKernelSharedBytes(kernel) + bufferBytes(candidates, stages) <=
-         limit;
+  int64_t bytes = getKernelSharedBytes(kernel);
+  for (const Candidate &c : candidates)
+    bytes += c.slots(stages) * getMemDescBytes(c.bufferType);
+  return bytes <=
+         (hasWarpGroupMma(kernel) ? kHopperSharedBytes : kSm80SharedBytes);
 }
 
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
@@ -724,11 +715,12 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
           unknownWrite = true;
         }
       });
-      SmallVector<Candidate> candidates, readBack;
+      SmallVector<Candidate> candidates, readBackTiles;
       if (stages >= 2 && !unknownWrite)
         for (auto load : loop.getBody()->getOps<LoadOp>())
           if (std::optional<Candidate> c = analyse(load, loop, written))
-            (c->feedsDots ? candidates : readBack).push_back(std::move(*c));
+            (c->feedsDots ? candidates : readBackTiles)
+                .push_back(std::move(*c));
       for (auto load : loop.getBody()->getOps<LoadBlockOp>()) {
         FailureOr<Candidate> c = analyse(load, loop);
         if (failed(c))
@@ -745,7 +737,7 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
                   load, loop, written, getLaunchWarps(kernelOf(loop))))
             candidates.push_back(std::move(*c));
         SmallVector<Candidate> all(candidates);
-        llvm::append_range(all, readBack);
+        llvm::append_range(all, readBackTiles);
         if (fitsSharedMemory(kernelOf(loop), all, stages))
           candidates = std::move(all);
       }

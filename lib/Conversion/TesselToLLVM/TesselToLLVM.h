@@ -40,6 +40,9 @@ void lowerWarpSpecialize(ModuleOp module);
 /// Dynamic shared memory one CTA may use on Hopper: the opt-in limit of
 /// H100 and H200, 227 KB (an SM has 228 KB).
 constexpr int64_t kHopperSharedBytes = 227 * 1024;
+/// What sm_80 code may count on: 99 KB, the opt-in limit of the sm_86 and
+/// sm_89 GPUs that run it too (an A100 allows 163 KB).
+constexpr int64_t kSm80SharedBytes = 99 * 1024;
 
 /// Bytes of dynamic shared memory a kernel with assigned layouts needs once
 /// lowered: the largest scratch area of its ops (they take turns, fenced by
