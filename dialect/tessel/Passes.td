@@ -189,7 +189,7 @@ def TesselWarpGroupMma : Pass<"tessel-warpgroup-mma", "ModuleOp"> {
 def TesselRotateWarpGroupDots : Pass<"tessel-rotate-warpgroup-dots", "ModuleOp"> {
   let summary = "Issue a loop's accumulating warpgroup dot one iteration late";
   let description = [{
-    Runs after tessel-warpgroup-mma, before tessel-defer-warpgroup-waits.
+    Runs after tessel-warpgroup-mma, before tessel-order-warpgroup-dots.
     A tessel.warpgroup_dot marked `tessel.rotate` by tessel-pipeline, whose
     waited product is only yielded (an accumulator such as attention's
     O += P·V), is issued in the next iteration instead, right after that
@@ -209,17 +209,34 @@ def TesselRotateWarpGroupDots : Pass<"tessel-rotate-warpgroup-dots", "ModuleOp">
                            "::mlir::scf::SCFDialect"];
 }
 
+def TesselOrderWarpGroupDots : Pass<"tessel-order-warpgroup-dots", "ModuleOp"> {
+  let summary = "Issue warpgroup dots early, in the order their products are needed";
+  let description = [{
+    Runs after tessel-rotate-warpgroup-dots, before
+    tessel-defer-warpgroup-waits. Each tessel.warpgroup_dot moves up its
+    block past the ops that only compute, the waits, and the dots whose
+    products are needed later than its own (groups complete in issue order),
+    taking along the ops that only compute its operands, and stops at any
+    other op with memory effects. Then a dot whose product is needed later
+    than the next dot's is issued after it, where only ops that compute,
+    wait, allocate, synchronise the CTA or store to buffers it does not read
+    lie between. In the attention backward dPᵀ = V dOᵀ then runs while the
+    threads compute Pᵀ, and dV, dK while they add dQ to memory.
+  }];
+}
+
 def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp"> {
   let summary = "Wait for each warpgroup dot where its product is first needed";
   let description = [{
-    Runs after tessel-warpgroup-mma. Each tessel.warpgroup_dot_wait of one
+    Runs after tessel-order-warpgroup-dots. Each tessel.warpgroup_dot_wait of one
     dot moves down its block to just before the first op that reads the
     product, has regions that hold dots, waits or memory effects, writes
     shared memory (the dot still reads its B
     there) or ends the block, so that the dot overlaps the dots issued and
     the work done after it. Its `pendings` counts the warpgroup dots issued
-    between the two (groups complete in issue order); a wait that reaches
-    the wait of a later dot joins it. Then the ops after each wait that
+    between the two (groups complete in issue order). Waits move youngest
+    first, so a wait that reaches the wait of a later dot finds it where it
+    stays, and joins it. Then the ops after each wait that
     only compute and need nothing it returns (nor any op left after it)
     move above it, so the products have that work's time too.
   }];

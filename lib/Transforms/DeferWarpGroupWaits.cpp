@@ -1,9 +1,10 @@
 //===- DeferWarpGroupWaits.cpp - Let warpgroup dots run on ---------------===//
 //
-// tessel-warpgroup-mma waits for each warpgroup dot right after issuing it.
-// Here each such wait moves down its block to where the product is first
-// needed, so that the tensor cores work on while the threads issue the next
-// dots and compute:
+// tessel-warpgroup-mma waits for each warpgroup dot right after issuing it
+// (tessel-order-warpgroup-dots may have issued other dots since). Here each
+// such wait moves down its block to where the product is first needed, so
+// that the tensor cores work on while the threads issue the next dots and
+// compute:
 //   %p = warpgroup_dot ...          %p = warpgroup_dot ...
 //   %r = wait %p pendings = 0       %q = warpgroup_dot ...      (independent)
 //   %q = warpgroup_dot ...    ==>   %r = wait %p pendings = 1
@@ -11,8 +12,9 @@
 //   ... use %r ...                  %s = wait %q pendings = 0
 // Groups complete in the order they were issued, so a wait for %p may leave
 // the groups issued after it pending (also those issued before the wait
-// already: a wait stands for its own products only); a wait that meets the
-// wait of younger dots joins it, one of older dots it passes. A wait stops
+// already: a wait stands for its own products only). Waits move youngest
+// first, so a wait that meets the wait of younger dots finds it as far down
+// as it goes and joins it; one of older dots it passes. A wait stops
 // before a use of its product, an op with regions that do more than compute
 // (dots, waits, memory), the block's end and any
 // op that may write a buffer its dots read (an operand in shared memory must
@@ -29,6 +31,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "WarpGroupDots.h"
+
 #include "tessel/Passes.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -43,21 +47,6 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 namespace {
-
-/// The local_alloc whose region `memdesc` views; null if unknown.
-static Operation *bufferOf(Value memdesc) {
-  while (Operation *def = memdesc.getDefiningOp()) {
-    if (isa<LocalAllocOp>(def))
-      return def;
-    if (auto index = dyn_cast<MemDescIndexOp>(def))
-      memdesc = index.getSrc();
-    else if (auto trans = dyn_cast<MemDescTransOp>(def))
-      memdesc = trans.getSrc();
-    else
-      return nullptr;
-  }
-  return nullptr;
-}
 
 /// Whether any buffer the dots `wait` stands for read (nullptr: unknown)
 /// satisfies `pred`.
@@ -96,21 +85,6 @@ static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
   });
 }
 
-/// Whether a wait may move past `op`'s regions: it has none, or they only
-/// compute (a branch between reductions, say), with no dot or wait inside.
-static bool passableRegions(Operation *op) {
-  if (!op->getNumRegions())
-    return true;
-  if (!isMemoryEffectFree(op))
-    return false;
-  WalkResult inner = op->walk([](Operation *nested) {
-    return isa<WarpGroupDotOp, WarpGroupDotWaitOp>(nested)
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  return !inner.wasInterrupted();
-}
-
 /// The warpgroup dots whose products `wait` waits for, and the youngest of
 /// them; null when one of them is not a dot of the wait's block.
 static WarpGroupDotOp youngestDot(WarpGroupDotWaitOp wait) {
@@ -137,7 +111,7 @@ static WarpGroupDotWaitOp defer(WarpGroupDotWaitOp wait) {
     issued += isa<WarpGroupDotOp>(op);
   Operation *stop = wait->getNextNode();
   for (; !stop->hasTrait<OpTrait::IsTerminator>(); stop = stop->getNextNode()) {
-    if (!passableRegions(stop) || mayOverwriteOperands(stop, wait) ||
+    if (!regionsOnlyCompute(stop) || mayOverwriteOperands(stop, wait) ||
         llvm::any_of(wait->getUsers(),
                      [&](Operation *user) { return stop->isAncestor(user); }))
       break;
@@ -187,7 +161,7 @@ static void hoistIndependentOps(WarpGroupDotWaitOp wait) {
     getUsedValuesDefinedAbove(op->getRegions(), read);
     bool dependent = llvm::any_of(
         read, [&](Value v) { return staying.contains(v.getDefiningOp()); });
-    if (dependent || !isMemoryEffectFree(op) || !passableRegions(op))
+    if (dependent || !isMemoryEffectFree(op) || !regionsOnlyCompute(op))
       staying.insert(op);
     else
       op->moveBefore(wait);
@@ -201,19 +175,13 @@ struct DeferWarpGroupWaitsPass
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks) {
-      // In program order; a wait that joins a later one hands it on.
-      for (Operation *op = &block->front(); op;) {
-        auto wait = dyn_cast<WarpGroupDotWaitOp>(op);
-        if (!wait) {
-          op = op->getNextNode();
-          continue;
-        }
-        Operation *next = wait->getNextNode();
-        WarpGroupDotWaitOp now = defer(wait);
-        // A joined wait is processed again (it may move on); a moved or
-        // unmoved one is done.
-        op = now != wait ? now.getOperation() : next;
-      }
+      // Youngest first: a wait that joins a later one finds it where it
+      // stays, and the joined wait stays there too (it waits for the later
+      // one's products). Only the wait being moved is erased by a join.
+      SmallVector<WarpGroupDotWaitOp> waits(
+          block->getOps<WarpGroupDotWaitOp>());
+      for (WarpGroupDotWaitOp wait : llvm::reverse(waits))
+        defer(wait);
     }
     getOperation().walk(
         [](WarpGroupDotWaitOp wait) { hoistIndependentOps(wait); });

@@ -240,3 +240,30 @@ func.func @past_branches(%a: !a, %b: !m, %c: !c, %t: !c, %flag: i1) -> (!c, !c) 
   }
   return %br, %in : !c, !c
 }
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
+!b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
+!c = !tessel.tile<64x64xf32, #mma>
+
+// Waits move youngest first: the younger dot's wait is already down at the
+// return when the older one's moves, so that one stops at its own use with
+// the younger group pending, instead of joining a wait for both there.
+// CHECK-LABEL: func.func @youngest_first
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 1
+// CHECK-NEXT: tessel.binary add %[[R]], %[[R]]
+// CHECK-NEXT: tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+// CHECK-NEXT: return
+func.func @youngest_first(%a: !a, %b: !b, %c: !c) -> (!c, !c) {
+  %p = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  %q = tessel.warpgroup_dot %a, %b, %c : !a, !b -> !c
+  %s = tessel.warpgroup_dot_wait %q pendings = 0 : !c
+  %x = tessel.binary add %r, %r : !c
+  return %x, %s : !c, !c
+}

@@ -118,6 +118,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   // Hopper (the module's tessel.target is sm_90a): dots on warpgroup MMA.
   tiles.addPass(createTesselWarpGroupMma());
   tiles.addPass(createTesselRotateWarpGroupDots());
+  tiles.addPass(createTesselOrderWarpGroupDots());
   tiles.addPass(createTesselDeferWarpGroupWaits());
   tiles.addPass(createTesselWarpSpecialize());
   tiles.addPass(createTesselPingPong());

@@ -1,0 +1,34 @@
+//===- WarpGroupDots.cpp - What moving a warpgroup dot must respect -------===//
+
+#include "WarpGroupDots.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+Operation *mlir::tessel::bufferOf(Value memdesc) {
+  while (Operation *def = memdesc.getDefiningOp()) {
+    if (isa<LocalAllocOp>(def))
+      return def;
+    if (auto index = dyn_cast<MemDescIndexOp>(def))
+      memdesc = index.getSrc();
+    else if (auto trans = dyn_cast<MemDescTransOp>(def))
+      memdesc = trans.getSrc();
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+bool mlir::tessel::regionsOnlyCompute(Operation *op) {
+  if (!op->getNumRegions())
+    return true;
+  if (!isMemoryEffectFree(op))
+    return false;
+  WalkResult inner = op->walk([](Operation *nested) {
+    return isa<WarpGroupDotOp, WarpGroupDotWaitOp>(nested)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return !inner.wasInterrupted();
+}
