@@ -4,12 +4,17 @@ ops' kernels precompiled; see scripts/gpu/profile.sh).
 
 For each shape: tessel.lean_attention with both strategies and SDPA's cuDNN and flash backends,
 each checked against a float32 reference, then per call the CUDA-event time (L2 flushed before
-each call), the summed GPU time of the kernels and memsets the call launches and their names
-(torch's profiler). Under `ncu` (--reps 1) the same script gives their hardware counters.
+each call), the replay time of a CUDA graph holding one call (back to back, L2 warm), the summed
+GPU time of the kernels and memsets the call launches and their names (torch's profiler). Under
+`ncu` (--reps 1) the same script gives their hardware counters. --tiles times Tessel's decode
+with other key blocks, warps and pipeline depths than tessel.ops.lean_tiles picks
+(BLOCK_NxNUM_WARPSxNUM_STAGES each; the query tile stays the op's).
 
     profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,split-k,cudnn,flash] [--reps 20]
+                      [--tiles 128x4x2,64x4x3]
 """
 import argparse
+import importlib
 import statistics
 
 import torch
@@ -18,39 +23,84 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import tessel
 
+lean = importlib.import_module("tessel.ops.lean")
+PICK_TILES = lean.lean_tiles            # the op's own choice of tiles
+
 SHAPES = "1x32x32x4096,1x64x8x4096,1x8x8x16384,1x32x32x131072"
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
 
 
 def impl(name, q, k, v):
     if name in BACKENDS:
-        g = q.shape[1] // k.shape[1]
-        kk, vv = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-
-        def sdpa():
+        def sdpa(kk=k, vv=v):
             with sdpa_kernel(BACKENDS[name]):
-                return F.scaled_dot_product_attention(q, kk, vv)
-        return sdpa
+                return F.scaled_dot_product_attention(q, kk, vv,
+                                                      enable_gqa=kk.shape[1] != q.shape[1])
+        try:
+            sdpa()
+            return sdpa
+        except RuntimeError:            # no GQA in this back end: K/V read once per query head
+            g = q.shape[1] // k.shape[1]
+            print(f"{name}: K/V expanded to {q.shape[1]} heads", flush=True)
+            ke, ve = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+            return lambda: sdpa(ke, ve)
     return lambda: tessel.lean_attention(q, k, v, strategy=name)
+
+
+def use_tiles(tiles):
+    """Has lean_attention run with key blocks, warps and stages `tiles` ("BNxWxS"), or with its
+    own choice for None; the plans made with other tiles are dropped."""
+    lean.lean_tiles = PICK_TILES
+    if tiles is not None:
+        bn, warps, stages = map(int, tiles.split("x"))
+        lean.lean_tiles = lambda block_m, gpu: dict(BLOCK_M=block_m, BLOCK_N=bn,
+                                                     NUM_WARPS=warps, NUM_STAGES=stages)
+    lean._PLANS._plans.clear()
+
+
+def graph_us(fn, reps):
+    """GPU time of one replay of a CUDA graph holding fn(), replayed back to back."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()                            # the plan is made outside the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / reps
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--shapes", default=SHAPES, help="BxHxHKVxNk, comma-separated (D128, Nq 1)")
+    p.add_argument("--shapes", default=SHAPES,
+                   help="BxHxHKVxNk[xNq], comma-separated (D128; Nq 1 unless given)")
     p.add_argument("--impls", default="stream-k,split-k,cudnn,flash")
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--tiles", default=None, help="BLOCK_NxNUM_WARPSxNUM_STAGES, comma-separated")
     a = p.parse_args()
+    tiles = a.tiles.split(",") if a.tiles else [None]
+    variants = [(name, t) for name in a.impls.split(",")
+                for t in ([None] if name in BACKENDS else tiles)]
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     for shape in a.shapes.split(","):
-        B, H, HKV, Nk = map(int, shape.split("x"))
+        B, H, HKV, Nk, Nq = (list(map(int, shape.split("x"))) + [1])[:5]
         g = torch.Generator(device="cuda").manual_seed(0)
         mk = lambda h, n: torch.randn(B, h, n, 128, device="cuda", dtype=torch.bfloat16,
                                       generator=g)
-        q, k, v = mk(H, 1), mk(HKV, Nk), mk(HKV, Nk)
+        q, k, v = mk(H, Nq), mk(HKV, Nk), mk(HKV, Nk)
         G = H // HKV
         ref = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(G, 1),
                                              v.float().repeat_interleave(G, 1))
-        for name in a.impls.split(","):
+        for name, tiles in variants:
+            use_tiles(tiles)
             fn = impl(name, q, k, v)
             err = (fn().float() - ref).abs().max().item() / ref.abs().max().item()
             torch.cuda.synchronize()
@@ -76,8 +126,10 @@ def main():
                     events.setdefault(e.name, []).append(e.device_time)
             parts = ", ".join(f"{n[:48]} x{len(t) / a.reps:g} {statistics.median(t):.1f} us"
                               for n, t in events.items())
-            print(f"B{B} H{H}/{HKV} Nk{Nk} {name:8s} err {err:.1e} | event {statistics.median(times):6.1f}"
-                  f" us | {parts}", flush=True)
+            label = name + (f" {tiles}" if tiles else "")
+            print(f"B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} {label:16s} err {err:.1e} | event "
+                  f"{statistics.median(times):6.1f} us | graph {graph_us(fn, a.reps):6.1f} us | "
+                  f"{parts}", flush=True)
 
 
 if __name__ == "__main__":

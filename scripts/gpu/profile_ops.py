@@ -33,11 +33,19 @@ CASES = {
     "prefill-d64": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=64),
     "prefill-bwd": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=128,
                         backward=True),
+    "prefill-bwd-causal": dict(op="attention", B=1, H=32, HKV=32, Nq=8192, Nk=8192, D=128,
+                               backward=True, causal=True),
+    "prefill-bwd-d64": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=64,
+                            backward=True),
     "decode-mha": dict(op="lean_attention", B=1, H=32, HKV=32, Nq=1, Nk=32768, D=128),
     "decode-gqa": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128),
     # decode-gqa over a paged cache: pages of 16 rows in shuffled order
     "decode-paged": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128,
                          page_size=16),
+    # StreamKL as the bench runs it (teacher and student of one head dim, causal); the student's
+    # q and k take the gradients. No reference here: its numerics are the tests'.
+    "kl-bwd": dict(op="attention_kl", B=1, H=16, HKV=16, Nq=8192, Nk=8192, D=128, causal=True,
+                   backward=True),
     # Multi-Token Attention as the bench runs it (weight: identity plus noise)
     "mta": dict(op="mta_attention", B=1, H=16, HKV=16, Nq=4096, Nk=4096, D=64, cq=6, ck=11),
     "mta-bwd": dict(op="mta_attention", B=1, H=16, HKV=16, Nq=4096, Nk=4096, D=64, cq=6, ck=11,
@@ -70,6 +78,13 @@ def run_op(c, q, k, v):
     if c["op"] == "mta_attention":
         w = mta_weight(c)
         return with_gradients(c, lambda q, k, v: tessel.mta_attention(q, k, v, w), q, k, v)
+    if c["op"] == "attention_kl":
+        qt, kt = _teacher(c["B"], c["H"], c["HKV"], c["Nq"], c["D"])
+        kl = tessel.attention_kl(qt, kt, q, k, causal=c["causal"])
+        return torch.cat([kl.flatten(), *(g.flatten() for g in torch.autograd.grad(kl, (q, k)))])
+    if c["op"] == "attention":
+        return with_gradients(c, lambda q, k, v: tessel.attention(
+            q, k, v, causal=c.get("causal", False)), q, k, v)
     return with_gradients(c, getattr(tessel, c["op"]), q, k, v)
 
 
@@ -85,6 +100,14 @@ def _mta_weight(H, cq, ck):
     w = torch.zeros(H, 1, cq, ck, device="cuda")
     w[:, 0, cq - 1, (ck - 1) // 2] = 1.0
     return w + WEIGHT_NOISE * torch.randn(w.shape, device="cuda", generator=g)
+
+
+@functools.cache
+def _teacher(B, H, HKV, N, D):
+    """A StreamKL case's teacher q and k (no gradient), made once."""
+    g = torch.Generator(device="cuda").manual_seed(2)
+    mk = lambda h: torch.randn(B, h, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+    return mk(H), mk(HKV)
 
 
 _PAGED = {}
@@ -106,7 +129,10 @@ def paged_cache(c, k, v):
 
 
 def reference(c, q, k, v):
+    """The case's result in float32, or None where this script does not check it."""
     g = c["H"] // c["HKV"]
+    if c["op"] == "attention_kl":
+        return None
     if c["op"] == "mta_attention":
         w = mta_weight(c)
         mta = lambda q, k, v: torch_mta(q.float(), k.float(), v.float(), w, c["D"] ** -0.5)
@@ -115,7 +141,8 @@ def reference(c, q, k, v):
         k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
         return F.scaled_dot_product_attention(q.float(), k.float(), v.float())
     sdpa = lambda q, k, v: F.scaled_dot_product_attention(
-        q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))
+        q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+        is_causal=c.get("causal", False))
     return with_gradients(c, sdpa, q, k, v).float()
 
 
@@ -157,7 +184,8 @@ def main():
         c = CASES[name]
         q, k, v = inputs(c)
         out = run_op(c, q, k, v)
-        err = (out.float() - reference(c, q, k, v)).abs().max().item()
+        ref = reference(c, q, k, v)
+        err = float("nan") if ref is None else (out.float() - ref).abs().max().item()
         fn = lambda: run_op(c, q, k, v)
         fn()
         torch.cuda.synchronize()
