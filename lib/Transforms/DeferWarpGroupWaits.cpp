@@ -177,7 +177,7 @@ struct DeferWarpGroupWaitsPass
     for (Block *block : blocks) {
       // Youngest first: a wait that joins a later one finds it where it
       // stays, and the joined wait stays there too (it waits for the later
-      // one's products). Only the wait being moved is erased by a join.
+      // one's products). A join erases only waits done with or being moved.
       SmallVector<WarpGroupDotWaitOp> waits(
           block->getOps<WarpGroupDotWaitOp>());
       for (WarpGroupDotWaitOp wait : llvm::reverse(waits))

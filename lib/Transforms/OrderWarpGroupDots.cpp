@@ -139,12 +139,8 @@ static bool issueAfterNext(WarpGroupDotOp dot) {
   }
   if (!next || !firstNeed(next)->isBeforeInBlock(firstNeed(dot)))
     return false;
-  // The product is not read before `next` (it is needed after next's), so
-  // only its waits use it in between.
-  for (Operation *user : dot->getUsers())
-    if (!llvm::is_contained(waits, user) &&
-        user->getBlock() == dot->getBlock() && user->isBeforeInBlock(next))
-      return false;
+  // Nothing reads the product before `next` (it is needed after next's), so
+  // only its waits move along.
   dot->moveAfter(next);
   Operation *after = dot;
   for (Operation *wait : waits) {
