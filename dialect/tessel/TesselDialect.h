@@ -37,8 +37,9 @@ namespace mlir::tessel {
 /// !tessel.memdesc). The contiguous dimension is padded to whole 16-byte
 /// chunks and, for 16-bit elements, cut into column blocks of at most 8
 /// chunks (128 bytes; wider elements keep whole rows); a block holds every
-/// row at a pitch of its own width, and within a row the chunk index is
-/// XOR-ed with (row / perPhase) % maxPhase. For blocks of 8,
+/// row at a pitch of its own width, and within a row of 16-bit elements the
+/// chunk index is XOR-ed with (row / perPhase) % maxPhase (wider elements
+/// keep plain rows, maxPhase 1). For blocks of 8,
 /// 4 or 2 chunks this is exactly the 128-, 64- or 32-byte swizzle of
 /// Hopper's tensor cores and bulk copies (so wgmma reads a tile through a
 /// matrix descriptor) and, for every width, eight rows at one chunk --

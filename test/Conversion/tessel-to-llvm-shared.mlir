@@ -91,3 +91,25 @@ func.func @vectorised_local_store(%x: bf16, %y: f32) attributes {tessel.kernel, 
   tessel.local_store %f, %fbuf : !tessel.tile<32x32xf32, #blk>, !tessel.memdesc<32x32xf32, order = [1, 0]>
   return
 }
+
+// -----
+
+#blk = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]>
+!m = !tessel.memdesc<16x40xf32, order = [1, 0]>
+
+// f32 tiles (MTA's staged halo, read in windows at constant shifts) keep
+// plain rows: no swizzle XOR in any address (these 160-byte rows took one
+// before), the element index row · 40 + column.
+// CHECK-LABEL: llvm.func @f32_windows
+// CHECK-NOT: llvm.xor
+// CHECK: llvm.mlir.constant(40 : i32)
+// CHECK-NOT: llvm.xor
+// CHECK: llvm.return
+func.func @f32_windows(%y: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %y : f32 -> !tessel.tile<16x40xf32, #blk>
+  %buf = tessel.local_alloc : !m
+  tessel.local_store %t, %buf : !tessel.tile<16x40xf32, #blk>, !m
+  %a = tessel.local_load %buf [0, 0] : !m -> !tessel.tile<8x32xf32, #blk>
+  %b = tessel.local_load %buf [1, 3] : !m -> !tessel.tile<8x32xf32, #blk>
+  return
+}

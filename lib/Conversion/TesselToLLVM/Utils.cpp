@@ -480,6 +480,14 @@ Value SwizzledRows::chunkIndex(OpBuilder &b, Location loc, Value row,
 
 Value SwizzledRows::index(OpBuilder &b, Location loc, Value row,
                           Value col) const {
+  // Plain rows: the index is linear in the column, so that a window read at
+  // a constant shift is the same address plus a constant.
+  if (layout.blocks == 1 && layout.maxPhase == 1)
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, row,
+                              i32Constant(b, loc, layout.blockElems)),
+        col);
   int64_t chunkElems = layout.chunkElems;
   Value shift = i32Constant(b, loc, llvm::Log2_64(chunkElems));
   Value chunk = arith::ShRUIOp::create(b, loc, col, shift);
