@@ -140,7 +140,7 @@ SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
   // MTA's halo tiles are read in windows shifted by constants, which plain
   // rows address as one base plus a constant per window (with the XOR every
   // element of every window took its own address arithmetic: H200, mta_bwd
-  // 15.2 -> 12.6 ms, its spills 1272 -> 320 bytes).
+  // 15.3 -> 12.5 ms, its spills 1272 -> 320 bytes).
   l.perPhase = std::max<int64_t>(1, 8 / blockChunks);
   l.maxPhase = elemBytes == 2 ? std::min<int64_t>(8 / l.perPhase,
                                                   blockChunks & -blockChunks)
