@@ -160,8 +160,7 @@ TValue Generator::genMethod(const ast::Attribute &attr, const ast::Call &call) {
     }
     return TValue::ofValue(materialize(call.getLoc(), c, *type));
   }
-  if (!v.isValue() || tsl::isPtrLike(v.value.getType()) ||
-      isa<tsl::SoftmaxStateType, tsl::KLStateType>(v.value.getType()))
+  if (!v.isNumeric())
     return error(attr.getLoc(),
                  "cannot convert " + describe(v) + " to " + describe(*type));
   return TValue::ofValue(convert(call.getLoc(), v.value, *type));
@@ -320,11 +319,13 @@ static Value storedValue(CallCtx &c, const ast::Expr *e, Type ptrType) {
   if (!v)
     return {};
   Type elt = getElementTypeOrSelf(v.getType());
-  if (isa<FloatType>(elt) != isa<FloatType>(pointee) ||
-      isa<tsl::PtrType>(elt)) {
-    c.fail(e, "cannot store " + c.g.describe(v.getType()) + " through " +
-                  c.g.describe(ptrType) + " (convert with .to(" +
-                  c.g.describe(pointee) + "))");
+  bool numbers = isArithmetic(v.getType());
+  if (!numbers || isa<FloatType>(elt) != isa<FloatType>(pointee)) {
+    c.fail(e,
+           "cannot store " + c.g.describe(v.getType()) + " through " +
+               c.g.describe(ptrType) +
+               (numbers ? " (convert with .to(" + c.g.describe(pointee) + "))"
+                        : ""));
     return {};
   }
   return broadcastToPointers(c, e, c.g.convert(e->getLoc(), v, pointee),
@@ -581,6 +582,9 @@ static TValue genMinMax(CallCtx &c, bool isMax) {
   if (a.isInvalid() || b.isInvalid())
     return TValue::invalid();
   if (a.isConst() && b.isConst()) {
+    if (!a.constant.isNumber() || !b.constant.isNumber())
+      return c.fail(nullptr, "expects numbers, got " + g.describe(a) + " and " +
+                                 g.describe(b));
     bool pickA = isMax ? a.constant.asDouble() >= b.constant.asDouble()
                        : a.constant.asDouble() <= b.constant.asDouble();
     return pickA ? a : b;
@@ -942,7 +946,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
   if (isFn(merge)) {
     merged = callFunction(call.getLoc(), merge, {a, b}, (*args)[3]->getLoc());
   } else {
-    if (types.size() != 1)
+    if (types.size() != 1 || !state.isValue())
       return c.fail((*args)[3], merge.builtin +
                                     " merges a single state; the body "
                                     "returns a tuple");
@@ -1094,9 +1098,8 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
     Value scalar = c.value(full ? (*args)[1] : (*args)[0], value, *dtype);
     if (!scalar)
       return TValue::invalid();
-    if (isa<tsl::TileType>(scalar.getType()) ||
-        tsl::isPtrLike(scalar.getType()))
-      return c.fail((*args)[1], "the value must be a scalar, got " +
+    if (!scalar.getType().isIntOrFloat())
+      return c.fail((*args)[1], "the value must be a scalar number, got " +
                                     describe(scalar.getType()));
     scalar = convert(call.getLoc(), scalar, *dtype);
     return TValue::ofValue(

@@ -131,7 +131,7 @@ Value Generator::toValue(SourceLoc l, const TValue &v, Type hint) {
   if (v.isValue())
     return v.value;
   if (v.isConst()) {
-    if (hint) {
+    if (hint && v.constant.isNumber()) {
       Type elt = getElementTypeOrSelf(hint);
       if (v.constant.kind == Const::Kind::Float && isInt(elt))
         elt = builder.getF32Type();
@@ -212,14 +212,7 @@ Value Generator::broadcastTo(SourceLoc l, Value v, ArrayRef<int64_t> shape) {
 
 bool Generator::unify(SourceLoc l, TValue lhs, TValue rhs, Value &a, Value &b,
                       const char *what) {
-  auto isArith = [](const TValue &v) {
-    return v.isConst() ||
-           (v.isValue() &&
-            (isFloat(getElementTypeOrSelf(v.value.getType())) ||
-             isInt(getElementTypeOrSelf(v.value.getType()))) &&
-            !isa<tsl::SoftmaxStateType, tsl::KLStateType>(v.value.getType()));
-  };
-  if (!isArith(lhs) || !isArith(rhs)) {
+  if (!lhs.isNumeric() || !rhs.isNumeric()) {
     error(l, std::string("unsupported operands for '") + what +
                  "': " + describe(lhs) + " and " + describe(rhs));
     return false;
@@ -228,6 +221,8 @@ bool Generator::unify(SourceLoc l, TValue lhs, TValue rhs, Value &a, Value &b,
   if (lhs.isValue() && rhs.isValue())
     elt = promote(getElementTypeOrSelf(lhs.value.getType()),
                   getElementTypeOrSelf(rhs.value.getType()));
+  else if (lhs.isConst() && rhs.isConst()) // where(c, 1, 2.0)
+    elt = promote(naturalType(lhs.constant), naturalType(rhs.constant));
   else {
     const TValue &val = lhs.isValue() ? lhs : rhs;
     const TValue &cst = lhs.isValue() ? rhs : lhs;

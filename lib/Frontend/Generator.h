@@ -23,6 +23,13 @@ namespace tessel {
 
 inline bool isFloat(mlir::Type t) { return llvm::isa<mlir::FloatType>(t); }
 inline bool isInt(mlir::Type t) { return t.isSignlessInteger(); }
+/// Numbers: integer or float scalars and tiles of them (not pointers, online
+/// states or tensor descriptors, which arithmetic and conversions reject).
+inline bool isArithmetic(mlir::Type t) {
+  if (auto tile = llvm::dyn_cast<mlir::tessel::TileType>(t))
+    t = tile.getElementType();
+  return isFloat(t) || isInt(t);
+}
 
 /// A compile-time value: constexpr parameters and everything computed from
 /// them only.
@@ -94,6 +101,11 @@ struct TValue {
   bool isInvalid() const { return kind == Kind::Invalid; }
   bool isConst() const { return kind == Kind::Constant; }
   bool isValue() const { return kind == Kind::Value; }
+  /// A constexpr number or a value of numbers (isArithmetic).
+  bool isNumeric() const {
+    return (isConst() && constant.isNumber()) ||
+           (isValue() && isArithmetic(value.getType()));
+  }
 };
 
 /// Names visible in a function body. Python scoping: one map per function;

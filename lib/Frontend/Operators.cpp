@@ -315,8 +315,7 @@ TValue Generator::genUnary(SourceLoc l, ast::UnaryOpKind op, TValue v) {
       return TValue::ofConst(Const::ofBool(c.asDouble() == 0));
     }
   }
-  if (!v.isValue() || tsl::isPtrLike(v.value.getType()) ||
-      isa<tsl::SoftmaxStateType, tsl::KLStateType>(v.value.getType()))
+  if (!v.isNumeric())
     return error(l, std::string("unsupported operand for '") +
                         ast::getUnaryOpSpelling(op) + "': " + describe(v));
   Value x = v.value;
