@@ -6,7 +6,10 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
@@ -86,8 +89,42 @@ tessel::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
+namespace {
+/// Keeps NVPTX's straight-line strength reduction off the functions of more
+/// than kLimit instructions. Its search for a basis walks back over every
+/// earlier candidate of the same stride that has no constant offset to it,
+/// so a block of N such address computations costs N^2 symbolic
+/// subtractions: MTA's backward, its windows unrolled, has ~2900 with
+/// variable offsets between them (shared rows wrapped modulo the halo
+/// tile's height) and spent 95 % of its compile there.
+class SkipQuadraticPasses : public llvm::OptPassGate {
+public:
+  static constexpr size_t kLimit = 20000;
+
+  explicit SkipQuadraticPasses(llvm::Module &module) {
+    for (llvm::Function &f : module)
+      if (f.getInstructionCount() > kLimit)
+        large.insert(("function (" + f.getName() + ")").str());
+  }
+  bool isEnabled() const override { return !large.empty(); }
+  bool shouldRunPass(llvm::StringRef pass,
+                     llvm::StringRef unit) const override {
+    // Passes go by their argument names here (-slsr).
+    return pass != "slsr" || !large.contains(unit);
+  }
+
+private:
+  llvm::StringSet<> large;
+};
+} // namespace
+
 std::string tessel::emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
                             std::string &error) {
+  SkipQuadraticPasses gate(module);
+  llvm::OptPassGate &previous = module.getContext().getOptPassGate();
+  module.getContext().setOptPassGate(gate);
+  auto restore = llvm::make_scope_exit(
+      [&] { module.getContext().setOptPassGate(previous); });
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;
