@@ -101,29 +101,37 @@ class SkipQuadraticPasses : public llvm::OptPassGate {
 public:
   static constexpr size_t kLimit = 20000;
 
-  explicit SkipQuadraticPasses(llvm::Module &module) {
+  /// `outer`: the gate it replaces on the context (-opt-bisect-limit), asked
+  /// about every pass this one lets run.
+  SkipQuadraticPasses(llvm::Module &module, const llvm::OptPassGate &outer)
+      : outer(outer) {
     for (llvm::Function &f : module)
       if (f.getInstructionCount() > kLimit)
         large.insert(("function (" + f.getName() + ")").str());
   }
-  bool isEnabled() const override { return !large.empty(); }
+  bool isEnabled() const override {
+    return !large.empty() || outer.isEnabled();
+  }
   bool shouldRunPass(llvm::StringRef pass,
                      llvm::StringRef unit) const override {
     // Passes go by their argument names here (-slsr).
-    return pass != "slsr" || !large.contains(unit);
+    if (pass == "slsr" && large.contains(unit))
+      return false;
+    return !outer.isEnabled() || outer.shouldRunPass(pass, unit);
   }
 
 private:
+  const llvm::OptPassGate &outer;
   llvm::StringSet<> large;
 };
 } // namespace
 
 std::string tessel::emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
                             std::string &error) {
-  SkipQuadraticPasses gate(module);
   llvm::OptPassGate &previous = module.getContext().getOptPassGate();
+  SkipQuadraticPasses gate(module, previous);
   module.getContext().setOptPassGate(gate);
-  auto restore = llvm::make_scope_exit(
+  llvm::scope_exit restore(
       [&] { module.getContext().setOptPassGate(previous); });
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
