@@ -98,8 +98,8 @@ func.func @vectorised_local_store(%x: bf16, %y: f32) attributes {tessel.kernel, 
 !m = !tessel.memdesc<16x40xf32, order = [1, 0]>
 
 // f32 tiles (MTA's staged halo, read in windows at constant shifts) keep
-// plain rows: no swizzle XOR in any address (these 160-byte rows took one
-// before), the element index row · 40 + column.
+// plain rows: no swizzle XOR in any address (16-bit rows of this width are
+// swizzled), the element index row · 40 + column.
 // CHECK-LABEL: llvm.func @f32_windows
 // CHECK-NOT: llvm.xor
 // CHECK: llvm.mlir.constant(40 : i32)
