@@ -20,7 +20,9 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -100,6 +102,8 @@ int main(int argc, char **argv) {
   tessel::hideUnrelatedOptions({&tesselcCategory});
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
 
   if (!mlir::tessel::isKnownTarget(target)) {

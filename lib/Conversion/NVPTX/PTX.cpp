@@ -12,6 +12,7 @@
 #include "llvm/IR/OptBisect.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetOptions.h"
@@ -78,7 +79,14 @@ tessel::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&machine);
+  // LLVM's own instrumentation, so that -time-passes, -print-after and
+  // -opt-bisect-limit see the O3 pipeline as they see the back end's.
+  llvm::PassInstrumentationCallbacks callbacks;
+  llvm::StandardInstrumentations instrumentations(context,
+                                                  /*DebugLogging=*/false);
+  instrumentations.registerCallbacks(callbacks, &mam);
+  llvm::PassBuilder builder(&machine, llvm::PipelineTuningOptions(),
+                            std::nullopt, &callbacks);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

@@ -97,11 +97,20 @@ static LogicalResult describe(func::FuncOp kernel,
   return success();
 }
 
+/// The pass manager options a tool registered (tesselc: --mlir-timing,
+/// --mlir-print-ir-after...); none elsewhere, where applying them fails
+/// harmlessly.
+static void configure(PassManager &pm) {
+  (void)applyPassManagerCLOptions(pm);
+  applyDefaultTimingPassManagerCLOptions(pm);
+}
+
 namespace tessel {
 LogicalResult lowerToLLVMDialect(ModuleOp module,
                                  std::vector<CompiledKernel> &kernels,
                                  StreamKStrategy streamK) {
   PassManager tiles(module.getContext());
+  configure(tiles);
   tiles.addPass(createTesselExpandOnline());
   tiles.addPass(createTesselLowerStreamK({streamK}));
   tiles.addPass(createCanonicalizerPass());
@@ -130,6 +139,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
       return failure();
   }
   PassManager lower(module.getContext());
+  configure(lower);
   lower.addPass(createConvertTesselToLLVM());
   return lower.run(module);
 }
