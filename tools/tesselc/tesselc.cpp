@@ -73,6 +73,10 @@ cl::opt<mlir::tessel::StreamKStrategy>
                      "bundle)"),
             cl::init(mlir::tessel::StreamKStrategy::Persistent),
             mlir::tessel::streamKStrategyValues(), cl::cat(tesselcCategory));
+/// Options (prefixes) that report on the passes of a compile.
+constexpr llvm::StringLiteral kPassReports[] = {
+    "mlir-timing", "mlir-print-ir", "time-passes",
+    "print-after", "print-before",  "opt-bisect-limit"};
 } // namespace
 
 /// The GPU stages: LLVM IR, PTX or a bundle of `module` on `os`.
@@ -146,6 +150,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   mlir::MLIRContext context;
+  // The kernels of a file compile in parallel unless an option reports on
+  // the passes: its report is of the one module, in order.
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getNumOccurrences() &&
+        llvm::any_of(kPassReports, [&, name = name](llvm::StringRef prefix) {
+          return name.starts_with(prefix);
+        }))
+      context.disableMultithreading();
   auto module = tessel::compileSource(context, *source, diag, options);
   if (!module)
     return 1;

@@ -17,6 +17,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,13 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 std::string emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
                     std::string &error);
 
+/// One PTX module holding the items of `modules` (PTX text of one target
+/// and ISA): their common header, then each declaration and definition once
+/// (declarations of one symbol that differ only in `.align` keep the larger
+/// one). None where the headers differ, a text cannot be read or two modules
+/// give one name different items.
+std::optional<std::string> mergePTXModules(llvm::ArrayRef<std::string> modules);
+
 /// What compileForGPU produces.
 struct GPUArtifacts {
   std::vector<CompiledKernel> kernels;
@@ -97,7 +105,9 @@ struct GPUArtifacts {
 /// Every stage above in turn, for `target` (sm_80, sm_90, or sm_90a: Hopper's
 /// warpgroup MMA), recorded on the module as `tessel.target`, stream_k
 /// lowered with `streamK`. Pass failures are reported through the context's
-/// diagnostics; target and PTX emission failures in `error`.
+/// diagnostics; target and PTX emission failures in `error`. Where the
+/// module's context is multi-threaded, its kernels compile on a thread each
+/// (their PTX merged); the module itself is then left as it was.
 mlir::LogicalResult
 compileForGPU(mlir::ModuleOp module, llvm::StringRef target, GPUArtifacts &out,
               std::string &error, bool printLLVMIR = false,

@@ -152,29 +152,3 @@ std::string tessel::emitPTX(llvm::Module &module, llvm::TargetMachine &machine,
   pm.run(module);
   return std::string(ptx);
 }
-
-mlir::LogicalResult
-tessel::compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
-                      GPUArtifacts &out, std::string &error, bool printLLVMIR,
-                      mlir::tessel::StreamKStrategy streamK) {
-  // The passes pick instructions for the target they find on the module.
-  module->setAttr(mlir::tessel::TesselDialect::getTargetAttrName(),
-                  mlir::StringAttr::get(module.getContext(), target));
-  if (mlir::failed(lowerToLLVMDialect(module, out.kernels, streamK)))
-    return mlir::failure();
-  auto machine = createNVPTXTargetMachine(target, error);
-  if (!machine)
-    return mlir::failure();
-  llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(module, llvmContext, *machine);
-  if (!llvmModule) {
-    error = "translation to LLVM IR failed";
-    return mlir::failure();
-  }
-  if (printLLVMIR) {
-    llvm::raw_string_ostream os(out.llvmIR);
-    llvmModule->print(os, nullptr);
-  }
-  out.ptx = emitPTX(*llvmModule, *machine, error);
-  return mlir::success(!out.ptx.empty());
-}
