@@ -67,8 +67,8 @@ TEST(EmitPTX, StrengthReductionRunsOnSmallKernels) {
 }
 
 TEST(EmitPTX, StrengthReductionSkipsLargeKernels) {
-  // Past the limit of 20000 instructions (a store and its address each).
-  EXPECT_EQ(multiplies(ptxOf(10001)), 2u);
+  // Past the limit of 10000 instructions (a store and its address each).
+  EXPECT_EQ(multiplies(ptxOf(5001)), 2u);
 }
 
 } // namespace
