@@ -733,16 +733,15 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
     describes (a swizzle of 128, 64 or 32 bytes; SharedTileLayout). The
     product runs in the background: `result` may only be read through a
     tessel.warpgroup_dot_wait that leaves it finished, and neither memdesc
-    may be written before then. With an `issue` operand that is
-    false (the same in every thread) no product starts, nothing is read and
-    the result is `acc`: the group is empty, so the waits count groups the
-    same way either way.
+    may be written before then. A product that is only sometimes wanted
+    goes in a branch (ptxas serialises every warpgroup MMA of a function
+    around one it must predicate).
   }];
   let arguments = (ins Tessel_TileOrMemDesc:$a, Tessel_MemDesc:$b,
-                       Tessel_Tile:$acc, Optional<I1>:$issue);
+                       Tessel_Tile:$acc);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`if` $issue^)? attr-dict `:` type($a) `,` type($b) `->` type($result)
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -117,8 +117,7 @@ static Value zeros(OpBuilder &b, Location loc, TileType type) {
 static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
   // A goes round the loop in registers.
-  if (!loop || dot.getIssue() || !dot->hasOneUse() ||
-      !isa<TileType>(dot.getA().getType()))
+  if (!loop || !dot->hasOneUse() || !isa<TileType>(dot.getA().getType()))
     return false;
   auto wait = dyn_cast<WarpGroupDotWaitOp>(*dot->getUsers().begin());
   if (!wait || wait.getInputs().size() != 1 || !wait->hasOneUse())
@@ -152,7 +151,7 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   setLateIssuePoint(rewriter, rotated, dot, acc);
   auto late = WarpGroupDotOp::create(
       rewriter, loc, type, rotated.getRegionIterArg(n),
-      slot->view(rewriter, loc, rotated.getRegionIterArg(n + 1)), acc, Value());
+      slot->view(rewriter, loc, rotated.getRegionIterArg(n + 1)), acc);
   // The wait keeps A (P') live: the next A, computed while the late dot
   // runs, must not take its registers.
   auto lateDone = WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{late},
@@ -164,7 +163,9 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
   rewriter.eraseOp(wait);
   rewriter.eraseOp(dot);
 
-  // After the loop: the last iteration's product, if there was one.
+  // After the loop: the last iteration's product, if there was one. A
+  // branch rather than a predicate on the wgmma: ptxas serialises a
+  // function's warpgroup MMAs around predicated ones it cannot prove taken.
   rewriter.setInsertionPointAfter(rotated);
   Value ran = arith::CmpIOp::create(
       rewriter, loc,
@@ -172,12 +173,20 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
                                : arith::CmpIPredicate::slt,
       rotated.getLowerBound(), rotated.getUpperBound());
   Value result = rotated.getResult(k);
+  auto ifRan = scf::IfOp::create(rewriter, loc, TypeRange{type}, ran,
+                                 /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifRan.thenBlock());
   auto last = WarpGroupDotOp::create(
       rewriter, loc, type, rotated.getResult(n),
-      slot->view(rewriter, loc, rotated.getResult(n + 1)), result, ran);
+      slot->view(rewriter, loc, rotated.getResult(n + 1)), result);
   auto lastDone = WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{last},
                                              last.getA(), 0);
-  result.replaceAllUsesExcept(lastDone.getResult(0), last);
+  scf::YieldOp::create(rewriter, loc, lastDone.getResult(0));
+  rewriter.setInsertionPointToStart(ifRan.elseBlock());
+  auto keep = scf::YieldOp::create(rewriter, loc, result);
+  result.replaceUsesWithIf(ifRan.getResult(0), [&](OpOperand &use) {
+    return use.getOwner() != last && use.getOwner() != keep;
+  });
   // The iteration's own view of B may have had no other reader.
   for (Operation *view :
        {slot->trans.getOperation(), slot->index.getOperation()})

@@ -261,7 +261,7 @@ struct WarpGroupMmaPass
       OpBuilder builder(dot);
       Location loc = dot.getLoc();
       auto product = WarpGroupDotOp::create(builder, loc, acc, dot.getA(), b,
-                                            dot.getAcc(), Value());
+                                            dot.getAcc());
       if (dot->hasAttr(TesselDialect::getRotateAttrName()))
         product->setAttr(TesselDialect::getRotateAttrName(),
                          builder.getUnitAttr());

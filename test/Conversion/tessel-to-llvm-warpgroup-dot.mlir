@@ -7,8 +7,8 @@
 // of 128 bytes, bits 32-45 = 64), LBO the column-block stride 32 * 128 =
 // 4096 bytes (bits 16-29 = 256); the second step starts 16 rows = 2048
 // bytes (128 units) further. The fence takes every accumulator and A
-// register in and out, the wait every accumulator. Unconditional: the
-// issue predicate q is set from the constant 1.
+// register in and out, the wait every accumulator. The scale-d predicate p
+// is set from the constant 1 (accumulate).
 
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
@@ -23,7 +23,7 @@
 // CHECK: %[[BASE:.*]] = llvm.or %[[START]], %[[BITS]] : i64
 // CHECK: %[[S0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: %[[D0:.*]] = llvm.add %[[BASE]], %[[S0]] : i64
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p, q;\0A\09setp.ne.b32 p, $69, 0;\0A\09setp.ne.b32 q, $70, 0;\0A\09@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A\09}", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,r,r"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p;\0A\09setp.ne.b32 p, $69, 0;\0A\09wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;\0A\09}", "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,r"
 // CHECK: %[[S1:.*]] = llvm.mlir.constant(128 : i64) : i64
 // CHECK: llvm.add %[[BASE]], %[[S1]] : i64
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
@@ -136,29 +136,6 @@ func.func @two_slices(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_w
 
 // -----
 
-// A dot with an issue operand (a rotated loop's late dot): every wgmma of
-// the group is predicated on it, the commit is not (an empty group).
-
-#mma = #tessel.mma<warpsPerCTA = [4, 1]>
-#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
-
-// CHECK-LABEL: llvm.func @issued_if
-// CHECK-SAME: %[[FLAG:[^ ]*]]: i1)
-// CHECK: %[[Q:.*]] = llvm.zext %[[FLAG]] : i1 to i32
-// CHECK: llvm.inline_asm {{.*}}@q wgmma.mma_async{{.*}}%[[Q]] :
-// CHECK: llvm.inline_asm {{.*}}@q wgmma.mma_async{{.*}}%[[Q]] :
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-func.func @issued_if(%x: bf16, %z: f32, %flag: i1) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
-  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
-  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
-  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
-  %p = tessel.warpgroup_dot %a, %b, %acc if %flag : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
-  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
-  return
-}
-
-// -----
-
 // A from shared memory too: 128 x 128 bf16, K contiguous (two column blocks
 // of 64, the 128-byte swizzle), over two warpgroups (8 warps). A's
 // descriptor is B's K-major one: swizzle mode 1, SBO 8 rows * 128 bytes =
@@ -198,7 +175,7 @@ func.func @issued_if(%x: bf16, %z: f32, %flag: i1) attributes {tessel.kernel, te
 // CHECK: llvm.add %[[BASE_B]], %{{.*}} : i64
 // CHECK: %[[A0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: llvm.add %[[BASE_A]], %[[A0]] : i64
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p, q;\0A\09setp.ne.b32 p, $66, 0;\0A\09setp.ne.b32 q, $67, 0;\0A\09@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1;\0A\09}", "{{(=f,){32}0,}}1,{{.*}},31,l,l,r,r"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred p;\0A\09setp.ne.b32 p, $66, 0;\0A\09wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1;\0A\09}", "{{(=f,){32}0,}}1,{{.*}},31,l,l,r"
 // CHECK: llvm.mlir.constant(128 : i64) : i64
 // CHECK: llvm.mlir.constant(2 : i64) : i64
 // CHECK: wgmma.mma_async

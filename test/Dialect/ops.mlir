@@ -290,17 +290,13 @@ func.func @warpgroup(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0
   %k = tessel.warpgroup_dot_wait %p reads %a : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>> pendings = 0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
   return %r#0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
 }
-// A dot issued only where %flag holds; a loop's dot marked to run late.
-// CHECK-LABEL: func.func @warpgroup_if
-// CHECK: tessel.warpgroup_dot %{{.*}}, %{{.*}}, %{{.*}} if %{{.*}} : !tessel.tile<128x64xbf16
-// GENERIC: "tessel.warpgroup_dot"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : ({{.*}}, i1) ->
+// A loop's dot marked to run late.
+// CHECK-LABEL: func.func @rotate_mark
 // CHECK: tessel.dot %{{.*}}, %{{.*}}, %{{.*}} {tessel.rotate}
-func.func @warpgroup_if(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, %b: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc: !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, %flag: i1, %n: index) -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>> {
-  %p = tessel.warpgroup_dot %a, %b, %acc if %flag : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
-  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
+func.func @rotate_mark(%a: !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, %b: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %acc: !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>, %n: index) -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%o = %r) -> (!tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) {
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%o = %acc) -> (!tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>) {
     %d = tessel.dot %a, %b, %o {tessel.rotate} : !tessel.tile<128x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [8, 1]>>>, !tessel.memdesc<64x128xbf16, order = [1, 0]> -> !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
     scf.yield %d : !tessel.tile<128x128xf32, #tessel.mma<warpsPerCTA = [8, 1]>>
   }

@@ -12,7 +12,8 @@
 // buffer slot the loop now carries (into the first iteration: zeros and
 // the slot that iteration reads, computed before the loop, so the first
 // late dot adds nothing); the loop yields the accumulator input (O · α)
-// instead of the product; after the loop the last P·V, if the loop ran.
+// instead of the product; after the loop the last P·V, in a branch taken
+// if the loop ran (a predicated wgmma would make ptxas serialise them all).
 // The late product's wait takes the place of the accumulator's iteration
 // argument and keeps the A it reads (P') live.
 
@@ -33,10 +34,14 @@
 // CHECK-NOT: tessel.warpgroup_dot
 // CHECK: scf.yield %[[SCALED]], %[[P]], %[[SLOT]]
 // CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : i32
+// CHECK-NEXT: %[[LAST:.*]] = scf.if %[[RAN]] -> (!tessel.tile<64x64xf32, #{{.*}}>) {
 // CHECK-NEXT: %[[VL:.*]] = tessel.memdesc_index %[[BUF]][%[[R]]#2]
-// CHECK-NEXT: %[[L:.*]] = tessel.warpgroup_dot %[[R]]#1, %[[VL]], %[[R]]#0 if %[[RAN]] :
+// CHECK-NEXT: %[[L:.*]] = tessel.warpgroup_dot %[[R]]#1, %[[VL]], %[[R]]#0 :
 // CHECK-NEXT: %[[LW:.*]] = tessel.warpgroup_dot_wait %[[L]] reads %[[R]]#1 : {{.*}} pendings = 0
-// CHECK-NEXT: return %[[LW]]
+// CHECK-NEXT: scf.yield %[[LW]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[R]]#0
+// CHECK: return %[[LAST]]
 func.func @attention(%q: !a, %buf: !buf, %lb: i32, %ub: i32, %init: !c) -> !c {
   %c1 = arith.constant 1 : i32
   %c3 = arith.constant 3 : i32
@@ -74,9 +79,10 @@ func.func @attention(%q: !a, %buf: !buf, %lb: i32, %ub: i32, %init: !c) -> !c {
 // CHECK-NEXT: %[[O:.*]] = tessel.warpgroup_dot %[[A:.*]], %[[T]], %{{.*}} :
 // CHECK-NEXT: %[[OW:.*]] = tessel.warpgroup_dot_wait %[[O]] reads %[[A]] : {{.*}} pendings = 0
 // CHECK-NEXT: scf.yield %[[OW]], %{{.*}}, %{{.*}}
-// CHECK: arith.cmpi ult
+// CHECK: %[[RAN:.*]] = arith.cmpi ult
+// CHECK: scf.if %[[RAN]]
 // CHECK: tessel.memdesc_trans
-// CHECK-NEXT: tessel.warpgroup_dot {{.*}} if
+// CHECK-NEXT: tessel.warpgroup_dot
 func.func @plain_accumulator(%buf: !buf, %lb: i32, %ub: i32, %init: !c, %a0: !a) -> !c {
   %c1 = arith.constant 1 : i32
   %c3 = arith.constant 3 : i32

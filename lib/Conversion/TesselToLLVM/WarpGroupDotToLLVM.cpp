@@ -136,12 +136,10 @@ static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
 
 /// One wgmma of the 64 x `n` slice whose accumulators are `acc` (n / 2 per
 /// thread), A as 4 registers or one descriptor (`a`) and B's descriptor
-/// `descB`, issued where the i32 `issue` is not zero (the accumulators stay
-/// as they are elsewhere).
+/// `descB`.
 static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
-                                    ValueRange a, Value descB, Value issue,
-                                    Type elem, int64_t n, bool transA,
-                                    bool transB) {
+                                    ValueRange a, Value descB, Type elem,
+                                    int64_t n, bool transA, bool transB) {
   int64_t count = acc.size();
   bool aShared = a.size() == 1;
   auto input = [&](int64_t i) { return "$" + std::to_string(2 * count + i); };
@@ -153,22 +151,19 @@ static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
   std::string aText =
       aShared ? aOperands.front() : "{" + llvm::join(aOperands, ", ") + "}";
   int64_t next = a.size();
-  // p: the scale-d predicate (accumulate into D); q: issue at all. Only a
-  // shared A has a transpose bit (imm-trans-a).
+  // p: the scale-d predicate (accumulate into D). Only a shared A has a
+  // transpose bit (imm-trans-a).
   std::string text = llvm::formatv(
-      "{{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, {0}, 0;\n\t"
-      "setp.ne.b32 q, {1}, 0;\n\t"
-      "@q wgmma.mma_async.sync.aligned.m64n{2}k16.f32.{3}.{3} {{{4}}, "
-      "{5}, {6}, p, 1, 1, {7}{8};\n\t}",
-      input(next + 1), input(next + 2), n, ptxType(elem), llvm::join(d, ", "),
-      aText, input(next), aShared ? (transA ? "1, " : "0, ") : "",
-      transB ? 1 : 0);
+      "{{\n\t.reg .pred p;\n\tsetp.ne.b32 p, {0}, 0;\n\t"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}, "
+      "{4}, {5}, p, 1, 1, {6}{7};\n\t}",
+      input(next + 1), n, ptxType(elem), llvm::join(d, ", "), aText,
+      input(next), aShared ? (transA ? "1, " : "0, ") : "", transB ? 1 : 0);
   SmallVector<Value> inputs(a);
   inputs.push_back(descB);
   inputs.push_back(i32Constant(b, loc, 1));
-  inputs.push_back(issue);
   SmallVector<StringRef> constraints(a.size(), aShared ? "l" : "r");
-  constraints.append({"l", "r", "r"});
+  constraints.append({"l", "r"});
   return tiedInlinePtx(b, loc, acc, inputs, text, constraints);
 }
 
@@ -267,11 +262,6 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
           LLVM::AddOp::create(b, loc, addressOf(adaptor.getA()), rowOffset);
       baseA = descriptorAt(b, loc, address, *descA);
     }
-    // Unconditional products issue where 1 != 0, the same instruction.
-    Value issue = i32Constant(b, loc, 1);
-    if (op.getIssue())
-      issue = LLVM::ZExtOp::create(b, loc, b.getI32Type(),
-                                   llvm::getSingleElement(adaptor.getIssue()));
     int64_t perSlice = blocksN * 4;
     for (int64_t i = 0; i < slices; ++i) {
       MutableArrayRef<Value> sliceAcc = acc.slice(i * perSlice, perSlice);
@@ -285,7 +275,7 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
         else
           llvm::append_range(a, aFenced.slice((i * steps + s) * 4, 4));
         SmallVector<Value> out =
-            emitWgmma(b, loc, sliceAcc, a, stepB, issue, elem, n,
+            emitWgmma(b, loc, sliceAcc, a, stepB, elem, n,
                       descA && !descA->kMajor, !descB.kMajor);
         llvm::copy(out, sliceAcc.begin());
       }

@@ -263,7 +263,6 @@ def wgmma_call(m, functions):
             # Operand $i after the tied outputs is argument i - count.
             arg = lambda ref: "%%x%d" % (int(ref.strip("$ ")) - count)
             p = arg(re.search(r"setp\.ne\.b32 p, (\$\d+), 0", text).group(1))
-            q = arg(re.search(r"setp\.ne\.b32 q, (\$\d+), 0", text).group(1))
             shared_a = not a.startswith("{")
             body = ["  %%d = alloca [%d x float]" % count, "  %regs = alloca [4 x i32]"]
             for i in range(count):
@@ -274,9 +273,9 @@ def wgmma_call(m, functions):
                     body += ["  %%rp%d = getelementptr i32, ptr %%regs, i32 %d" % (i, i),
                              "  store i32 %s, ptr %%rp%d" % (arg(ref), i)]
             body.append("  call void @emu_wgmma(i32 %s, i32 %d, i32 %d, i32 %s, i64 %s, ptr %%regs, "
-                        "i32 %s, i64 %s, i32 %s, i32 %s, ptr %%d)"
+                        "i32 %s, i64 %s, i32 %s, ptr %%d)"
                         % (n, kind == "bf16", shared_a, trans_a or 0,
-                           arg(a) if shared_a else "0", trans_b, arg(b), p, q))
+                           arg(a) if shared_a else "0", trans_b, arg(b), p))
             value = "poison"
             for i in range(count):
                 body += ["  %%r%d = load float, ptr %%dp%d" % (i, i),

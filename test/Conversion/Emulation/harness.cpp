@@ -335,8 +335,8 @@ uint64_t operandOffset(uint64_t desc, bool mnMajor, int mn, int k) {
 extern "C" {
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}: every
 // thread of the warpgroup calls it together with its N / 2 accumulators
-// `d`, replaced by the result at once (the asynchrony is not emulated),
-// where `issue` holds. Warp w of the warpgroup computes rows 16 (w % 4) to
+// `d`, replaced by the result at once (the asynchrony is not emulated).
+// Warp w of the warpgroup computes rows 16 (w % 4) to
 // 16 (w % 4) + 15 of the 64: d[4j + 2r + e] is row group + 8r, column
 // 8j + 2t + e (group = lane / 4, t = lane % 4). A comes from shared memory
 // through `descA` (K-major unless `transA`) or from the 4 registers `regsA`
@@ -344,9 +344,7 @@ extern "C" {
 // `transB`.
 void emu_wgmma(int n, int bf16, int sharedA, int transA, uint64_t descA,
                const uint32_t *regsA, int transB, uint64_t descB, int scaleD,
-               int issue, float *d) {
-  if (!issue)
-    return;
+               float *d) {
   int warp = tid / 32, lane = tid % 32, rows = 16 * (warp % 4);
   float A[16][16];
   if (sharedA) {
