@@ -154,6 +154,11 @@ def lean_attention(q, k, v, scale, causal, BM, BN, programs, stage=None, dtype="
 # ---------------------------------------------------------------------------------------------
 # mta.tsl
 
+# Two warpgroups (the kernels' defaults are Hopper's 4-warp tiles, which the ops' tests in
+# test/gpu run): 8-warp tiles, the sm_80 and sm_90 ops' and wgmma over two warpgroups.
+MTA_WARPS = 8
+
+
 def mta_fwd(q, k, v, w, scale, BM, BN, dtype="f16", layout="bnhd"):
     B, H, N, D = q.shape
     HKV = k.shape[1]
@@ -164,7 +169,8 @@ def mta_fwd(q, k, v, w, scale, BM, BN, dtype="f16", layout="bnhd"):
     args = dict(q=qb, k=kb, v=vb, w=tr.Buffer(w, "f32"), o=tr.full((B, H, N, D), 7.0, dtype),
                 lse=tr.full((B, H, N), 7.0, "f32"), **sq, **sk, **sv, H=H, HKV=HKV, N=N, scale=f32(scale))
     return tr.run("mta.tsl", "mta_fwd", (cdiv(N, BM), B * H), args,
-                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype), outputs=["o", "lse"])
+                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS),
+                  outputs=["o", "lse"])
 
 
 def mta_bwd_preprocess(o, do, BM, dtype="f16", layout="bnhd"):
@@ -185,7 +191,7 @@ def mta_bwd(q, k, v, w, do, lse, delta, scale, BM, BN, dtype="f16", layout="bnhd
                 dw=tr.zeros((H, cq, ck), "f32"),
                 **sq, **sk, **sv, **sdo, H=H, HKV=HKV, N=N, scale=f32(scale))
     return tr.run("mta.tsl", "mta_bwd", (cdiv(N, BN), B * HKV), args,
-                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype),
+                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS),
                   outputs=["dq", "dk", "dv", "dw"])
 
 
