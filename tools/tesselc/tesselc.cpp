@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -106,6 +107,10 @@ int main(int argc, char **argv) {
   tessel::hideUnrelatedOptions({&tesselcCategory});
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  // By name for --mlir-print-ir-before/after=<pass> (registered first: the
+  // option reads the pass registry when it is made).
+  mlir::registerTransformsPasses();
+  mlir::tessel::registerTesselPasses();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "Tessel DSL compiler\n");
