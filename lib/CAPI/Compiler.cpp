@@ -60,19 +60,6 @@ struct TesselResult {
 
 namespace {
 
-/// The first file:line:col inside `loc` (fused and named locations nest).
-SourceLoc sourceLocOf(mlir::Location loc) {
-  SourceLoc at;
-  loc->walk([&](mlir::Location l) {
-    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(l)) {
-      at = {file.getLine(), file.getColumn()};
-      return mlir::WalkResult::interrupt();
-    }
-    return mlir::WalkResult::advance();
-  });
-  return at;
-}
-
 const char *orEmpty(const char *s) { return s ? s : ""; }
 
 /// Runs the front end on the options' source, then `tail` on the module,
@@ -97,12 +84,7 @@ TesselResult *compileWith(const TesselCompileOptions &options, Tail tail) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileSource(context, sm, diag, gen);
   if (module) {
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      diag.error(sourceLocOf(d.getLocation()), d.str());
-      for (const mlir::Diagnostic &note : d.getNotes())
-        diag.note(sourceLocOf(note.getLocation()), note.str());
-      return mlir::success();
-    });
+    DSLDiagnosticHandler handler(context, diag);
     result = tail(*module, error);
   }
   if (!diag.hasErrors() && result.empty())

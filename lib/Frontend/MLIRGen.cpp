@@ -393,7 +393,30 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
+/// The first file:line:col inside `loc` (fused and named locations nest).
+static SourceLoc sourceLocOf(Location loc) {
+  SourceLoc at;
+  loc->walk([&](Location l) {
+    if (auto file = dyn_cast<FileLineColLoc>(l)) {
+      at = {file.getLine(), file.getColumn()};
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return at;
+}
+
 namespace tessel {
+DSLDiagnosticHandler::DSLDiagnosticHandler(MLIRContext &context,
+                                           DiagnosticEngine &diag,
+                                           std::string prefix)
+    : ScopedDiagnosticHandler(&context, [&diag, prefix](mlir::Diagnostic &d) {
+        diag.error(sourceLocOf(d.getLocation()), prefix + d.str());
+        for (const mlir::Diagnostic &note : d.getNotes())
+          diag.note(sourceLocOf(note.getLocation()), note.str());
+        return success();
+      }) {}
+
 void loadFrontendDialects(MLIRContext &context) {
   context.loadDialect<tsl::TesselDialect, arith::ArithDialect,
                       math::MathDialect, scf::SCFDialect, func::FuncDialect>();
@@ -413,18 +436,7 @@ OwningOpRef<ModuleOp> compileSource(MLIRContext &context,
                                     const GenOptions &options) {
   // Anything MLIR itself reports (a verifier failure) is a compiler bug; it
   // still reaches the user in the DSL's own format, at the DSL location.
-  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    SourceLoc at;
-    d.getLocation()->walk([&](Location l) {
-      if (auto file = dyn_cast<FileLineColLoc>(l)) {
-        at = {file.getLine(), file.getColumn()};
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    diag.error(at, "internal compiler error: " + d.str());
-    return success();
-  });
+  DSLDiagnosticHandler handler(context, diag, "internal compiler error: ");
   Lexer lexer(source, diag);
   Parser parser(lexer, diag);
   std::unique_ptr<ast::Module> module = parser.parseModule();

@@ -13,6 +13,7 @@
 #include "Frontend/Diagnostics.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
@@ -48,6 +49,15 @@ mlir::OwningOpRef<mlir::ModuleOp> compileSource(mlir::MLIRContext &context,
 
 /// Registers the dialects the front end emits.
 void loadFrontendDialects(mlir::MLIRContext &context);
+
+/// While it lives, the context's diagnostics (a pass's error about a kernel,
+/// with its notes) go to `diag` as errors at the DSL's file:line:col they
+/// carry, each message after `prefix`.
+class DSLDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
+public:
+  DSLDiagnosticHandler(mlir::MLIRContext &context, DiagnosticEngine &diag,
+                       std::string prefix = "");
+};
 
 } // namespace tessel
 

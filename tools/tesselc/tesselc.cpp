@@ -171,6 +171,9 @@ int main(int argc, char **argv) {
     output->keep();
     return 0;
   }
+  // A pass's error about a kernel reads like the front end's, at its line.
+  context.printOpOnDiagnostic(false);
+  tessel::DSLDiagnosticHandler handler(context, diag);
   if (!emitGPU(*module, output->os()))
     return 1;
   output->keep();
