@@ -78,13 +78,12 @@ compileKernelApart(llvm::StringRef bytecode, size_t index,
                        !diagnosed);
 }
 
-/// Every kernel of `module` compiled apart on `threads` threads, the PTX
-/// merged; fails where the whole module is to be compiled instead.
+/// The `count` kernels of `module` compiled apart on `threads` threads, the
+/// PTX merged; fails where the whole module is to be compiled instead.
 static mlir::LogicalResult
-compileKernelsApart(mlir::ModuleOp module, unsigned threads,
+compileKernelsApart(mlir::ModuleOp module, size_t count, unsigned threads,
                     llvm::StringRef target, GPUArtifacts &out,
                     mlir::tessel::StreamKStrategy streamK) {
-  size_t count = llvm::range_size(module.getOps<mlir::func::FuncOp>());
   std::string bytecode;
   llvm::raw_string_ostream os(bytecode);
   if (mlir::failed(mlir::writeBytecodeToFile(module, os)))
@@ -124,8 +123,8 @@ tessel::compileForGPU(mlir::ModuleOp module, llvm::StringRef target,
   if (threads > 1 && module.getContext()->isMultithreadingEnabled() &&
       !printLLVMIR && !llvm::TimePassesIsEnabled) {
     GPUArtifacts apart;
-    if (mlir::succeeded(
-            compileKernelsApart(module, threads, target, apart, streamK))) {
+    if (mlir::succeeded(compileKernelsApart(module, kernels, threads, target,
+                                            apart, streamK))) {
       out = std::move(apart);
       return mlir::success();
     }

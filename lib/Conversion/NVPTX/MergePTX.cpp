@@ -11,7 +11,6 @@
 
 #include "Conversion/NVPTX/GPUCompile.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Regex.h"
