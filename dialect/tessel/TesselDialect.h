@@ -53,11 +53,16 @@ struct SharedTileLayout {
   int64_t perPhase, maxPhase;
   int64_t elemBytes;
 
-  static SharedTileLayout get(int64_t rows, int64_t rowElems,
-                              int64_t elemBytes);
+  /// `pitch`: elements from one row to the next (32-bit rows; 0: whole
+  /// 16-byte chunks).
+  static SharedTileLayout get(int64_t rows, int64_t rowElems, int64_t elemBytes,
+                              int64_t pitch = 0);
   int64_t numElements() const { return blocks * blockRows * blockElems; }
   int64_t getBlockBytes() const { return blockElems * elemBytes; }
   int64_t getBlockStrideBytes() const { return blockRows * getBlockBytes(); }
+  /// Elements of the widest access that the rows' alignment allows along a
+  /// row: a 16-byte chunk, 8 bytes where 32-bit rows are padded.
+  int64_t getAccessElems() const;
   /// The tensor-core swizzle width in bytes (128, 64 or 32) when a matrix
   /// descriptor can describe this layout; 0 otherwise.
   int64_t getNvmmaSwizzleBytes() const;

@@ -64,12 +64,14 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
     `!tessel.memdesc<64x128xf16, order = [1, 0]>` describes a region of the
     CTA's shared memory holding a 2-D tile whose `order[0]` dimension is
     contiguous. A tile of 16-bit elements is stored as column blocks of at
-    most 128 bytes (a 64x128xf16 tile: two blocks of 64 rows x 64 columns;
-    wider elements keep whole rows), each row of a block made of 16-byte
-    chunks XOR-swizzled by the row index
+    most 128 bytes (a 64x128xf16 tile: two blocks of 64 rows x 64 columns),
+    each row of a block made of 16-byte chunks XOR-swizzled by the row index
     (SharedTileLayout): eight rows read at one chunk fall in different
     banks, and for blocks of 128, 64 or 32 bytes the arrangement is the
-    swizzle Hopper's warpgroup MMA reads through a matrix descriptor. A
+    swizzle Hopper's warpgroup MMA reads through a matrix descriptor. A tile
+    of 32-bit elements keeps plain rows, whole 16-byte chunks apart unless
+    `pitch` (in elements, even: rows stay 8-byte aligned) says otherwise:
+    `!tessel.memdesc<37x42xf32, order = [1, 0], pitch = 56>`. A
     leading dimension counts buffers (`3x64x128xf16`: three tiles, for a
     pipeline's stages). Unlike a tile, a memdesc is a place: async copies
     write it, dots read it.
@@ -77,11 +79,24 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
   let parameters = (ins
     ArrayRefParameter<"int64_t">:$shape,
     "Type":$elementType,
-    ArrayRefParameter<"unsigned">:$order
+    ArrayRefParameter<"unsigned">:$order,
+    "int64_t":$pitch
   );
+  let builders = [
+    TypeBuilder<(ins "ArrayRef<int64_t>":$shape, "Type":$elementType,
+                     "ArrayRef<unsigned>":$order), [{
+      return $_get($_ctxt, shape, elementType, order, /*pitch=*/0);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// The same place with another shape (buffers of the tile, one buffer of
+    /// them, the tile transposed), rows as far apart.
+    MemDescType withShape(ArrayRef<int64_t> shape,
+                          ArrayRef<unsigned> order) const {
+      return get(getContext(), shape, getElementType(), order, getPitch());
+    }
     /// The shape of one buffer (the last two dimensions).
     ArrayRef<int64_t> getTileShape() const { return getShape().take_back(2); }
     /// The dimension of the tile whose elements are contiguous.

@@ -528,9 +528,7 @@ LogicalResult MemDescIndexOp::verify() {
   if (src.getShape().size() != 3)
     return emitOpError() << "expects buffers of tiles (a 3-D memdesc), got "
                          << src;
-  if (result.getShape() != src.getTileShape() ||
-      result.getElementType() != src.getElementType() ||
-      result.getOrder() != src.getOrder())
+  if (result != src.withShape(src.getTileShape(), src.getOrder()))
     return emitOpError() << "result must be one buffer of " << src << ", got "
                          << result;
   return success();
@@ -540,10 +538,9 @@ LogicalResult MemDescTransOp::verify() {
   auto src = cast<MemDescType>(getSrc().getType());
   auto result = cast<MemDescType>(getType());
   ArrayRef<int64_t> s = src.getShape();
-  if (s.size() != 2 || result.getShape() != ArrayRef<int64_t>{s[1], s[0]} ||
-      result.getElementType() != src.getElementType() ||
-      result.getOrder() !=
-          ArrayRef<unsigned>{src.getOrder()[1], src.getOrder()[0]})
+  if (s.size() != 2 ||
+      result !=
+          src.withShape({s[1], s[0]}, {src.getOrder()[1], src.getOrder()[0]}))
     return emitOpError() << "result must be the transpose of " << src
                          << " (dimensions and order swapped), got " << result;
   return success();

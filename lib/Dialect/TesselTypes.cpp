@@ -118,7 +118,7 @@ TileType TileType::withElementType(Type elementType) const {
 //===----------------------------------------------------------------------===//
 
 SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
-                                       int64_t elemBytes) {
+                                       int64_t elemBytes, int64_t pitch) {
   SharedTileLayout l;
   l.rows = rows;
   l.elemBytes = elemBytes;
@@ -131,6 +131,8 @@ SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
   int64_t blockChunks =
       elemBytes == 2 ? std::min<int64_t>(rowChunks, 8) : rowChunks;
   l.blockElems = blockChunks * l.chunkElems;
+  if (pitch)
+    l.blockElems = pitch;
   l.blocks = llvm::divideCeil(rowChunks, blockChunks);
   // Each block starts on a whole period of the swizzle (8 rows).
   l.blockRows = l.blocks > 1 ? llvm::alignTo(rows, 8) : rows;
@@ -148,6 +150,12 @@ SharedTileLayout SharedTileLayout::get(int64_t rows, int64_t rowElems,
   return l;
 }
 
+int64_t SharedTileLayout::getAccessElems() const {
+  int64_t rowBytes = getBlockBytes();
+  return std::max<int64_t>(1, std::min<int64_t>(16, rowBytes & -rowBytes) /
+                                  elemBytes);
+}
+
 int64_t SharedTileLayout::getNvmmaSwizzleBytes() const {
   int64_t chunks = blockElems / chunkElems;
   if (elemBytes != 2 || (chunks != 2 && chunks != 4 && chunks != 8))
@@ -160,12 +168,12 @@ SharedTileLayout MemDescType::getSharedLayout() const {
   unsigned contiguous = getContiguousDim();
   return SharedTileLayout::get(
       tile[1 - contiguous], tile[contiguous],
-      std::max(1u, getElementType().getIntOrFloatBitWidth() / 8));
+      std::max(1u, getElementType().getIntOrFloatBitWidth() / 8), getPitch());
 }
 
 LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> shape, Type elementType,
-                                  ArrayRef<unsigned> order) {
+                                  ArrayRef<unsigned> order, int64_t pitch) {
   if (shape.size() != 2 && shape.size() != 3)
     return emitError() << "memdesc must be a tile (2-D) or buffers of tiles "
                           "(3-D), got rank "
@@ -177,6 +185,16 @@ LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << elementType;
   if (order.size() != 2 || order[0] > 1 || order[1] != 1 - order[0])
     return emitError() << "memdesc order must be [1, 0] or [0, 1]";
+  if (pitch == 0)
+    return success();
+  if (!elementType.isF32())
+    return emitError() << "only f32 memdescs take a pitch (16-bit rows are "
+                          "swizzled), got "
+                       << elementType;
+  int64_t rowElems = shape[shape.size() - 2 + order[0]];
+  if (pitch < rowElems || pitch % 2 != 0)
+    return emitError() << "memdesc pitch must be even and at least the row's "
+                       << rowElems << " elements, got " << pitch;
   return success();
 }
 
@@ -196,12 +214,17 @@ Type MemDescType::parse(AsmParser &parser) {
                                 /*withTrailingX=*/true) ||
       parser.parseType(elementType) || parser.parseComma() ||
       parser.parseKeyword("order") || parser.parseEqual() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                     parseOrder) ||
-      parser.parseGreater())
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOrder))
+    return {};
+  int64_t pitch = 0;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("pitch") || parser.parseEqual() ||
+       parser.parseInteger(pitch)))
+    return {};
+  if (parser.parseGreater())
     return {};
   return parser.getChecked<MemDescType>(parser.getContext(), shape, elementType,
-                                        order);
+                                        order, pitch);
 }
 
 void MemDescType::print(AsmPrinter &printer) const {
@@ -210,7 +233,10 @@ void MemDescType::print(AsmPrinter &printer) const {
     printer << dim << "x";
   printer << getElementType() << ", order = [";
   llvm::interleaveComma(getOrder(), printer);
-  printer << "]>";
+  printer << "]";
+  if (getPitch())
+    printer << ", pitch = " << getPitch();
+  printer << ">";
 }
 
 //===----------------------------------------------------------------------===//

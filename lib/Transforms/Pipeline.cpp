@@ -559,9 +559,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   for (Candidate &c : candidates) {
     SmallVector<int64_t> shape{int64_t(c.slots(stages))};
     llvm::append_range(shape, c.bufferType.getShape());
-    auto type = MemDescType::get(loop.getContext(), shape,
-                                 c.bufferType.getElementType(),
-                                 c.bufferType.getOrder());
+    MemDescType type = c.bufferType.withShape(shape, c.bufferType.getOrder());
     buffers.push_back(LocalAllocOp::create(b, loc, type));
     barriers.push_back(
         c.tma() ? Value(MBarrierAllocOp::create(
@@ -648,9 +646,8 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
       OpBuilder tb(trans);
       auto desc = cast<MemDescType>(view.getType());
       ArrayRef<int64_t> s = desc.getShape();
-      auto transposed = MemDescType::get(
-          loop.getContext(), {s[1], s[0]}, desc.getElementType(),
-          {desc.getOrder()[1], desc.getOrder()[0]});
+      MemDescType transposed = desc.withShape(
+          {s[1], s[0]}, {desc.getOrder()[1], desc.getOrder()[0]});
       Value t = MemDescTransOp::create(tb, trans.getLoc(), transposed, view);
       for (OpOperand &tuse : llvm::make_early_inc_range(trans->getUses()))
         tuse.set(t);

@@ -113,3 +113,26 @@ func.func @f32_windows(%y: f32) attributes {tessel.kernel, tessel.num_warps = 4 
   %b = tessel.local_load %buf [1, 3] : !m -> !tessel.tile<8x32xf32, #blk>
   return
 }
+
+// -----
+
+// A pitched f32 buffer: rows 42 words apart, so 8-byte aligned. A thread's
+// run of 4 goes out as two 8-byte stores (a 16-byte store would be
+// misaligned on odd rows), and a window's element index is row · 42 + col.
+
+#run4 = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+!p = !tessel.memdesc<16x40xf32, order = [1, 0], pitch = 42>
+
+// CHECK-LABEL: llvm.func @pitched_rows
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
+// CHECK-NOT: vector<4xi32>
+// CHECK: llvm.mlir.constant(42 : i32)
+// CHECK-NEXT: llvm.mul
+// CHECK: llvm.return
+func.func @pitched_rows(%y: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %y : f32 -> !tessel.tile<16x40xf32, #run4>
+  %buf = tessel.local_alloc : !p
+  tessel.local_store %t, %buf : !tessel.tile<16x40xf32, #run4>, !p
+  %a = tessel.local_load %buf [1, 3] : !p -> !tessel.tile<8x32xf32, #run4>
+  return
+}

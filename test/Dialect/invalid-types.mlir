@@ -221,3 +221,18 @@ func.func private @memdesc_order(!tessel.memdesc<64x32xf16, order = [1, 1]>)
 
 // expected-error @+1 {{memdesc element type must be f16, bf16 or f32, got 'i32'}}
 func.func private @memdesc_element(!tessel.memdesc<64x32xi32, order = [1, 0]>)
+
+// -----
+
+// expected-error @+1 {{only f32 memdescs take a pitch (16-bit rows are swizzled), got 'f16'}}
+func.func private @memdesc_pitch_f16(!tessel.memdesc<64x32xf16, order = [1, 0], pitch = 40>)
+
+// -----
+
+// expected-error @+1 {{memdesc pitch must be even and at least the row's 42 elements, got 41}}
+func.func private @memdesc_pitch_short(!tessel.memdesc<3x37x42xf32, order = [1, 0], pitch = 41>)
+
+// -----
+
+// expected-error @+1 {{memdesc pitch must be even and at least the row's 37 elements, got 43}}
+func.func private @memdesc_pitch_odd(!tessel.memdesc<37x42xf32, order = [0, 1], pitch = 43>)

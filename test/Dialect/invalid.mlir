@@ -1368,6 +1368,14 @@ func.func @index_result(%b: !tessel.memdesc<2x64x32xf16, order = [1, 0]>, %i: i3
 
 // -----
 
+func.func @index_pitch(%b: !tessel.memdesc<2x64x36xf32, order = [1, 0], pitch = 40>, %i: i32) {
+  // expected-error @+1 {{result must be one buffer of '!tessel.memdesc<2x64x36xf32, order = [1, 0], pitch = 40>', got '!tessel.memdesc<64x36xf32, order = [1, 0]>'}}
+  %v = tessel.memdesc_index %b[%i] : !tessel.memdesc<2x64x36xf32, order = [1, 0], pitch = 40> -> !tessel.memdesc<64x36xf32, order = [1, 0]>
+  return
+}
+
+// -----
+
 func.func @trans_order(%v: !tessel.memdesc<64x32xf16, order = [1, 0]>) {
   // expected-error @+1 {{result must be the transpose of '!tessel.memdesc<64x32xf16, order = [1, 0]>' (dimensions and order swapped), got '!tessel.memdesc<32x64xf16, order = [1, 0]>'}}
   %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [1, 0]>

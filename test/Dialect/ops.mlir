@@ -258,6 +258,13 @@ func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x
   tessel.async_wait 1
   // CHECK: %[[T:.*]] = tessel.memdesc_trans %[[V]] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
   %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
+  // Rows of f32 as far apart as the pitch says, in every view.
+  // CHECK: %[[F:.*]] = tessel.local_alloc : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56>
+  %f = tessel.local_alloc : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56>
+  // CHECK: tessel.memdesc_index %[[F]][%{{.*}}] : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56> -> !tessel.memdesc<37x42xf32, order = [1, 0], pitch = 56>
+  %fv = tessel.memdesc_index %f[%i] : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56> -> !tessel.memdesc<37x42xf32, order = [1, 0], pitch = 56>
+  // CHECK: tessel.memdesc_trans %{{.*}} : !tessel.memdesc<37x42xf32, order = [1, 0], pitch = 56> -> !tessel.memdesc<42x37xf32, order = [0, 1], pitch = 56>
+  %ft = tessel.memdesc_trans %fv : !tessel.memdesc<37x42xf32, order = [1, 0], pitch = 56> -> !tessel.memdesc<42x37xf32, order = [0, 1], pitch = 56>
   // CHECK: tessel.dot %{{.*}}, %[[T]], %{{.*}} : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
   %d = tessel.dot %a, %t, %acc : !tessel.tile<16x32xf16>, !tessel.memdesc<32x64xf16, order = [0, 1]> -> !tessel.tile<16x64xf32>
   // GENERIC: "tessel.async_wait"() <{pending = 1 : i32}> : () -> ()

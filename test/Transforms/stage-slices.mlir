@@ -75,3 +75,54 @@ func.func @window_loop(%x: f32, %n: i32, %o: !tessel.ptr<f32>) attributes {tesse
   tessel.store %o, %t : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// The buffer's rows are placed for the layouts that write and read them.
+// Windows read in the mma.sync accumulator layout (each thread: rows g and
+// g + 8, column pairs 8 apart) take one wavefront per half-warp when rows
+// sit 8 or 24 words apart mod 32; the natural 44 words (12 mod 32) put two
+// of a half-warp's four rows in the same banks. The chosen pitch, 56, is
+// the lowering's row stride.
+
+#acc = #tessel.mma<warpsPerCTA = [4, 1]>
+
+// CHECK-LABEL: func.func @mma_windows
+// CHECK: tessel.local_alloc : !tessel.memdesc<69x42xf32, order = [1, 0], pitch = 56>
+// CHECK: tessel.local_load %{{.*}} [5, 10] : !tessel.memdesc<69x42xf32, order = [1, 0], pitch = 56> -> !tessel.tile<64x32xf32, #{{.*}}>
+// LLVM-LABEL: llvm.func @mma_windows
+// LLVM: llvm.mlir.constant(56 : i32)
+// LLVM-NEXT: llvm.mul
+func.func @mma_windows(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %h = tessel.splat %x : f32 -> !tessel.tile<69x42xf32, #acc>
+  %a = tessel.extract_slice %h [5, 0] : !tessel.tile<69x42xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %b = tessel.extract_slice %h [5, 10] : !tessel.tile<69x42xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %ab = tessel.binary add %a, %b : !tessel.tile<64x32xf32, #acc>
+  %r = tessel.reduce sum %ab {axis = 1 : i32} : !tessel.tile<64x32xf32, #acc> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>>
+  %t = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+// Runs of 4 columns a thread, 4 rows a warp (a blocked layout), read at odd
+// shifts: 16-byte reads need rows 4 words apart, 8- and 4-byte ones then
+// meet in the same banks; rows 2 mod 4 words apart serve them in one
+// wavefront per phase. The store (runs of 4 too) is served either way: the
+// pitch is 42 (10 mod 32), not the natural 40.
+
+#run4 = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: func.func @odd_windows
+// CHECK: tessel.local_alloc : !tessel.memdesc<20x40xf32, order = [1, 0], pitch = 42>
+func.func @odd_windows(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %h = tessel.splat %x : f32 -> !tessel.tile<20x40xf32, #run4>
+  %a = tessel.extract_slice %h [1, 1] : !tessel.tile<20x40xf32, #run4> -> !tessel.tile<16x32xf32, #run4>
+  %b = tessel.extract_slice %h [1, 3] : !tessel.tile<20x40xf32, #run4> -> !tessel.tile<16x32xf32, #run4>
+  %ab = tessel.binary add %a, %b : !tessel.tile<16x32xf32, #run4>
+  %r = tessel.reduce sum %ab {axis = 1 : i32} : !tessel.tile<16x32xf32, #run4> -> !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #run4>>
+  %t = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<16xf32, #tessel.slice<dim = 1, parent = #run4>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}

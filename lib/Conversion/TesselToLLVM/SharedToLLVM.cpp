@@ -209,7 +209,7 @@ struct AsyncCopyLowering : VectorisedPattern<AsyncCopyOp> {
     Value dst = llvm::getSingleElement(adaptor.getDst());
     ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask();
     // Runs along the destination's rows only.
-    int64_t width = widthOf(op);
+    int64_t width = std::min(widthOf(op), rows.getLayout().getAccessElems());
     if (layout.getDim(contiguous).perThread % width != 0)
       width = 1;
     int64_t bytes = width * elemBytes;
@@ -273,9 +273,11 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
     Value dst = llvm::getSingleElement(adaptor.getDst());
     ValueRange values = adaptor.getSrc();
     Type elem = values.front().getType();
-    // A swizzle moves whole 16-byte chunks: an aligned run stays together.
+    // A swizzle moves whole 16-byte chunks: an aligned run stays together
+    // (padded rows: as far as their alignment allows).
     int64_t width = runWidth(srcType, contiguous,
-                             srcType.getElementType().getIntOrFloatBitWidth());
+                             srcType.getElementType().getIntOrFloatBitWidth(),
+                             rows.getLayout().getAccessElems());
     emitBarrier(rewriter, loc);
     ThreadLayout thread(rewriter, loc, getLayout(srcType));
     // A run is owned as a whole (its copies are whole runs too).

@@ -1,0 +1,87 @@
+//===- SharedBanks.cpp - What a warp's shared-memory accesses cost --------===//
+
+#include "Conversion/TesselToLLVM/SharedBanks.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include <numeric>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+static constexpr unsigned kWarpSize = 32, kBanks = 32;
+
+/// Coordinate step of `lane` (warp 0) along a dimension.
+static int64_t laneBase(const DimLayout &d, unsigned lane) {
+  return int64_t(lane / d.laneStride % d.lanes) * d.laneStep();
+}
+
+/// Wavefronts of one warp-wide access of `width` words per lane, the first
+/// at `words[lane]`: 8-byte accesses are served a half-warp at a time,
+/// 16-byte ones a quarter, each phase taking as many wavefronts as the most
+/// distinct words any one bank holds.
+static int64_t wavefronts(ArrayRef<int64_t> words, int64_t width) {
+  int64_t lanesPerPhase = kWarpSize / width, total = 0;
+  for (unsigned first = 0; first < kWarpSize; first += lanesPerPhase) {
+    std::set<int64_t> perBank[kBanks];
+    for (unsigned lane = first; lane < first + lanesPerPhase; ++lane)
+      for (int64_t w = 0; w < width; ++w)
+        perBank[(words[lane] + w) % kBanks].insert(words[lane] + w);
+    size_t most = 1;
+    for (const std::set<int64_t> &bank : perBank)
+      most = std::max(most, bank.size());
+    total += most;
+  }
+  return total;
+}
+
+int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
+                                       int64_t pitch) {
+  // Accesses of one distribution at one row, by their first.
+  SmallVector<SmallVector<const SharedAccess *>> groups;
+  for (const SharedAccess &a : accesses) {
+    auto *same = llvm::find_if(groups, [&](auto &g) {
+      return g.front()->row == a.row &&
+             g.front()->layout.sameDistribution(a.layout);
+    });
+    if (same == groups.end())
+      groups.push_back({&a});
+    else
+      same->push_back(&a);
+  }
+
+  int64_t cost = 0;
+  for (ArrayRef<const SharedAccess *> group : groups) {
+    const DimLayout &rows = group.front()->layout.getDim(0);
+    const DimLayout &cols = group.front()->layout.getDim(1);
+    // The columns each thread reads beyond its own base, over the group.
+    std::set<int64_t> offsets;
+    for (const SharedAccess *a : group)
+      for (int64_t j = 0, e = cols.numLocal(); j < e; ++j)
+        offsets.insert(a->col + cols.offset(j));
+    // What the address provably is a multiple of, in words (at most 4).
+    int64_t align = 4;
+    if (rows.lanes > 1 || rows.warps > 1)
+      align = std::gcd(align, pitch);
+    if (cols.lanes > 1)
+      align = std::gcd(align, cols.laneStep());
+    for (int64_t i = 0, e = rows.numLocal(); i < e; ++i) {
+      int64_t rowOffset = group.front()->row + rows.offset(i);
+      for (auto it = offsets.begin(); it != offsets.end();) {
+        int64_t x = *it, width = align;
+        while (width > 1 &&
+               (x % width != 0 ||
+                !llvm::all_of(llvm::seq<int64_t>(1, width),
+                              [&](int64_t k) { return offsets.count(x + k); })))
+          width /= 2;
+        SmallVector<int64_t, kWarpSize> words;
+        for (unsigned lane = 0; lane < kWarpSize; ++lane)
+          words.push_back((laneBase(rows, lane) + rowOffset) * pitch +
+                          laneBase(cols, lane) + x);
+        cost += wavefronts(words, width) + 1;
+        std::advance(it, width);
+      }
+    }
+  }
+  return cost;
+}

@@ -1,0 +1,33 @@
+//===- SharedBanks.h - What a warp's shared-memory accesses cost -*- C++
+//-*-===//
+//
+// A model of the shared-memory pipe for choosing where a tile's rows sit:
+// the wavefronts (one per 32 banks served) and instructions that one warp
+// needs to read or write a 2-D tile of 32-bit elements in plain rows.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_CONVERSION_SHAREDBANKS_H
+#define TESSEL_CONVERSION_SHAREDBANKS_H
+
+#include "Conversion/TesselToLLVM/TileLayout.h"
+
+namespace mlir::tessel {
+
+/// Every slot of `layout` (rows along dimension 0, columns along 1), at
+/// element (row, col) of the tile and beyond.
+struct SharedAccess {
+  TileLayout layout;
+  int64_t row = 0, col = 0;
+};
+
+/// Wavefronts plus instructions of warp 0 for `accesses` of 32-bit rows
+/// `pitch` elements apart. A thread's run of columns goes as the widest
+/// accesses (at most 16 bytes) that the alignment of its address allows;
+/// accesses of one layout at one row share the loads of their columns (the
+/// code generator reuses an element that an earlier window loaded).
+int64_t sharedAccessCost(ArrayRef<SharedAccess> accesses, int64_t pitch);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_CONVERSION_SHAREDBANKS_H
