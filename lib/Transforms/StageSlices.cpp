@@ -31,47 +31,30 @@ SmallVector<ExtractSliceOp> slicesOf(Value tile) {
   return slices;
 }
 
-/// Where `layout`'s slots of a tile sit, the offsets of `slice` added: its
-/// static offsets (a runtime offset moves every thread alike: 0).
-SharedAccess accessOf(Type tile, ArrayRef<int64_t> offsets = {}) {
-  SharedAccess access{*TileLayout::get(cast<TileType>(tile))};
-  if (offsets.size() == 2) {
-    access.row = ShapedType::isDynamic(offsets[0]) ? 0 : offsets[0];
-    access.col = ShapedType::isDynamic(offsets[1]) ? 0 : offsets[1];
-  }
-  return access;
-}
-
 /// The pitch of the buffer staging an f32 `tile` for `slices` (0: whole
 /// 16-byte chunks): of the even pitches up to 32 words beyond that one, the
 /// one whose rows the store and the slices' reads take fewest wavefronts and
-/// instructions to reach, in the layouts they have. Windows read by the
-/// mma.sync accumulator layout want rows 8 or 24 words apart mod 32, those
-/// of a blocked layout with runs of 4 rows 2 mod 4 words apart (MTA's
-/// backward has both, in different tiles).
+/// instructions to reach, in the layouts they have (cheapestPitch). Windows
+/// read in the mma.sync accumulator layout want rows 8 or 24 words apart mod
+/// 32; the 8- and 4-byte reads of runs of 4 columns, rows 2 words apart mod
+/// 4.
 int64_t chooseF32Pitch(Value tile, ArrayRef<ExtractSliceOp> slices) {
   auto type = cast<TileType>(tile.getType());
-  if (!type.getElementType().isF32() ||
-      llvm::any_of(slices,
-                   [](ExtractSliceOp s) {
-                     return failed(
-                         TileLayout::get(cast<TileType>(s.getType())));
-                   }) ||
-      failed(TileLayout::get(type)))
+  FailureOr<SharedAccess> store = sharedAccessOf(type);
+  if (!type.getElementType().isF32() || failed(store))
     return 0;
-  SmallVector<SharedAccess> store{accessOf(type)}, reads;
-  for (ExtractSliceOp slice : slices)
-    reads.push_back(accessOf(slice.getType(), slice.getStaticOffsets()));
+  SmallVector<SharedAccess> reads;
+  for (ExtractSliceOp slice : slices) {
+    FailureOr<SharedAccess> read = sharedAccessOf(
+        cast<TileType>(slice.getType()), slice.getStaticOffsets());
+    if (failed(read))
+      return 0;
+    reads.push_back(*read);
+  }
   int64_t rowElems = type.getDimSize(1), natural = llvm::alignTo(rowElems, 4);
-  auto cost = [&](int64_t pitch) {
-    return sharedAccessCost(store, pitch) + sharedAccessCost(reads, pitch);
-  };
-  int64_t best = natural, bestCost = cost(natural);
-  for (int64_t pitch = llvm::alignTo(rowElems, 2); pitch <= natural + 32;
-       pitch += 2)
-    if (int64_t c = cost(pitch); c < bestCost)
-      best = pitch, bestCost = c;
-  return best == natural ? 0 : best;
+  int64_t pitch = cheapestPitch(*store, reads, rowElems, natural,
+                                /*elemBytes=*/4, /*step=*/2);
+  return pitch == natural ? 0 : pitch;
 }
 
 struct StageSlicesPass : tessel::impl::TesselStageSlicesBase<StageSlicesPass> {

@@ -122,3 +122,38 @@ func.func @trans_through_shared(%out: !tessel.ptr<i32>) attributes {tessel.kerne
   tessel.store %out, %z : !tessel.ptr<i32>
   return
 }
+
+// -----
+
+// The scratch rows of a layout change sit at the pitch where its writes and
+// reads meet the fewest bank conflicts: rows of 64 bf16 (32 words) read as
+// an mma.sync A operand (each lane 2 elements of rows g and g + 8) put all 8
+// rows of a read in the same banks; 72 elements (36 words) spread them.
+
+#rows8 = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#acc = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #acc>
+#opb = #tessel.dot_operand<opIdx = 1, parent = #acc>
+
+// CHECK-LABEL: llvm.func @padded_scratch
+// CHECK: nvvm.barrier0
+// CHECK: %[[P:.*]] = llvm.mlir.constant(72 : i32) : i32
+// CHECK-NEXT: llvm.mul %{{.*}}, %[[P]] : i32
+// CHECK: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.mlir.constant(72 : i32) : i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> bf16
+// CHECK-NOT: llvm.mlir.constant(64 : i32)
+// CHECK: nvvm.barrier0
+func.func @padded_scratch(%x: bf16, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %b = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opb>
+  %t = tessel.splat %x : bf16 -> !tessel.tile<64x64xbf16, #rows8>
+  %a = tessel.convert_layout %t : !tessel.tile<64x64xbf16, #rows8> -> !tessel.tile<64x64xbf16, #opa>
+  %zero = arith.constant 0.0 : f32
+  %acc = tessel.splat %zero : f32 -> !tessel.tile<64x32xf32, #acc>
+  %d = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.tile<64x32xbf16, #opb> -> !tessel.tile<64x32xf32, #acc>
+  %r = tessel.reduce sum %d {axis = 1 : i32} : !tessel.tile<64x32xf32, #acc> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>>
+  %s = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>> -> f32
+  tessel.store %o, %s : !tessel.ptr<f32>
+  return
+}

@@ -138,16 +138,18 @@ struct ExtractSliceLowering : OpConversionPattern<ExtractSliceOp> {
     SmallVector<OpFoldResult> origin =
         sliceOrigin(rewriter, loc, op.getStaticOffsets(), adaptor.getOffsets(),
                     type.getShape(), srcType.getShape());
+    SmallVector<int64_t> scratch =
+        remapScratchShape(srcType, type, op.getStaticOffsets());
     rewriter.replaceOpWithMultiple(
-        op,
-        {remapThroughShared(rewriter, loc, adaptor.getSrc(), srcType, type,
-                            [&](OpBuilder &b, ArrayRef<Value> coords) {
-                              SmallVector<Value> from;
-                              for (auto [c, offset] : llvm::zip(coords, origin))
-                                from.push_back(addOffset(b, loc, c, offset));
-                              return linearIndex(b, loc, from,
-                                                 srcType.getShape());
-                            })});
+        op, {remapThroughShared(
+                rewriter, loc, adaptor.getSrc(), srcType, type,
+                [&](OpBuilder &b, ArrayRef<Value> coords) {
+                  SmallVector<Value> from;
+                  for (auto [c, offset] : llvm::zip(coords, origin))
+                    from.push_back(addOffset(b, loc, c, offset));
+                  return linearIndex(b, loc, from, scratch);
+                },
+                scratch)});
     return success();
   }
 };
@@ -163,13 +165,14 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
       rewriter.replaceOpWithMultiple(op, {adaptor.getSrc()});
       return success();
     }
+    SmallVector<int64_t> scratch = remapScratchShape(srcType, dstType);
     rewriter.replaceOpWithMultiple(
-        op,
-        {remapThroughShared(rewriter, op.getLoc(), adaptor.getSrc(), srcType,
-                            dstType, [&](OpBuilder &b, ArrayRef<Value> coords) {
-                              return linearIndex(b, op.getLoc(), coords,
-                                                 dstType.getShape());
-                            })});
+        op, {remapThroughShared(
+                rewriter, op.getLoc(), adaptor.getSrc(), srcType, dstType,
+                [&](OpBuilder &b, ArrayRef<Value> coords) {
+                  return linearIndex(b, op.getLoc(), coords, scratch);
+                },
+                scratch)});
     return success();
   }
 };

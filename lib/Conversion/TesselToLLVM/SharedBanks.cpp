@@ -16,17 +16,19 @@ static int64_t laneBase(const DimLayout &d, unsigned lane) {
   return int64_t(lane / d.laneStride % d.lanes) * d.laneStep();
 }
 
-/// Wavefronts of one warp-wide access of `width` words per lane, the first
-/// at `words[lane]`: 8-byte accesses are served a half-warp at a time,
+/// Wavefronts of one warp-wide access of `bytes` bytes per lane, the first
+/// at byte `addrs[lane]`: 8-byte accesses are served a half-warp at a time,
 /// 16-byte ones a quarter, each phase taking as many wavefronts as the most
-/// distinct words any one bank holds.
-static int64_t wavefronts(ArrayRef<int64_t> words, int64_t width) {
-  int64_t lanesPerPhase = kWarpSize / width, total = 0;
+/// distinct 4-byte words any one bank holds.
+static int64_t wavefronts(ArrayRef<int64_t> addrs, int64_t bytes) {
+  int64_t lanesPerPhase = kWarpSize / std::max<int64_t>(1, bytes / 4);
+  int64_t total = 0;
   for (unsigned first = 0; first < kWarpSize; first += lanesPerPhase) {
     std::set<int64_t> perBank[kBanks];
     for (unsigned lane = first; lane < first + lanesPerPhase; ++lane)
-      for (int64_t w = 0; w < width; ++w)
-        perBank[(words[lane] + w) % kBanks].insert(words[lane] + w);
+      for (int64_t w = addrs[lane] / 4, e = (addrs[lane] + bytes - 1) / 4;
+           w <= e; ++w)
+        perBank[w % kBanks].insert(w);
     size_t most = 1;
     for (const std::set<int64_t> &bank : perBank)
       most = std::max(most, bank.size());
@@ -35,8 +37,21 @@ static int64_t wavefronts(ArrayRef<int64_t> words, int64_t width) {
   return total;
 }
 
+FailureOr<SharedAccess>
+mlir::tessel::sharedAccessOf(TileType tile, ArrayRef<int64_t> offsets) {
+  FailureOr<TileLayout> layout = TileLayout::get(tile);
+  if (failed(layout) || layout->getRank() != 2)
+    return failure();
+  SharedAccess access{*layout};
+  if (offsets.size() == 2) {
+    access.row = ShapedType::isDynamic(offsets[0]) ? 0 : offsets[0];
+    access.col = ShapedType::isDynamic(offsets[1]) ? 0 : offsets[1];
+  }
+  return access;
+}
+
 int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
-                                       int64_t pitch) {
+                                       int64_t pitch, int64_t elemBytes) {
   // Accesses of one distribution at one row, by their first.
   SmallVector<SmallVector<const SharedAccess *>> groups;
   for (const SharedAccess &a : accesses) {
@@ -59,8 +74,9 @@ int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
     for (const SharedAccess *a : group)
       for (int64_t j = 0, e = cols.numLocal(); j < e; ++j)
         offsets.insert(a->col + cols.offset(j));
-    // What the address provably is a multiple of, in words (at most 4).
-    int64_t align = 4;
+    // What the address provably is a multiple of, in elements (at most 16
+    // bytes).
+    int64_t align = 16 / elemBytes;
     if (rows.lanes > 1 || rows.warps > 1)
       align = std::gcd(align, pitch);
     if (cols.lanes > 1)
@@ -74,14 +90,32 @@ int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
                 !llvm::all_of(llvm::seq<int64_t>(1, width),
                               [&](int64_t k) { return offsets.count(x + k); })))
           width /= 2;
-        SmallVector<int64_t, kWarpSize> words;
+        SmallVector<int64_t, kWarpSize> addrs;
         for (unsigned lane = 0; lane < kWarpSize; ++lane)
-          words.push_back((laneBase(rows, lane) + rowOffset) * pitch +
-                          laneBase(cols, lane) + x);
-        cost += wavefronts(words, width) + 1;
+          addrs.push_back(((laneBase(rows, lane) + rowOffset) * pitch +
+                           laneBase(cols, lane) + x) *
+                          elemBytes);
+        cost += wavefronts(addrs, width * elemBytes) + 1;
         std::advance(it, width);
       }
     }
   }
   return cost;
+}
+
+int64_t mlir::tessel::cheapestPitch(ArrayRef<SharedAccess> writes,
+                                    ArrayRef<SharedAccess> reads,
+                                    int64_t rowElems, int64_t natural,
+                                    int64_t elemBytes, int64_t step) {
+  auto cost = [&](int64_t pitch) {
+    return sharedAccessCost(writes, pitch, elemBytes) +
+           sharedAccessCost(reads, pitch, elemBytes);
+  };
+  int64_t best = natural, bestCost = cost(natural);
+  for (int64_t pitch = llvm::alignTo(rowElems, step),
+               last = natural + 128 / elemBytes;
+       pitch <= last; pitch += step)
+    if (int64_t c = cost(pitch); c < bestCost)
+      best = pitch, bestCost = c;
+  return best;
 }

@@ -21,12 +21,26 @@ struct SharedAccess {
   int64_t row = 0, col = 0;
 };
 
-/// Wavefronts plus instructions of warp 0 for `accesses` of 32-bit rows
-/// `pitch` elements apart. A thread's run of columns goes as the widest
-/// accesses (at most 16 bytes) that the alignment of its address allows;
-/// accesses of one layout at one row share the loads of their columns (the
-/// code generator reuses an element that an earlier window loaded).
-int64_t sharedAccessCost(ArrayRef<SharedAccess> accesses, int64_t pitch);
+/// Every slot of `tile` at `offsets` (a dynamic one moves every thread
+/// alike: 0); fails for a layout TileLayout does not know.
+FailureOr<SharedAccess> sharedAccessOf(TileType tile,
+                                       ArrayRef<int64_t> offsets = {});
+
+/// Wavefronts plus instructions of warp 0 for `accesses` of rows of
+/// `elemBytes`-byte elements, `pitch` elements apart. A thread's run of
+/// columns goes as the widest accesses (at most 16 bytes) that the alignment
+/// of its address allows; accesses of one layout at one row share the loads
+/// of their columns (the code generator reuses an element that an earlier
+/// window loaded).
+int64_t sharedAccessCost(ArrayRef<SharedAccess> accesses, int64_t pitch,
+                         int64_t elemBytes);
+
+/// Of the multiples of `step` elements from `rowElems` to 32 words beyond
+/// `natural`, the pitch where `writes` and `reads` cost least; `natural` on
+/// a tie.
+int64_t cheapestPitch(ArrayRef<SharedAccess> writes,
+                      ArrayRef<SharedAccess> reads, int64_t rowElems,
+                      int64_t natural, int64_t elemBytes, int64_t step);
 
 } // namespace mlir::tessel
 

@@ -161,13 +161,21 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
     return withDiscardSlots(getTileBytes(cast<TileType>(src)), threads);
   };
   return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case<ReshapeOp, ExtractSliceOp>([&](Operation *op) {
-        return remapBytes(op->getOperand(0).getType());
+      .Case([&](ReshapeOp op) { return remapBytes(op.getSrc().getType()); })
+      .Case([&](ExtractSliceOp op) {
+        auto src = cast<TileType>(op.getSrc().getType());
+        return getRemapScratchBytes(
+            src,
+            remapScratchShape(src, cast<TileType>(op.getType()),
+                              op.getStaticOffsets()),
+            threads);
       })
       .Case([&](ConvertLayoutOp op) -> int64_t {
         if (sameDistribution(op.getSrc().getType(), op.getType()))
           return 0;
-        return remapBytes(op.getSrc().getType());
+        auto src = cast<TileType>(op.getSrc().getType());
+        return getRemapScratchBytes(
+            src, remapScratchShape(src, cast<TileType>(op.getType())), threads);
       })
       .Case([&](TransOp op) -> int64_t {
         if (sameDistribution(op.getSrc().getType(), op.getType(),

@@ -1,6 +1,7 @@
 //===- Utils.cpp - Shared pieces of the tessel-to-LLVM patterns -----------===//
 
 #include "Conversion/TesselToLLVM/Utils.h"
+#include "Conversion/TesselToLLVM/SharedBanks.h"
 #include "Conversion/TesselToLLVM/TesselToLLVM.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -426,19 +427,46 @@ Value mlir::tessel::loadShared(OpBuilder &b, Location loc, Type type,
   return value;
 }
 
+SmallVector<int64_t>
+mlir::tessel::remapScratchShape(TileType src, TileType dst,
+                                ArrayRef<int64_t> offsets) {
+  SmallVector<int64_t> shape(src.getShape());
+  int64_t elemBytes = getSharedBytes(src.getElementType());
+  FailureOr<SharedAccess> write = sharedAccessOf(src);
+  FailureOr<SharedAccess> read = sharedAccessOf(dst, offsets);
+  if (shape.size() != 2 || elemBytes > 4 || failed(write) || failed(read))
+    return shape;
+  shape[1] = cheapestPitch(*write, *read, shape[1], shape[1], elemBytes,
+                           /*step=*/std::max<int64_t>(1, 4 / elemBytes));
+  return shape;
+}
+
+int64_t mlir::tessel::getRemapScratchBytes(TileType src,
+                                           ArrayRef<int64_t> scratchShape,
+                                           int64_t numThreads) {
+  return withDiscardSlots(ShapedType::getNumElements(scratchShape) *
+                              getSharedBytes(src.getElementType()),
+                          numThreads);
+}
+
 Slots mlir::tessel::remapThroughShared(
     OpBuilder &b, Location loc, ValueRange src, TileType srcType,
     TileType dstType,
-    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf) {
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf,
+    ArrayRef<int64_t> scratchShape) {
+  if (scratchShape.empty())
+    scratchShape = srcType.getShape();
   Type elem = src.front().getType();
   TileLayout srcLayout = getLayout(srcType);
   TileLayout dstLayout = getLayout(dstType);
+  int64_t dataBytes = ShapedType::getNumElements(scratchShape) *
+                      getSharedBytes(srcType.getElementType());
   emitBarrier(b, loc);
   ThreadLayout from(b, loc, srcLayout);
   for (auto [slot, value] : llvm::enumerate(src)) {
-    Value index = linearIndex(b, loc, from.coords(slot), srcType.getShape());
+    Value index = linearIndex(b, loc, from.coords(slot), scratchShape);
     Value ptr = sharedElementPtr(b, loc, elem, 0, index);
-    storeOwned(b, loc, value, ptr, from.isOwner(slot), getTileBytes(srcType));
+    storeOwned(b, loc, value, ptr, from.isOwner(slot), dataBytes);
   }
   emitBarrier(b, loc);
   ThreadLayout to(b, loc, dstLayout);

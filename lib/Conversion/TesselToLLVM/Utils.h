@@ -154,13 +154,22 @@ int64_t withDiscardSlots(int64_t dataBytes, int64_t numThreads);
 
 /// Moves the values of a tile of `srcType` into the slots of `dstType`
 /// through shared memory: each element's owner writes it at its row-major
-/// index, then each destination slot reads the index `srcIndexOf` gives for
-/// its coordinates. Uses withDiscardSlots(getTileBytes(srcType), threads)
-/// bytes of scratch.
+/// index in `scratchShape` (default: the tile's shape), then each destination
+/// slot reads the index `srcIndexOf` gives for its coordinates. Uses
+/// getRemapScratchBytes(srcType, scratchShape, threads) bytes of scratch.
 Slots remapThroughShared(
     OpBuilder &b, Location loc, ValueRange src, TileType srcType,
     TileType dstType,
-    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf);
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> srcIndexOf,
+    ArrayRef<int64_t> scratchShape = {});
+/// The scratch shape in which a 2-D `src` is remapped for reads in the
+/// layout of `dst` at `offsets` within it: its rows at the pitch where the
+/// writes and reads meet the fewest bank conflicts (cheapestPitch); other
+/// tiles keep their shape.
+SmallVector<int64_t> remapScratchShape(TileType src, TileType dst,
+                                       ArrayRef<int64_t> offsets = {});
+int64_t getRemapScratchBytes(TileType src, ArrayRef<int64_t> scratchShape,
+                             int64_t numThreads);
 int64_t getTileBytes(TileType type);
 
 /// The IR that addresses a tile in shared memory laid out as
