@@ -1,9 +1,9 @@
-//===- SharedBanks.h - What a warp's shared-memory accesses cost -*- C++
-//-*-===//
+//===- SharedBanks.h - What a warp's shared accesses cost -------*- C++ -*-===//
 //
 // A model of the shared-memory pipe for choosing where a tile's rows sit:
 // the wavefronts (one per 32 banks served) and instructions that one warp
-// needs to read or write a 2-D tile of 32-bit elements in plain rows.
+// needs to read or write a 2-D tile of 1-, 2- or 4-byte elements in plain
+// rows (staged f32 tiles, the scratch of layout changes).
 //
 //===----------------------------------------------------------------------===//
 
