@@ -72,12 +72,13 @@ struct StageSlicesPass : tessel::impl::TesselStageSlicesBase<StageSlicesPass> {
       OpBuilder b(tile.getContext());
       b.setInsertionPointAfterValue(tile);
       Location loc = tile.getLoc();
+      SmallVector<ExtractSliceOp> slices = slicesOf(tile);
       auto desc = MemDescType::get(tile.getContext(), type.getShape(),
                                    type.getElementType(), {1, 0},
-                                   chooseF32Pitch(tile, slicesOf(tile)));
+                                   chooseF32Pitch(tile, slices));
       Value buffer = LocalAllocOp::create(b, loc, desc);
       LocalStoreOp::create(b, loc, tile, buffer);
-      for (ExtractSliceOp slice : slicesOf(tile)) {
+      for (ExtractSliceOp slice : slices) {
         OpBuilder sb(slice);
         Value loaded = LocalLoadOp::create(sb, slice.getLoc(), slice.getType(),
                                            buffer, slice.getOffsets(),

@@ -157,31 +157,32 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
   int64_t threads = 32 * getNumWarps(op->getParentOfType<func::FuncOp>());
   // A tile remapped through shared memory, with the discard slots of the
   // copies that do not own their element.
-  auto remapBytes = [&](Type src) {
-    return withDiscardSlots(getTileBytes(cast<TileType>(src)), threads);
+  auto remapBytes = [&](Value src, ArrayRef<int64_t> scratchShape = {}) {
+    return getRemapScratchBytes(cast<TileType>(src.getType()), scratchShape,
+                                threads);
   };
   return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case([&](ReshapeOp op) { return remapBytes(op.getSrc().getType()); })
+      .Case([&](ReshapeOp op) { return remapBytes(op.getSrc()); })
       .Case([&](ExtractSliceOp op) {
-        auto src = cast<TileType>(op.getSrc().getType());
-        return getRemapScratchBytes(
-            src,
-            remapScratchShape(src, cast<TileType>(op.getType()),
-                              op.getStaticOffsets()),
-            threads);
+        return remapBytes(
+            op.getSrc(),
+            remapScratchShape(cast<TileType>(op.getSrc().getType()),
+                              cast<TileType>(op.getType()),
+                              op.getStaticOffsets()));
       })
       .Case([&](ConvertLayoutOp op) -> int64_t {
         if (sameDistribution(op.getSrc().getType(), op.getType()))
           return 0;
-        auto src = cast<TileType>(op.getSrc().getType());
-        return getRemapScratchBytes(
-            src, remapScratchShape(src, cast<TileType>(op.getType())), threads);
+        return remapBytes(
+            op.getSrc(),
+            remapScratchShape(cast<TileType>(op.getSrc().getType()),
+                              cast<TileType>(op.getType())));
       })
       .Case([&](TransOp op) -> int64_t {
         if (sameDistribution(op.getSrc().getType(), op.getType(),
                              op.getOrder()))
           return 0;
-        return remapBytes(op.getSrc().getType());
+        return remapBytes(op.getSrc());
       })
       .Case([](ReduceOp op) -> int64_t {
         auto src = cast<TileType>(op.getSrc().getType());
@@ -199,7 +200,7 @@ int64_t mlir::tessel::getScratchBytes(Operation *op) {
         if (op.getResult().use_empty())
           return 0;
         if (isa<TileType>(op.getType()))
-          return remapBytes(op.getType());
+          return remapBytes(op.getResult());
         return withDiscardSlots(getSharedBytes(op.getType()), threads);
       })
       .Default([](Operation *) { return 0; });

@@ -444,6 +444,8 @@ mlir::tessel::remapScratchShape(TileType src, TileType dst,
 int64_t mlir::tessel::getRemapScratchBytes(TileType src,
                                            ArrayRef<int64_t> scratchShape,
                                            int64_t numThreads) {
+  if (scratchShape.empty())
+    scratchShape = src.getShape();
   return withDiscardSlots(ShapedType::getNumElements(scratchShape) *
                               getSharedBytes(src.getElementType()),
                           numThreads);

@@ -168,6 +168,7 @@ Slots remapThroughShared(
 /// tiles keep their shape.
 SmallVector<int64_t> remapScratchShape(TileType src, TileType dst,
                                        ArrayRef<int64_t> offsets = {});
+/// Scratch bytes of remapThroughShared (`scratchShape` empty: the tile's).
 int64_t getRemapScratchBytes(TileType src, ArrayRef<int64_t> scratchShape,
                              int64_t numThreads);
 int64_t getTileBytes(TileType type);
