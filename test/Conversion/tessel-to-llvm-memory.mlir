@@ -203,6 +203,139 @@ func.func @old_values_read(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64},
 
 // -----
 
+// A warpgroup dot's product (pairs of columns per thread) reduces four
+// elements at a time through the next lane along the row: each lane sends
+// its partner two values (shfl.sync.bfly 1) and issues one 16-byte reduction
+// where it issued two 8-byte ones: the even lane at its first run's
+// address, the odd one two elements before its second run. Values not from
+// a warpgroup dot, rows only 8-byte aligned, or an odd number of runs: 8-byte
+// reductions.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+#rows = #tessel.slice<dim = 1, parent = #mma>
+#cols = #tessel.slice<dim = 0, parent = #mma>
+#p = #tessel.blocked<sizePerThread = [1, 2], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @paired_lanes
+// The thread's first two runs, row r: columns 2c, 2c + 1 and 8 + 2c, 9 + 2c
+// (slots 0-1 and 2-3):
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: %[[A0:.*]] = llvm.fmul
+// CHECK-NEXT: %[[A1:.*]] = llvm.fmul
+// CHECK-NEXT: %[[B0:.*]] = llvm.fmul
+// CHECK-NEXT: %[[B1:.*]] = llvm.fmul
+// Their masks:
+// CHECK: %[[MA:.*]] = llvm.icmp "slt"
+// CHECK-NEXT: llvm.icmp "slt"
+// CHECK-NEXT: %[[MB:.*]] = llvm.icmp "slt"
+// Whether the lane is the even one of its pair (tid.x & 1 == 0):
+// CHECK: %[[EVEN:.*]] = llvm.icmp "eq"
+// CHECK-NEXT: %[[S0:.*]] = llvm.select %[[EVEN]], %[[B0]], %[[A0]]
+// CHECK: %[[S0I:.*]] = llvm.bitcast %[[S0]]
+// CHECK: %[[R0I:.*]] = nvvm.shfl.sync  bfly %{{.*}}, %[[S0I]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: %[[R0:.*]] = llvm.bitcast %[[R0I]]
+// CHECK: %[[S1:.*]] = llvm.select %[[EVEN]], %[[B1]], %[[A1]]
+// CHECK: %[[S1I:.*]] = llvm.bitcast %[[S1]]
+// CHECK: %[[R1I:.*]] = nvvm.shfl.sync  bfly %{{.*}}, %[[S1I]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: %[[R1:.*]] = llvm.bitcast %[[R1I]]
+// CHECK: %[[W0:.*]] = llvm.select %[[EVEN]], %[[A0]], %[[R0]]
+// CHECK: %[[W1:.*]] = llvm.select %[[EVEN]], %[[A1]], %[[R1]]
+// CHECK: %[[W2:.*]] = llvm.select %[[EVEN]], %[[R0]], %[[B0]]
+// CHECK: %[[W3:.*]] = llvm.select %[[EVEN]], %[[R1]], %[[B1]]
+// CHECK: %[[BEFORE:.*]] = llvm.getelementptr %{{.*}}[-2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
+// CHECK: %[[PRED:.*]] = llvm.select %[[EVEN]], %[[MA]], %[[MB]] : i1, i1
+// CHECK: %[[AT:.*]] = llvm.select %[[EVEN]], %{{.*}}, %[[BEFORE]] : i1, !llvm.ptr<1>
+// CHECK: "@$1 red.global.add.v4.f32 [ $0 + 0 ], {$2, $3, $4, $5};", "l,b,f,f,f,f" %[[AT]], %[[PRED]], %[[W0]], %[[W1]], %[[W2]], %[[W3]]
+// Eight runs of two: four 16-byte reductions, eight shuffles.
+// CHECK-COUNT-2: nvvm.shfl.sync  bfly
+// CHECK: red.global.add.v4.f32
+// CHECK-COUNT-2: nvvm.shfl.sync  bfly
+// CHECK: red.global.add.v4.f32
+// CHECK-COUNT-2: nvvm.shfl.sync  bfly
+// CHECK: red.global.add.v4.f32
+// CHECK-NOT: red.global
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-LABEL: llvm.func @not_from_a_warpgroup_dot
+// CHECK-COUNT-8: red.global.add.v2.f32
+// CHECK-NOT: red.global
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-LABEL: llvm.func @rows_8_byte_aligned
+// CHECK-COUNT-8: red.global.add.v2.f32
+// CHECK-NOT: red.global
+// CHECK-NOT: nvvm.shfl.sync
+module attributes {tessel.target = "sm_90a"} {
+func.func @paired_lanes(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32, %e: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %e : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xbf16, order = [1, 0]>
+  %d = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x32xbf16, order = [1, 0]> -> !tessel.tile<64x32xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %d pendings = 0 : !tessel.tile<64x32xf32, #mma>
+  %two = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %v = tessel.binary mul %r, %two : !tessel.tile<64x32xf32, #mma>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #mma>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #cols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #cols> -> !tessel.tile<1x32xi32, #mma>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #mma>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #mma>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #mma>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>, !tessel.tile<64x32xi32, #mma>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64x32xi32, #mma>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x32xi32, #mma> -> !tessel.tile<64x32xi1, #mma>
+  %old = tessel.atomic_add %pt, %v mask %m : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  return
+}
+func.func @not_from_a_warpgroup_dot(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %v = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #mma>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #cols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #cols> -> !tessel.tile<1x32xi32, #mma>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #mma>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #mma>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #mma>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>, !tessel.tile<64x32xi32, #mma>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64x32xi32, #mma>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x32xi32, #mma> -> !tessel.tile<64x32xi1, #mma>
+  %old = tessel.atomic_add %pt, %v mask %m : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  return
+}
+func.func @rows_8_byte_aligned(%x: !tessel.ptr<f32> {tessel.multiple_of = 8 : i64}, %n: i32, %e: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %e : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xbf16, order = [1, 0]>
+  %d = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x32xbf16, order = [1, 0]> -> !tessel.tile<64x32xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %d pendings = 0 : !tessel.tile<64x32xf32, #mma>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #mma>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #cols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #cols> -> !tessel.tile<1x32xi32, #mma>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #mma>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #mma>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #mma>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>, !tessel.tile<64x32xi32, #mma>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64x32xi32, #mma>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x32xi32, #mma> -> !tessel.tile<64x32xi1, #mma>
+  %old = tessel.atomic_add %pt, %r mask %m : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  return
+}
+}
+
+// -----
+
 #r = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
 
 // CHECK-LABEL: llvm.func @before_sm90

@@ -9,7 +9,9 @@
 // dimension becomes one access of up to 16 bytes (ld.global.v4.b32) where
 // the AxisInfo analysis shows the pointers consecutive and aligned over the
 // run and the mask (and `other`) equal over it. So are f32 atomic adds whose
-// old values nothing reads, on sm_90 and later (red.global.add.v4.f32).
+// old values nothing reads, on sm_90 and later (red.global.add.v4.f32); a
+// warpgroup dot's product, two columns per thread, goes out four at a time
+// through the next lane (reducePairedLanes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -49,26 +52,69 @@ Value maskAt(ValueRange mask, size_t i) {
   return mask.empty() ? Value() : mask[i];
 }
 
+/// How many elements from the start of an aligned chunk along `dim` one
+/// access through the tile of pointers `ptr` may cover: what the pointers'
+/// contiguity and alignment and the constancy of `uniform` (mask, other)
+/// allow.
+int64_t accessLimit(const ModuleAxisInfo &info, Value ptr,
+                    ArrayRef<Value> uniform, unsigned dim) {
+  auto tile = cast<TileType>(ptr.getType());
+  Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
+  unsigned bits = pointee.getIntOrFloatBitWidth();
+  AxisInfo axis = info.get(ptr);
+  int64_t limit = std::min(
+      axis.getContiguity(dim),
+      std::max<int64_t>(1, axis.getDivisibility(dim) * 8 / std::max(bits, 8u)));
+  for (Value v : uniform)
+    if (v && isa<TileType>(v.getType()))
+      limit = std::min(limit, info.get(v).getConstancy(dim));
+  return limit;
+}
+
 /// Elements of one access through the tile of pointers `ptr` along `dim`
-/// (by default the thread's longest run): the thread's run, cut to what the
-/// pointers' contiguity and alignment and the constancy of `uniform` (mask,
-/// other) allow, to 16 bytes and to a divisor of the tile's size.
+/// (by default the thread's longest run): the thread's run, cut to
+/// accessLimit, to 16 bytes and to a divisor of the tile's size.
 int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
                     ArrayRef<Value> uniform, std::optional<unsigned> dim = {}) {
   auto tile = dyn_cast<TileType>(ptr.getType());
   if (!tile)
     return 1;
   Type pointee = cast<PtrType>(tile.getElementType()).getPointeeType();
-  unsigned bits = pointee.getIntOrFloatBitWidth();
   unsigned d = dim ? *dim : runDimension(getLayout(tile));
-  AxisInfo axis = info.get(ptr);
-  int64_t limit = std::min(
-      axis.getContiguity(d),
-      std::max<int64_t>(1, axis.getDivisibility(d) * 8 / std::max(bits, 8u)));
-  for (Value v : uniform)
-    if (v && isa<TileType>(v.getType()))
-      limit = std::min(limit, info.get(v).getConstancy(d));
-  return runWidth(tile, d, bits, limit);
+  return runWidth(tile, d, pointee.getIntOrFloatBitWidth(),
+                  accessLimit(info, ptr, uniform, d));
+}
+
+/// Whether `v` is computed elementwise from the product of a warpgroup dot.
+bool fromWarpGroupDot(Value v) {
+  SmallVector<Value> work = {v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    Operation *def = x.getDefiningOp();
+    if (isa_and_nonnull<WarpGroupDotWaitOp>(def))
+      return true;
+    if (isa_and_nonnull<BinaryOp, UnaryOp, CastOp, SelectOp>(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// Whether a thread's runs of two elements along `dim` can be paired with
+/// those of the lane holding the next two (reducePairedLanes): runs of two,
+/// lanes along `dim`, an even number of runs, and every slot inside the tile
+/// (so a lane and its partner own their elements alike).
+bool canPairLanes(const TileLayout &layout, unsigned dim) {
+  const DimLayout &run = layout.getDim(dim);
+  if (run.perThread != 2 || run.lanes < 2 || layout.getNumSlots() % 4 != 0)
+    return false;
+  for (unsigned d = 0; d < layout.getRank(); ++d)
+    for (int64_t j = 0, e = layout.getDim(d).numLocal(); j < e; ++j)
+      if (!layout.getDim(d).alwaysInside(j))
+        return false;
+  return true;
 }
 
 /// The elements of vector<words x i32> `v` as `count` values of `elem`.
@@ -219,6 +265,50 @@ void reduceWords(OpBuilder &b, Location loc, ValueRange values,
   inlinePtx(b, loc, Type(), operands, text, constraints);
 }
 
+/// Runs of two f32 reduced four at a time with the lane that holds the next
+/// two elements (lane ^ laneStride): of each two runs A, B of a thread, the
+/// lane with the even index along them adds its A followed by its partner's
+/// A, the odd one its partner's B followed by its own B, so each lane sends
+/// two values and issues one `red.global.add.v4.f32` where it issued two
+/// `.v2` (getAccessWidths checked that the four are consecutive and 16-byte
+/// aligned, and the mask equal over them).
+void reducePairedLanes(OpBuilder &b, Location loc, ValueRange values,
+                       ValueRange ptrs, ArrayRef<SmallVector<int64_t>> runs,
+                       unsigned laneStride,
+                       function_ref<Value(int64_t)> predOf) {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value even = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, tid, i32Constant(b, loc, laneStride)),
+      i32Constant(b, loc, 0));
+  auto pick = [&](Value x, Value y) {
+    return arith::SelectOp::create(b, loc, even, x, y).getResult();
+  };
+  for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+    ArrayRef<int64_t> first = runs[i], second = runs[i + 1];
+    SmallVector<Value> received;
+    for (int k = 0; k < 2; ++k)
+      received.push_back(shuffleXor(
+          b, loc, pick(values[second[k]], values[first[k]]), laneStride));
+    SmallVector<Value> words = {pick(values[first[0]], received[0]),
+                                pick(values[first[1]], received[1]),
+                                pick(received[0], values[second[0]]),
+                                pick(received[1], values[second[1]])};
+    Value before =
+        LLVM::GEPOp::create(b, loc, ptrs[second[0]].getType(), b.getF32Type(),
+                            ptrs[second[0]], ArrayRef<LLVM::GEPArg>{-2});
+    Value pred, predFirst = predOf(first[0]), predSecond = predOf(second[0]);
+    if (predFirst && predSecond) {
+      pred = pick(predFirst, predSecond);
+    } else if (predFirst || predSecond) {
+      Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      pred = pick(predFirst ? predFirst : yes, predSecond ? predSecond : yes);
+    }
+    reduceWords(b, loc, words, {0, 1, 2, 3}, pick(ptrs[first[0]], before),
+                pred);
+  }
+}
+
 struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
   using VectorisedPattern::VectorisedPattern;
   LogicalResult
@@ -234,11 +324,20 @@ struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
     if (int64_t width = widthOf(op); width > 1) {
       // Runs of f32 whose old values nothing reads (getAccessWidths).
       auto tile = cast<TileType>(op.getPtr().getType());
-      for (ArrayRef<int64_t> group :
-           accessGroups(tile, runDimension(getLayout(tile)), width)) {
-        Value pred = andPredicates(rewriter, loc, writers[group.front()],
-                                   maskAt(adaptor.getMask(), group.front()));
-        reduceWords(rewriter, loc, values, group, ptrs[group.front()], pred);
+      TileLayout layout = getLayout(tile);
+      unsigned dim = runDimension(layout);
+      auto predOf = [&](int64_t slot) {
+        return andPredicates(rewriter, loc, writers[slot],
+                             maskAt(adaptor.getMask(), slot));
+      };
+      if (width > layout.getDim(dim).perThread) {
+        reducePairedLanes(rewriter, loc, values, ptrs,
+                          accessGroups(tile, dim, 2),
+                          layout.getDim(dim).laneStride, predOf);
+      } else {
+        for (ArrayRef<int64_t> group : accessGroups(tile, dim, width))
+          reduceWords(rewriter, loc, values, group, ptrs[group.front()],
+                      predOf(group.front()));
       }
       rewriter.eraseOp(op);
       return success();
@@ -387,9 +486,24 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
           cast<MemDescType>(copy.getDst().getType()).getContiguousDim());
     else if (auto add = dyn_cast<AtomicAddOp>(op);
              add && add.getResult().use_empty() && getTarget(op) != "sm_80" &&
-             getElementTypeOrSelf(add.getValue().getType()).isF32())
-      // sm_90's vector reductions: f32 only, and no old values.
+             getElementTypeOrSelf(add.getValue().getType()).isF32()) {
+      // sm_90's vector reductions: f32 only, and no old values. A warpgroup
+      // dot's product (pairs of columns per thread) goes out four elements
+      // at a time through the next lane where 16-byte accesses are allowed.
+      // Only there: its operands never passed the shared-memory pipe that
+      // the shuffles take, where an mma.sync kernel's ldmatrix and window
+      // loads queue (MTA's backward, bound by that pipe, ran 4 % slower
+      // paired; the warpgroup backwards 5-7 % faster).
       width = accessWidth(info, add.getPtr(), {add.getMask()});
+      auto tile = dyn_cast<TileType>(add.getPtr().getType());
+      if (width == 2 && tile && fromWarpGroupDot(add.getValue())) {
+        TileLayout layout = getLayout(tile);
+        unsigned dim = runDimension(layout);
+        if (canPairLanes(layout, dim) &&
+            accessLimit(info, add.getPtr(), {add.getMask()}, dim) >= 4)
+          width = 4;
+      }
+    }
     if (width > 1)
       widths[op] = width;
   });

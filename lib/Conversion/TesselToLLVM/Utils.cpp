@@ -544,3 +544,44 @@ Value mlir::tessel::broadcastFromThreadZero(OpBuilder &b, Location loc,
   emitBarrier(b, loc);
   return loadShared(b, loc, value.getType(), ptr);
 }
+
+Value mlir::tessel::shuffleXor(OpBuilder &b, Location loc, Value v,
+                               unsigned laneMask) {
+  Type i32 = b.getI32Type();
+  Type type = v.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto shfl = [&](Value x) {
+    Value all = i32Constant(b, loc, -1);
+    Value offset = i32Constant(b, loc, laneMask);
+    Value clamp = i32Constant(b, loc, 0x1f);
+    return NVVM::ShflOp::create(b, loc, i32, all, x, offset, clamp,
+                                NVVM::ShflKind::bfly, UnitAttr())
+        .getResult();
+  };
+  Type bits = b.getIntegerType(width);
+  Value raw = type == bits ? v : LLVM::BitcastOp::create(b, loc, bits, v);
+  Value out;
+  if (width == 64) {
+    Type i64 = b.getI64Type();
+    Value lo = arith::TruncIOp::create(b, loc, i32, raw);
+    Value hi = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::ShRUIOp::create(
+            b, loc, raw,
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32))));
+    Value lo64 = arith::ExtUIOp::create(b, loc, i64, shfl(lo));
+    Value hiLow = arith::ExtUIOp::create(b, loc, i64, shfl(hi));
+    Value hi64 = arith::ShLIOp::create(
+        b, loc, hiLow,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+    out = arith::OrIOp::create(b, loc, hi64, lo64);
+  } else {
+    Value wide = width == 32
+                     ? raw
+                     : arith::ExtUIOp::create(b, loc, i32, raw).getResult();
+    out = shfl(wide);
+    if (width != 32)
+      out = arith::TruncIOp::create(b, loc, bits, out);
+  }
+  return type == bits ? out : LLVM::BitcastOp::create(b, loc, type, out);
+}
