@@ -75,8 +75,9 @@ int64_t getSharedBytes(Type type);
 TileLayout getLayout(Type tileType);
 
 Value i32Constant(OpBuilder &b, Location loc, int64_t v);
-/// shfl.sync.bfly of any scalar (carried in one or two 32-bit registers)
-/// with the lane `laneMask` away; every lane of the warp takes part.
+/// shfl.sync.bfly of any scalar (carried in one or two 32-bit registers):
+/// the value of lane (this lane ^ laneMask); every lane of the warp takes
+/// part.
 Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned laneMask);
 /// A vector of `elements` (values of one type), lane i = elements[i].
 Value vectorOf(OpBuilder &b, Location loc, ValueRange elements);
