@@ -40,8 +40,10 @@ SmallVector<ExtractSliceOp> slicesOf(Value tile) {
 /// 4.
 int64_t chooseF32Pitch(Value tile, ArrayRef<ExtractSliceOp> slices) {
   auto type = cast<TileType>(tile.getType());
+  if (!type.getElementType().isF32())
+    return 0;
   FailureOr<SharedAccess> store = sharedAccessOf(type);
-  if (!type.getElementType().isF32() || failed(store))
+  if (failed(store))
     return 0;
   SmallVector<SharedAccess> reads;
   for (ExtractSliceOp slice : slices) {

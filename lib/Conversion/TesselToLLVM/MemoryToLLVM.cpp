@@ -297,13 +297,11 @@ void reducePairedLanes(OpBuilder &b, Location loc, ValueRange values,
     Value before =
         LLVM::GEPOp::create(b, loc, ptrs[second[0]].getType(), b.getF32Type(),
                             ptrs[second[0]], ArrayRef<LLVM::GEPArg>{-2});
-    Value pred, predFirst = predOf(first[0]), predSecond = predOf(second[0]);
-    if (predFirst && predSecond) {
-      pred = pick(predFirst, predSecond);
-    } else if (predFirst || predSecond) {
-      Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      pred = pick(predFirst ? predFirst : yes, predSecond ? predSecond : yes);
-    }
+    // Every slot is inside the tile (canPairLanes): both runs have a
+    // predicate or neither has.
+    Value pred = predOf(first[0]);
+    if (pred)
+      pred = pick(pred, predOf(second[0]));
     reduceWords(b, loc, words, {0, 1, 2, 3}, pick(ptrs[first[0]], before),
                 pred);
   }
@@ -494,13 +492,13 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
       // the shuffles take, where an mma.sync kernel's ldmatrix and window
       // loads queue (MTA's backward, bound by that pipe, ran 4 % slower
       // paired; the warpgroup backwards 5-7 % faster).
-      width = accessWidth(info, add.getPtr(), {add.getMask()});
-      auto tile = dyn_cast<TileType>(add.getPtr().getType());
-      if (width == 2 && tile && fromWarpGroupDot(add.getValue())) {
+      if (auto tile = dyn_cast<TileType>(add.getPtr().getType())) {
         TileLayout layout = getLayout(tile);
         unsigned dim = runDimension(layout);
-        if (canPairLanes(layout, dim) &&
-            accessLimit(info, add.getPtr(), {add.getMask()}, dim) >= 4)
+        int64_t limit = accessLimit(info, add.getPtr(), {add.getMask()}, dim);
+        width = runWidth(tile, dim, /*bits=*/32, limit);
+        if (width == 2 && limit >= 4 && canPairLanes(layout, dim) &&
+            fromWarpGroupDot(add.getValue()))
           width = 4;
       }
     }

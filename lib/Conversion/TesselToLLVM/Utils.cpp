@@ -441,14 +441,18 @@ mlir::tessel::remapScratchShape(TileType src, TileType dst,
   return shape;
 }
 
+/// Bytes of the elements of a remap's scratch (`scratchShape` empty: the
+/// tile's), before the discard slots.
+static int64_t remapDataBytes(TileType src, ArrayRef<int64_t> scratchShape) {
+  return ShapedType::getNumElements(scratchShape.empty() ? src.getShape()
+                                                         : scratchShape) *
+         getSharedBytes(src.getElementType());
+}
+
 int64_t mlir::tessel::getRemapScratchBytes(TileType src,
                                            ArrayRef<int64_t> scratchShape,
                                            int64_t numThreads) {
-  if (scratchShape.empty())
-    scratchShape = src.getShape();
-  return withDiscardSlots(ShapedType::getNumElements(scratchShape) *
-                              getSharedBytes(src.getElementType()),
-                          numThreads);
+  return withDiscardSlots(remapDataBytes(src, scratchShape), numThreads);
 }
 
 Slots mlir::tessel::remapThroughShared(
@@ -461,8 +465,7 @@ Slots mlir::tessel::remapThroughShared(
   Type elem = src.front().getType();
   TileLayout srcLayout = getLayout(srcType);
   TileLayout dstLayout = getLayout(dstType);
-  int64_t dataBytes = ShapedType::getNumElements(scratchShape) *
-                      getSharedBytes(srcType.getElementType());
+  int64_t dataBytes = remapDataBytes(srcType, scratchShape);
   emitBarrier(b, loc);
   ThreadLayout from(b, loc, srcLayout);
   for (auto [slot, value] : llvm::enumerate(src)) {
