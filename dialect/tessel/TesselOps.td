@@ -219,22 +219,6 @@ def Tessel_LoadOp : Tessel_Op<"load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-// No memory-effect trait: an op without results that only reads would be
-// erased as dead.
-def Tessel_PrefetchOp : Tessel_Op<"prefetch"> {
-  let summary = "Start bringing what a tile of pointers addresses into the SM's L1 cache";
-  let description = [{
-    A hint with no result: loads of the same addresses soon after find their
-    lines near. Unlike a load, a prefetch holds no registers, so prefetches
-    issued together are in flight together wherever the loads end up
-    scheduled (the GPU back end may issue a chain of loads one after another
-    to save registers; prefetched, each then waits for L1, not for L2).
-    The interpreter does nothing for it.
-  }];
-  let arguments = (ins Tessel_PtrLike:$ptr);
-  let assemblyFormat = "$ptr attr-dict `:` type($ptr)";
-}
-
 def Tessel_MakeTensorDescOp : Tessel_Op<"make_tensor_desc", [Pure,
     AttrSizedOperandSegments]> {
   let summary = "Describe a strided array in global memory for block loads";

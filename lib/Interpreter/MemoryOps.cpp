@@ -225,9 +225,6 @@ Executor::OptResult Executor::execMemoryOp(Operation *op) {
     return execStore(op);
   if (isa<ts::AtomicAddOp>(op))
     return execAtomicAdd(op);
-  // A cache hint: no value, nothing to do.
-  if (isa<ts::PrefetchOp>(op))
-    return success();
   return std::nullopt;
 }
 

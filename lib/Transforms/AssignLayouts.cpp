@@ -279,7 +279,7 @@ LogicalResult KernelLayouts::collect(Operation *op) {
             joinAll(op);
             return success();
           })
-      .Case<LoadOp, StoreOp, AtomicAddOp, PrefetchOp>([&](Operation *op) {
+      .Case<LoadOp, StoreOp, AtomicAddOp>([&](Operation *op) {
         anchor(op->getOperand(0));
         joinAll(op);
         if (tileOf(op->getOperand(0)))

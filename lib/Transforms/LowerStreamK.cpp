@@ -10,8 +10,8 @@
 // host program waits for its peers' partial states and merges them. Balances
 // any units × iters. The peers count their arrivals on one flag of the host,
 // which waits for them all at once (one memory round trip, not one per peer),
-// and both lowerings fetch several partial states together before merging
-// them (foldSlots): a fold is a chain of dependent merges, and with one trip
+// and both lowerings load the next partial states while one merges
+// (foldSlots): a fold is a chain of dependent merges, and with one trip
 // to memory per merge its latency, not the merges, sets the time of short
 // decodes.
 //
@@ -134,60 +134,13 @@ static Value slotPointers(OpBuilder &b, Location loc, Value base, Value slot,
   return AddPtrOp::create(b, loc, ptrs.getType(), ptrs, offsets);
 }
 
-/// Pointers to an element of each 128-byte line of slot `slot` (of a state
-/// value of type `type`) of a workspace: a prefetch through them fetches the
-/// slot with about one instruction per thread, whatever the state's layout.
-static Value slotLinePointers(OpBuilder &b, Location loc, Value base,
-                              Value slot, Type type) {
-  Scalars s{b, loc};
-  int64_t size = numElements(type);
-  Value start =
-      AddPtrOp::create(b, loc, base.getType(), base, s.mul(slot, s.i64(size)));
-  if (!isa<TileType>(type))
-    return start;
-  Type elem = cast<PtrType>(base.getType()).getPointeeType();
-  int64_t perLine =
-      std::max<int64_t>(1, 1024 / std::max(8u, elem.getIntOrFloatBitWidth()));
-  int64_t lines = llvm::PowerOf2Ceil(llvm::divideCeil(size, perLine));
-  auto i32s = TileType::get({lines}, b.getI32Type());
-  auto splat = [&](int64_t v) {
-    return SplatOp::create(
-        b, loc, i32s,
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)).getResult());
-  };
-  Value line = ArangeOp::create(b, loc, i32s, b.getI32IntegerAttr(0),
-                                b.getI32IntegerAttr(lines));
-  Value offsets =
-      BinaryOp::create(b, loc, BinaryKind::mul, line, splat(perLine));
-  // The last line may hold fewer elements: stay inside the slot.
-  offsets = BinaryOp::create(b, loc, BinaryKind::min, offsets, splat(size - 1));
-  Value ptrs =
-      SplatOp::create(b, loc, i32s.withElementType(base.getType()), start);
-  return AddPtrOp::create(b, loc, ptrs.getType(), ptrs, offsets);
-}
+/// Partial states in flight while one merges (see foldSlots): as many as
+/// kFoldRegisters registers per thread hold (40 KB for 128 threads), at
+/// most kMaxFoldDepth. (Eight of the decode's 16 x 128 states spilled in the
+/// persistent kernel; four cover an L2 round trip with merges.)
+static constexpr int64_t kFoldRegisters = 80, kMaxFoldDepth = 8;
 
-/// Pointers to the state values in slot `slot` of the workspaces.
-static SmallVector<Value> slotStatePointers(OpBuilder &b, Location loc,
-                                            ArrayRef<Value> workspaces,
-                                            Value slot, ArrayRef<Type> types) {
-  SmallVector<Value> ptrs;
-  for (auto [type, ws] : llvm::zip(types, workspaces))
-    ptrs.push_back(slotPointers(b, loc, ws, slot, type));
-  return ptrs;
-}
-
-/// Partial states merged per step of a fold: a step prefetches its slots
-/// into L1 together, then loads and merges them in order. The loads alone
-/// do not overlap: behind the branch that skips a slot past the end, LLVM
-/// sinks a slot's loads, and ptxas may issue loads one merge after another
-/// to save registers. (Measured on an H200: the prefetch took the split-K
-/// combine kernel from 7.0 to 6.3 us at B1 H8 Nk 1k and made no difference
-/// to the persistent kernel, docs/gpu/2026-11-27-h200-decode-fold.md.) As
-/// many slots as kFoldRegisters registers per thread would hold (about
-/// 72 KB for 128 threads), at most kMaxFoldWidth.
-static constexpr int64_t kFoldRegisters = 144, kMaxFoldWidth = 8;
-
-static int64_t foldWidth(StreamKOp op) {
+static int64_t foldDepth(StreamKOp op) {
   auto func = op->getParentOfType<func::FuncOp>();
   int64_t threads = 32 * 4;
   if (auto warps = func->getAttrOfType<IntegerAttr>(
@@ -196,77 +149,86 @@ static int64_t foldWidth(StreamKOp op) {
   int64_t perThread = 0;
   for (Type t : op.getStateTypes())
     perThread += std::max<int64_t>(1, numElements(t) / threads);
-  return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldWidth);
+  return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldDepth);
 }
 
-/// One step of a fold: prefetches, then loads the partial states of
-/// workspace slots slotOf(j), j in [j0, j0 + width) (a j past hi repeats
-/// hi − 1, so every access stays inside the workspace), and merges those
-/// below hi into `state` in order. With no `state` the slot of j0 (< hi) is
-/// the first.
-static SmallVector<Value> foldStep(OpBuilder &b, Location loc, StreamKOp op,
-                                   ArrayRef<Value> workspaces, ValueRange state,
-                                   Value j0, Value hi,
-                                   function_ref<Value(Value)> slotOf) {
-  Scalars s{b, loc};
-  SmallVector<Type> stateTypes(op.getStateTypes());
-  Value last = s.sub(hi, s.i64(1));
-  int64_t width = foldWidth(op);
-  SmallVector<Value> js;
-  SmallVector<SmallVector<Value>> ptrs;
-  for (int64_t t = 0; t < width; ++t) {
-    js.push_back(t ? s.add(j0, s.i64(t)) : j0);
-    ptrs.push_back(slotStatePointers(
-        b, loc, workspaces, slotOf(s.min(js.back(), last)), stateTypes));
+/// The partial state in workspace slot `slot`, read only if `valid` (an i1;
+/// zeros otherwise).
+static SmallVector<Value> loadSlot(OpBuilder &b, Location loc, StreamKOp op,
+                                   ArrayRef<Value> workspaces, Value slot,
+                                   Value valid) {
+  SmallVector<Value> part;
+  for (auto [type, ws] : llvm::zip(op.getStateTypes(), workspaces)) {
+    Value mask = valid;
+    if (auto tile = dyn_cast<TileType>(type))
+      mask =
+          SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
+    part.push_back(LoadOp::create(
+        b, loc, type, slotPointers(b, loc, ws, slot, type), mask, Value()));
   }
-  if (width > 1)
-    for (Value j : js)
-      for (auto [type, ws] : llvm::zip(stateTypes, workspaces))
-        PrefetchOp::create(
-            b, loc, slotLinePointers(b, loc, ws, slotOf(s.min(j, last)), type));
-  SmallVector<Value> merged(state);
-  for (auto [j, slot] : llvm::zip(js, ptrs)) {
-    SmallVector<Value> part;
-    for (auto [type, ptr] : llvm::zip(stateTypes, slot))
-      part.push_back(LoadOp::create(b, loc, type, ptr, Value(), Value()));
-    if (merged.empty()) {
-      merged = part;
-      continue;
-    }
-    SmallVector<Value> mergeArgs(merged);
-    llvm::append_range(mergeArgs, part);
-    // The step's first slot is always in range.
-    if (j == j0) {
-      merged = inlineRegion(b, op.getMerge(), mergeArgs);
-      continue;
-    }
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(stateTypes), s.lt(j, hi),
-                                  /*withElseRegion=*/true);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, loc, merged);
-    b.setInsertionPointAfter(ifOp);
-    merged = ifOp.getResults();
-  }
-  return merged;
+  return part;
 }
 
 /// Merges into `state`, in order, the partial states of workspace slots
-/// slotOf(j) for j in [lo, hi), a foldStep at a time.
+/// slotOf(j), j in [lo, hi); with no `state` (then lo < hi) the fold starts
+/// from slot lo's. A fold is a chain of merges, each waiting for its slot's
+/// loads, so it is software-pipelined: `depth` slots are in flight while one
+/// merges. A step of the loop merges `depth` slots, each from its buffer,
+/// and refills that buffer with the slot `depth` ahead; the buffers go round
+/// the loop in place (a rotation would copy registers that loads have yet to
+/// fill, and so wait for them), and their loads are nowhere LLVM could sink
+/// them under the merge that waits for them. (With a slot's loads in the step
+/// that merges it, behind the branch that skips slots past the end, each
+/// merge cost a trip to L2.) Loads of slots past hi are masked off.
 static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
                                     ArrayRef<Value> workspaces,
                                     ValueRange state, Value lo, Value hi,
                                     function_ref<Value(Value)> slotOf) {
   Scalars s{b, loc};
-  auto fold = scf::ForOp::create(b, loc, lo, hi, s.i64(foldWidth(op)), state);
+  int64_t depth = foldDepth(op);
+  size_t n = op.getStateTypes().size();
+  auto fetch = [&](Value j, int64_t ahead) {
+    Value k = ahead ? s.add(j, s.i64(ahead)) : j;
+    return loadSlot(b, loc, op, workspaces, slotOf(k), s.lt(k, hi));
+  };
+  SmallVector<Value> merged(state);
+  Value first = lo;
+  if (merged.empty()) {
+    merged = fetch(lo, 0);
+    first = s.add(lo, s.i64(1));
+  }
+  SmallVector<Value> init(merged);
+  for (int64_t t = 0; t < depth; ++t)
+    llvm::append_range(init, fetch(first, t));
+  auto loop = scf::ForOp::create(b, loc, first, hi, s.i64(depth), init);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fold.getBody());
-  scf::YieldOp::create(b, loc,
-                       foldStep(b, loc, op, workspaces,
-                                fold.getRegionIterArgs(),
-                                fold.getInductionVar(), hi, slotOf));
-  return fold.getResults();
+  b.setInsertionPointToStart(loop.getBody());
+  ValueRange args = loop.getRegionIterArgs();
+  Value j = loop.getInductionVar();
+  SmallVector<Value> acc(args.take_front(n)), refilled;
+  for (int64_t t = 0; t < depth; ++t) {
+    SmallVector<Value> mergeArgs(acc);
+    llvm::append_range(mergeArgs, args.slice(n * (t + 1), n));
+    // The step's first slot is always in range.
+    if (t == 0) {
+      acc = inlineRegion(b, op.getMerge(), mergeArgs);
+    } else {
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange(op.getStateTypes()),
+                                    s.lt(s.add(j, s.i64(t)), hi),
+                                    /*withElseRegion=*/true);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, acc);
+      b.setInsertionPointAfter(ifOp);
+      acc = ifOp.getResults();
+    }
+    llvm::append_range(refilled, fetch(j, t + depth));
+  }
+  SmallVector<Value> yielded(acc);
+  llvm::append_range(yielded, refilled);
+  scf::YieldOp::create(b, loc, yielded);
+  return SmallVector<Value>(loop.getResults().take_front(n));
 }
 
 static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
@@ -478,11 +440,8 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   Value unit = loop.getInductionVar();
   Value first = s.mul(unit, chunks);
   auto slotOf = [&](Value chunk) { return s.add(first, chunk); };
-  // The first step starts from chunk 0's state, loaded with the others.
-  SmallVector<Value> initial =
-      foldStep(b, loc, op, workspaces, ValueRange(), s.i64(0), chunks, slotOf);
-  SmallVector<Value> merged = foldSlots(b, loc, op, workspaces, initial,
-                                        s.i64(foldWidth(op)), chunks, slotOf);
+  SmallVector<Value> merged =
+      foldSlots(b, loc, op, workspaces, ValueRange(), s.i64(0), chunks, slotOf);
   SmallVector<Value> epilogueArgs = {s.narrow(unit)};
   llvm::append_range(epilogueArgs, merged);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);

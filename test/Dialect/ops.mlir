@@ -136,10 +136,6 @@ func.func @memory(%p: !tessel.ptr<f32>, %off: !tessel.tile<64xi32>, %m: !tessel.
   %3 = tessel.load %2 mask %m : !tessel.tile<64x!tessel.ptr<f32>>
   // CHECK: tessel.load %{{.*}} mask %{{.*}} other %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
   %4 = tessel.load %2 mask %m other %o : !tessel.tile<64x!tessel.ptr<f32>>
-  // CHECK: tessel.prefetch %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
-  tessel.prefetch %2 : !tessel.tile<64x!tessel.ptr<f32>>
-  // CHECK: tessel.prefetch %{{.*}} : !tessel.ptr<i32>
-  tessel.prefetch %0 : !tessel.ptr<i32>
   // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
   tessel.store %2, %3 : !tessel.tile<64x!tessel.ptr<f32>>
   // CHECK: tessel.store %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>

@@ -78,43 +78,23 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[CUNITS:.*]] = arith.select %[[SPLIT]], %[[CU]], %{{.*}}
   // CHECK: scf.for %[[CUNIT:.*]] = %[[CP]] to %[[CUNITS]] step %[[CG]]
   // CHECK: %[[FIRST:.*]] = arith.muli %[[CUNIT]], %[[CS]]
-  // The first step prefetches chunks 0 .. 7 (those past S-1 repeat it), then
-  // loads them, chunk 0 the state the others merge into while below S.
-  // CHECK: %[[LASTC0:.*]] = arith.subi %[[CS]]
-  // CHECK: %[[C00:.*]] = arith.minsi %{{.*}}, %[[LASTC0]]
-  // CHECK: %[[SLOT0:.*]] = arith.addi %[[FIRST]], %[[C00]]
+  // Chunk 0's state is the fold's start; chunks 1 .. 8 are loaded ahead
+  // (masked off from S on), then merged in order, eight a step, each
+  // refilling its buffer with the chunk eight ahead.
+  // CHECK: %[[IN0:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]
+  // CHECK: %[[SLOT0:.*]] = arith.addi %[[FIRST]]
   // CHECK: arith.muli %[[SLOT0]]
-  // CHECK: %[[I0:.*]] = tessel.addptr %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
-  // CHECK: %[[I1:.*]] = tessel.addptr %[[CWS1]]
+  // CHECK: %[[INIT0:.*]] = tessel.load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[INIT1:.*]] = tessel.load %{{.*}} mask %[[IN0]] : !tessel.ptr<i32>
+  // CHECK: %[[FROM:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+  // CHECK: %[[B0:.*]] = tessel.load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[B1:.*]] = tessel.load %{{.*}} mask %{{.*}} : !tessel.ptr<i32>
+  // CHECK-COUNT-14: tessel.load
   // CHECK-NOT: tessel.load
-  // CHECK-COUNT-16: tessel.prefetch
-  // CHECK-NOT: tessel.prefetch
-  // CHECK: %[[INIT0:.*]] = tessel.load %[[I0]]
-  // CHECK: %[[INIT1:.*]] = tessel.load %[[I1]]
-  // CHECK: %[[D0:.*]] = tessel.load
-  // CHECK: %[[D1:.*]] = tessel.load
-  // CHECK: arith.cmpi slt, %{{.*}}, %[[CS]]
-  // CHECK: scf.if
-  // CHECK: tessel.binary add %[[INIT0]], %[[D0]]
-  // CHECK: arith.addi %[[INIT1]], %[[D1]]
-  // CHECK: } else {
-  // CHECK: scf.yield %[[INIT0]], %[[INIT1]]
-  // CHECK-COUNT-6: scf.if
-  // Then chunks 8 .. S-1 in steps of eight, prefetched before their loads.
-  // CHECK: %[[FROM:.*]] = arith.constant 8 : i64
-  // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
-  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[C:.*]] = %[[FROM]] to %[[CS]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
-  // CHECK: %[[LASTC:.*]] = arith.subi %[[CS]]
-  // CHECK: %[[C0:.*]] = arith.minsi %[[C]], %[[LASTC]]
-  // CHECK: %[[SLOT:.*]] = arith.addi %[[FIRST]], %[[C0]]
-  // CHECK: arith.muli %[[SLOT]]
-  // CHECK-NOT: tessel.load
-  // CHECK-COUNT-16: tessel.prefetch
-  // CHECK-NOT: tessel.prefetch
-  // CHECK: %[[B0:.*]] = tessel.load
-  // CHECK: %[[B1:.*]] = tessel.load
-  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
-  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[B1]]
+  // CHECK: %[[DEPTH:.*]] = arith.constant 8 : i64
+  // CHECK: %[[FOLD:.*]]:18 = scf.for %[[C:.*]] = %[[FROM]] to %[[CS]] step %[[DEPTH]] iter_args(%[[A0:[^ ]*]] = %[[INIT0]], %[[A1:[^ ]*]] = %[[INIT1]], %[[BUF0:[^ ]*]] = %[[B0]], %[[BUF1:[^ ]*]] = %[[B1]],
+  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[BUF0]]
+  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[BUF1]]
   // CHECK: tessel.load
   // CHECK: tessel.load
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %{{.*}}, %[[CS]]

@@ -54,39 +54,33 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
   // CHECK: %[[OWN:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
   // CHECK: tessel.flag_wait %[[OWN]] count %[[N]]
-  // Then it merges their partials in order, eight slots a step: each slot's
-  // lines prefetched into L1 (a pointer per 128-byte line, inside the slot),
-  // then the slots loaded and merged in turn; slots past the last peer repeat
-  // it and are not merged.
-  // CHECK: %[[WIDTH:.*]] = arith.constant 8 : i64
-  // CHECK: %[[FOLD:.*]]:2 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[WIDTH]] iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
-  // CHECK: %[[LASTPEER:.*]] = arith.subi %[[PEEREND]]
-  // CHECK: %[[Q0:.*]] = arith.minsi %[[Q]], %[[LASTPEER]]
-  // CHECK: arith.muli %[[Q0]]
-  // CHECK: %[[P0:.*]] = tessel.addptr %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
-  // CHECK: %[[P1:.*]] = tessel.addptr %[[WS1]]
-  // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
-  // CHECK: arith.minsi %[[Q1]], %[[LASTPEER]]
+  // Then it merges their partials in order, in a software pipeline: slots
+  // q .. q+7 are loaded ahead (masked off from the end on), and a step merges
+  // eight, each from its buffer, refilling the buffer with the slot eight
+  // ahead; the buffers go round the loop in place.
+  // CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[FIRSTPEER]], %[[PEEREND]]
+  // CHECK: %[[MASK0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<8xi1>
+  // CHECK: %[[B0:.*]] = tessel.load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[C0:.*]] = tessel.load %{{.*}} mask %[[IN0]] : !tessel.ptr<i32>
+  // CHECK-COUNT-14: tessel.load
   // CHECK-NOT: tessel.load
-  // CHECK: %[[LINE:.*]] = tessel.binary min %{{.*}} : !tessel.tile<1xi32>
-  // CHECK: %[[LINES:.*]] = tessel.addptr %{{.*}}, %[[LINE]] : !tessel.tile<1x!tessel.ptr<f32>>
-  // CHECK: tessel.prefetch %[[LINES]] : !tessel.tile<1x!tessel.ptr<f32>>
-  // CHECK: tessel.prefetch %{{.*}} : !tessel.ptr<i32>
-  // CHECK-COUNT-14: tessel.prefetch
-  // CHECK-NOT: tessel.prefetch
+  // CHECK: %[[DEPTH:.*]] = arith.constant 8 : i64
+  // CHECK: %[[FOLD:.*]]:18 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[DEPTH]] iter_args(%[[A0:[^ ]*]] = %{{.*}}, %[[A1:[^ ]*]] = %{{.*}}, %[[BUF0:[^ ]*]] = %[[B0]], %[[BUF1:[^ ]*]] = %[[C0]],
   // The step's first slot is always merged, the others while below the end.
-  // CHECK: %[[B0:.*]] = tessel.load %[[P0]]
-  // CHECK: %[[C0:.*]] = tessel.load %[[P1]]
-  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[B0]]
-  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[C0]]
-  // CHECK: %[[B1:.*]] = tessel.load
-  // CHECK: %[[C1:.*]] = tessel.load
+  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[BUF0]]
+  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[BUF1]]
+  // CHECK: %[[AHEAD:.*]] = arith.addi %[[Q]]
+  // CHECK: %[[INA:.*]] = arith.cmpi slt, %[[AHEAD]], %[[PEEREND]]
+  // CHECK: %[[R0:.*]] = tessel.load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[R1:.*]] = tessel.load %{{.*}} mask %[[INA]] : !tessel.ptr<i32>
+  // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
   // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
-  // CHECK: tessel.binary add %[[M0]], %[[B1]]
+  // CHECK: tessel.binary add %[[M0]]
   // CHECK: } else {
   // CHECK: scf.yield %[[M0]], %[[M1]]
   // CHECK-COUNT-6: scf.if
+  // CHECK: scf.yield %{{[^ ]*}}, %{{[^ ]*}}, %[[R0]], %[[R1]], %{{.*}} : !tessel.tile<8xf32>, i32,
   // CHECK: arith.sitofp %[[FOLD]]#1
   // CHECK: tessel.store
   // Other programs publish their partial state and count one arrival on

@@ -208,41 +208,6 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
   }
 };
 
-/// One L1 prefetch per access a load through the same pointers would make.
-/// NVPTX selects its prefetch intrinsic only from sm_90; the instruction
-/// itself is older, written out for sm_80.
-struct PrefetchLowering : VectorisedPattern<PrefetchOp> {
-  using VectorisedPattern::VectorisedPattern;
-  LogicalResult
-  matchAndRewrite(PrefetchOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    ValueRange ptrs = adaptor.getPtr();
-    auto level = NVVM::PrefetchCacheLevelAttr::get(
-        rewriter.getContext(), NVVM::PrefetchCacheLevel::L1);
-    bool intrinsic = getTarget(op) != "sm_80";
-    auto prefetch = [&](Value ptr) {
-      if (intrinsic)
-        NVVM::PrefetchOp::create(rewriter, op.getLoc(), level,
-                                 NVVM::CacheEvictionPriorityAttr(), ptr,
-                                 /*predicate=*/Value());
-      else
-        inlinePtx(rewriter, op.getLoc(), Type(), {ptr},
-                  "prefetch.global.L1 [ $0 + 0 ];", "l");
-    };
-    int64_t width = widthOf(op);
-    if (auto tile = dyn_cast<TileType>(op.getPtr().getType()); width > 1) {
-      for (ArrayRef<int64_t> group :
-           accessGroups(tile, runDimension(getLayout(tile)), width))
-        prefetch(ptrs[group.front()]);
-    } else {
-      for (Value ptr : ptrs)
-        prefetch(ptr);
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
 /// `red.global.add.v{2,4}.f32` of `group`'s values at the first one's
 /// address, where `pred` holds if there is one (sm_90: an L2 reduction of 8
 /// or 16 bytes).
@@ -474,8 +439,6 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
     if (auto load = dyn_cast<LoadOp>(op))
       width =
           accessWidth(info, load.getPtr(), {load.getMask(), load.getOther()});
-    else if (auto prefetch = dyn_cast<PrefetchOp>(op))
-      width = accessWidth(info, prefetch.getPtr(), {});
     else if (auto store = dyn_cast<StoreOp>(op))
       width = accessWidth(info, store.getPtr(), {store.getMask()});
     else if (auto copy = dyn_cast<AsyncCopyOp>(op))
@@ -511,9 +474,8 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
 void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           const AccessWidths &widths) {
-  patterns
-      .add<LoadLowering, StoreLowering, AtomicAddLowering, PrefetchLowering>(
-          converter, widths);
+  patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
+                                                               widths);
   patterns.add<FlagSignalLowering, FlagWaitLowering>(converter,
                                                      patterns.getContext());
 }

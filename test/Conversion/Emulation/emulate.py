@@ -13,11 +13,10 @@ addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
 through their matrix descriptors as the PTX ISA lays them out, at issue;
 its fences and waits pass the registers on. Warp-specialised kernels run as
 they would: named barriers (bar.sync/bar.arrive with an id and a count)
-count their threads, mbarrier arrivals complete phases, setmaxnreg and
-prefetches do nothing. This checks what the layouts
-and the lowering decide -- which thread computes, exchanges and writes
-which element, where a descriptor points -- not the NVPTX back end or the
-GPU's memory model.
+count their threads, mbarrier arrivals complete phases, setmaxnreg does
+nothing. This checks what the layouts and the lowering decide -- which
+thread computes, exchanges and writes which element, where a descriptor
+points -- not the NVPTX back end or the GPU's memory model.
 
   emulate.py --tools DIR --clang CLANG++ --work DIR FILE.tsl --kernel NAME
              [-D NAME=VALUE ...] [--target TARGET] --grid X[,Y[,Z]]
@@ -368,8 +367,6 @@ def host_ir(ll, kernel, kinds):
     ll = ll.replace("define ptx_kernel", "define")
     for old, new in INTRINSICS.items():
         ll = ll.replace("@" + old + "(", "@" + new + "(")
-    # Cache prefetches change no value: gone.
-    ll = re.sub(r"^.*\b(call|declare) void @llvm\.nvvm\.prefetch\..*$", "", ll, flags=re.M)
     # Constant-operand markers of intrinsics are invalid on plain functions.
     ll = ll.replace(" immarg", "")
     wrappers = []
