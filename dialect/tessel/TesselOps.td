@@ -433,21 +433,32 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     `body(unit, 0, 0)` and its epilogue. Program p of G owns the linear
     iterations [⌊p·T/G⌋, ⌊(p+1)·T/G⌋) with T = units · max(iters, 1).
 
+    With `rows`, only the first `rows` rows (dimension 0) of the state's
+    values are live: the rest is padding (a decode's query tile is 16 rows
+    for one query), whose merged values the epilogue must not use. The
+    lowering then moves only the live rows of partial states through memory.
+    Every state value must then have rows: a tile of rank 1 or more, or an
+    online state, all of the same number of rows.
+
     The op is executed by the whole grid; `tessel-lower-stream-k` turns it
     into the persistent loop with a partial-state workspace and arrival
     flags, or into split-K with a combine kernel.
   }];
-  let arguments = (ins I32:$units, I32:$iters);
+  let arguments = (ins I32:$units, I32:$iters, Optional<I32>:$rows);
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$merge,
                         SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    `units` `(` $units `)` `iters` `(` $iters `)` attr-dict-with-keyword
+    `units` `(` $units `)` `iters` `(` $iters `)` (`rows` `(` $rows^ `)`)?
+    attr-dict-with-keyword
     `body` $body `merge` $merge `epilogue` $epilogue
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// Types of the partial state yielded by the body.
     ::mlir::TypeRange getStateTypes();
+    /// The rows of a state value of type `type` (a tile's first dimension,
+    /// an online state's rows); none for a scalar.
+    static std::optional<int64_t> getStateRows(::mlir::Type type);
   }];
 }
 

@@ -813,6 +813,16 @@ static LogicalResult checkYield(Operation *op, Region &region, StringRef name,
   return diag << ")";
 }
 
+std::optional<int64_t> StreamKOp::getStateRows(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.getRank() ? std::optional(tile.getDimSize(0)) : std::nullopt;
+  if (auto softmax = dyn_cast<SoftmaxStateType>(type))
+    return softmax.getRows();
+  if (auto kl = dyn_cast<KLStateType>(type))
+    return kl.getRows();
+  return std::nullopt;
+}
+
 LogicalResult StreamKOp::verifyRegions() {
   Type i32 = IntegerType::get(getContext(), 32);
   if (failed(checkRegionArgs(*this, getBody(), "body", {i32, i32, i32})))
@@ -830,6 +840,15 @@ LogicalResult StreamKOp::verifyRegions() {
   epilogueArgs.append(state.begin(), state.end());
   if (failed(checkRegionArgs(*this, getEpilogue(), "epilogue", epilogueArgs)))
     return failure();
+  if (getRows()) {
+    std::optional<int64_t> first = getStateRows(state.front());
+    for (Type t : state)
+      if (!getStateRows(t) || getStateRows(t) != first)
+        return emitOpError() << "with rows expects every state value to have "
+                                "the same number of rows (a tile's first "
+                                "dimension), got "
+                             << t;
+  }
   return checkYield(*this, getEpilogue(), "epilogue", {});
 }
 

@@ -865,8 +865,9 @@ static TValue rebuildState(const TValue &like, Block::BlockArgListType &args,
 TValue Generator::genStreamK(const ast::Call &call) {
   std::string name = "stream_k";
   CallCtx c{*this, call, name, call.getLoc()};
-  auto args = matchArgs(*this, call, name,
-                        {"units", "iters", "body", "merge", "epilogue"}, 5);
+  auto args =
+      matchArgs(*this, call, name,
+                {"units", "iters", "body", "merge", "epilogue", "rows"}, 5);
   if (!args)
     return TValue::invalid();
   Type i32 = builder.getI32Type();
@@ -877,10 +878,18 @@ TValue Generator::genStreamK(const ast::Call &call) {
   if (!units || !iters || body.isInvalid() || merge.isInvalid() ||
       epilogue.isInvalid())
     return TValue::invalid();
-  for (auto [v, e] :
-       {std::pair(units, (*args)[0]), std::pair(iters, (*args)[1])})
-    if (!v.getType().isInteger(32))
-      return c.fail(e, "units and iters must be i32, got " +
+  // rows: the state's live rows (its other rows are padding).
+  Value rows;
+  if (const ast::Expr *e = (*args)[5]) {
+    rows = c.value(e, c.arg(e), i32);
+    if (!rows)
+      return TValue::invalid();
+  }
+  for (auto [v, e, what] : {std::tuple(units, (*args)[0], "units and iters"),
+                            std::tuple(iters, (*args)[1], "units and iters"),
+                            std::tuple(rows, (*args)[5], "rows")})
+    if (v && !v.getType().isInteger(32))
+      return c.fail(e, std::string(what) + " must be i32, got " +
                            describe(v.getType()));
   auto isFn = [](const TValue &v) { return v.kind == TValue::Kind::Function; };
   if (!isFn(body))
@@ -911,7 +920,7 @@ TValue Generator::genStreamK(const ast::Call &call) {
                            pluralize(params.size(), "parameter"));
   }
   Location at = loc(call.getLoc());
-  auto op = tsl::StreamKOp::create(builder, at, units, iters);
+  auto op = tsl::StreamKOp::create(builder, at, units, iters, rows);
   OpBuilder::InsertionGuard guard(builder);
 
   // body(unit, begin, end) -> state
@@ -931,6 +940,16 @@ TValue Generator::genStreamK(const ast::Call &call) {
                                   describe(state));
   tsl::YieldOp::create(builder, at, stateValues);
   SmallVector<Type> types = llvm::to_vector(ValueRange(stateValues).getTypes());
+  if (rows) {
+    std::optional<int64_t> first = tsl::StreamKOp::getStateRows(types.front());
+    for (Type t : types)
+      if (!tsl::StreamKOp::getStateRows(t) ||
+          tsl::StreamKOp::getStateRows(t) != first)
+        return c.fail((*args)[5],
+                      "rows needs every value of the partial state to have "
+                      "the same number of rows (tiles, online states), got " +
+                          describe(t));
+  }
   SmallVector<Location> locs(types.size(), at);
 
   // merge(a, b) -> state

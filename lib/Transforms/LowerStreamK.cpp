@@ -152,17 +152,54 @@ static int64_t foldDepth(StreamKOp op) {
   return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldDepth);
 }
 
+/// Where a state value of type `type` is live: with the op's `rows`, its
+/// first rows (a mask of its shape); everywhere otherwise (null).
+static Value liveRows(OpBuilder &b, Location loc, StreamKOp op, Type type) {
+  auto tile = dyn_cast<TileType>(type);
+  if (!op.getRows() || !tile) // the verifier makes every value a tile then
+    return Value();
+  int64_t n = tile.getDimSize(0);
+  auto column = [&](Type elem) { return TileType::get({n}, elem); };
+  Value index =
+      ArangeOp::create(b, loc, column(b.getI32Type()), b.getI32IntegerAttr(0),
+                       b.getI32IntegerAttr(n));
+  Value rows = SplatOp::create(b, loc, column(b.getI32Type()), op.getRows());
+  Value live = CmpOp::create(b, loc, column(b.getI1Type()), CmpPredicate::lt,
+                             index, rows);
+  SmallVector<int64_t> shape = {n};
+  for (int64_t d = 1; d < tile.getRank(); ++d) {
+    shape.push_back(1);
+    live = ExpandDimsOp::create(b, loc, TileType::get(shape, b.getI1Type()),
+                                live, b.getI32IntegerAttr(d));
+  }
+  if (tile.getRank() == 1)
+    return live;
+  return BroadcastOp::create(b, loc, tile.withElementType(b.getI1Type()), live);
+}
+
+/// Stores `state` to workspace slot `slot` (its live rows).
+static void storeSlot(OpBuilder &b, Location loc, StreamKOp op,
+                      ArrayRef<Value> workspaces, Value slot,
+                      ValueRange state) {
+  for (auto [value, ws] : llvm::zip(state, workspaces))
+    StoreOp::create(b, loc, slotPointers(b, loc, ws, slot, value.getType()),
+                    value, liveRows(b, loc, op, value.getType()));
+}
+
 /// The partial state in workspace slot `slot`, read only if `valid` (an i1;
-/// zeros otherwise).
+/// zeros otherwise, and in the rows that are not live).
 static SmallVector<Value> loadSlot(OpBuilder &b, Location loc, StreamKOp op,
                                    ArrayRef<Value> workspaces, Value slot,
                                    Value valid) {
   SmallVector<Value> part;
   for (auto [type, ws] : llvm::zip(op.getStateTypes(), workspaces)) {
     Value mask = valid;
-    if (auto tile = dyn_cast<TileType>(type))
+    if (auto tile = dyn_cast<TileType>(type)) {
       mask =
           SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
+      if (Value live = liveRows(b, loc, op, type))
+        mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, live);
+    }
     part.push_back(LoadOp::create(
         b, loc, type, slotPointers(b, loc, ws, slot, type), mask, Value()));
   }
@@ -352,10 +389,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
   b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
-  for (auto [value, ws] : llvm::zip(state, workspaces)) {
-    Value ptrs = slotPointers(b, loc, ws, p, value.getType());
-    StoreOp::create(b, loc, ptrs, value, Value());
-  }
+  storeSlot(b, loc, op, workspaces, p, state);
   FlagSignalOp::create(
       b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
@@ -418,10 +452,7 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
   llvm::append_range(epilogueArgs, state);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
   b.setInsertionPoint(wholeIf.elseBlock()->getTerminator());
-  for (auto [value, ws] : llvm::zip(state, workspaces)) {
-    Value ptrs = slotPointers(b, loc, ws, item, value.getType());
-    StoreOp::create(b, loc, ptrs, value, Value());
-  }
+  storeSlot(b, loc, op, workspaces, item, state);
 }
 
 /// The combine kernel: with S > 1, each unit's S partial states are merged

@@ -1035,6 +1035,43 @@ func.func @stream_k_empty_state(%units: i32, %iters: i32) {
 
 // -----
 
+func.func @stream_k_rows_of_a_scalar(%units: i32, %iters: i32) {
+  // expected-error @+1 {{'tessel.stream_k' op with rows expects every state value to have the same number of rows (a tile's first dimension), got 'i32'}}
+  tessel.stream_k units(%units) iters(%iters) rows(%units) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %t = tessel.splat %begin : i32 -> !tessel.tile<8xi32>
+    tessel.yield %t, %end : !tessel.tile<8xi32>, i32
+  } merge {
+  ^bb0(%a: !tessel.tile<8xi32>, %x: i32, %b: !tessel.tile<8xi32>, %y: i32):
+    tessel.yield %a, %x : !tessel.tile<8xi32>, i32
+  } epilogue {
+  ^bb0(%unit: i32, %st: !tessel.tile<8xi32>, %e: i32):
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stream_k_rows_disagree(%units: i32, %iters: i32) {
+  // expected-error @+1 {{'tessel.stream_k' op with rows expects every state value to have the same number of rows (a tile's first dimension), got '!tessel.kl_state<16>'}}
+  tessel.stream_k units(%units) iters(%iters) rows(%units) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %t = tessel.splat %begin : i32 -> !tessel.tile<8xi32>
+    %st = tessel.kl_init : !tessel.kl_state<16>
+    tessel.yield %t, %st : !tessel.tile<8xi32>, !tessel.kl_state<16>
+  } merge {
+  ^bb0(%a: !tessel.tile<8xi32>, %x: !tessel.kl_state<16>, %b: !tessel.tile<8xi32>, %y: !tessel.kl_state<16>):
+    tessel.yield %a, %x : !tessel.tile<8xi32>, !tessel.kl_state<16>
+  } epilogue {
+  ^bb0(%unit: i32, %st: !tessel.tile<8xi32>, %e: !tessel.kl_state<16>):
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
 func.func @stream_k_merge_args(%units: i32, %iters: i32) {
   // expected-error @+1 {{'tessel.stream_k' op expects the merge region to take ('!tessel.kl_state<8>', 'f32', '!tessel.kl_state<8>', 'f32'), got ('!tessel.kl_state<8>', '!tessel.kl_state<8>', 'f32', 'f32')}}
   tessel.stream_k units(%units) iters(%iters) body {
