@@ -356,7 +356,9 @@ def Tessel_SoftmaxMergeOp : Tessel_Op<"softmax_merge", [Pure, SameOperandsAndRes
 def Tessel_SoftmaxFinalizeOp : Tessel_Op<"softmax_finalize", [Pure]> {
   let summary = "Normalised output acc/l (rows × cols) and log-sum-exp m + log l (rows)";
   let description = [{
-    Rows that saw no unmasked score give o = 0 and lse = −∞.
+    Rows that saw no unmasked score give o = 0 and lse = −∞. The output is
+    acc · (1/l), both rounded to f32: a reciprocal per row, a product per
+    element.
   }];
   let arguments = (ins Tessel_SoftmaxState:$state);
   let results = (outs Tessel_Tile:$output, Tessel_Tile:$lse);

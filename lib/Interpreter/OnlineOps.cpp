@@ -110,8 +110,9 @@ static void softmaxFinalize(const SoftmaxStateValue &st, RtValue &o,
   for (int64_t r = 0; r < st.rows; ++r) {
     bool empty = st.l[r] == 0;
     lse.floats[r] = empty ? kNegInf : f32(st.m[r] + f32(std::log(st.l[r])));
+    double inverse = empty ? 0.0 : f32(1.0 / st.l[r]);
     for (int64_t c = r * st.cols; c < (r + 1) * st.cols; ++c)
-      o.floats[c] = empty ? 0.0 : f32(st.acc[c] / st.l[r]);
+      o.floats[c] = empty ? 0.0 : f32(st.acc[c] * inverse);
   }
 }
 

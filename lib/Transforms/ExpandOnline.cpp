@@ -252,8 +252,13 @@ struct SoftmaxFinalizeLowering : OpConversionPattern<SoftmaxFinalizeOp> {
     Value empty = t.equals(st[1], 0);
     Value emptyRows = t.rowBroadcast(empty, cols);
     Value zero = t.splat(accType.getShape(), 0);
-    Value sumRows = t.rowBroadcast(st[1], cols);
-    Value normalised = t.div(st[2], sumRows);
+    // A reciprocal per row, then products: a division per element costs a
+    // Newton step each, and an empty row (a decode tile's padding: l = 0)
+    // takes the division's slow path for every element of it.
+    int64_t rows = accType.getDimSize(0);
+    Value one = t.splat({rows}, 1);
+    Value inverse = t.div(one, t.select(empty, one, st[1]));
+    Value normalised = t.mul(st[2], t.rowBroadcast(inverse, cols));
     Value out = t.select(emptyRows, zero, normalised);
     Value lse = logSumExp(t, st[0], st[1], empty);
     rewriter.replaceOp(op, ValueRange{out, lse});

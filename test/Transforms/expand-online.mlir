@@ -39,9 +39,16 @@ func.func @softmax_loop(%s: !tessel.tile<16x32xf32>, %v: !tessel.tile<32x64xf16>
     %next = tessel.online_softmax %acc, %s, %v : !tessel.softmax_state<16x64>, !tessel.tile<16x32xf32>, !tessel.tile<32x64xf16>
     scf.yield %next : !tessel.softmax_state<16x64>
   }
-  // Finalize: o = acc / l except empty rows (l == 0) give 0; lse = m + log l or -inf.
+  // Finalize: o = acc · (1 / l), a reciprocal per row (of 1 where l == 0, so
+  // nothing divides by zero), except empty rows (l == 0) give 0;
+  // lse = m + log l or -inf.
   // CHECK: %[[EMPTY:.*]] = tessel.cmp eq %{{.*}}#1
-  // CHECK: %[[O:.*]] = tessel.binary div %{{.*}}#2
+  // CHECK: %[[ONE:.*]] = tessel.splat %{{.*}} : f32 -> !tessel.tile<16xf32>
+  // CHECK: %[[L:.*]] = tessel.select %[[EMPTY]], %[[ONE]], %{{.*}}#1 : !tessel.tile<16xi1>, !tessel.tile<16xf32>
+  // CHECK: %[[INV:.*]] = tessel.binary div %[[ONE]], %[[L]] : !tessel.tile<16xf32>
+  // CHECK: tessel.expand_dims %[[INV]]
+  // CHECK: %[[INVROWS:.*]] = tessel.broadcast
+  // CHECK: %[[O:.*]] = tessel.binary mul %{{.*}}#2, %[[INVROWS]] : !tessel.tile<16x64xf32>
   // CHECK: tessel.select %{{.*}}, %{{.*}}, %[[O]] : !tessel.tile<16x64xi1>, !tessel.tile<16x64xf32>
   // CHECK: tessel.unary log %{{.*}}#1
   // CHECK: tessel.select %[[EMPTY]]
