@@ -181,9 +181,10 @@ static Value liveRows(OpBuilder &b, Location loc, StreamKOp op, Type type) {
 static void storeSlot(OpBuilder &b, Location loc, StreamKOp op,
                       ArrayRef<Value> workspaces, Value slot,
                       ValueRange state) {
-  for (auto [value, ws] : llvm::zip(state, workspaces))
-    StoreOp::create(b, loc, slotPointers(b, loc, ws, slot, value.getType()),
-                    value, liveRows(b, loc, op, value.getType()));
+  for (auto [value, ws] : llvm::zip(state, workspaces)) {
+    Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
+    StoreOp::create(b, loc, ptrs, value, liveRows(b, loc, op, value.getType()));
+  }
 }
 
 /// The partial state in workspace slot `slot`, read only if `valid` (an i1;
@@ -226,7 +227,11 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
   size_t n = op.getStateTypes().size();
   auto fetch = [&](Value j, int64_t ahead) {
     Value k = ahead ? s.add(j, s.i64(ahead)) : j;
-    return loadSlot(b, loc, op, workspaces, slotOf(k), s.lt(k, hi));
+    // One statement per op: the IR's order must not be the compiler's
+    // choice of argument order.
+    Value valid = s.lt(k, hi);
+    Value slot = slotOf(k);
+    return loadSlot(b, loc, op, workspaces, slot, valid);
   };
   SmallVector<Value> merged(state);
   Value first = lo;
