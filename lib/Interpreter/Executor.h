@@ -163,7 +163,8 @@ private:
 
   mlir::LogicalResult runStreamKUnit(mlir::Operation *op, int64_t unit,
                                      int64_t iters, int64_t total,
-                                     int64_t bodyIters);
+                                     int64_t bodyIters,
+                                     std::optional<int64_t> live);
 
   Memory &memory;
   mlir::func::FuncOp kernel;

@@ -15,6 +15,9 @@
 // Programs that host no unit do nothing. This is the result the lowered
 // persistent kernel (partial states in a workspace, arrival flags, merge by
 // the host) must produce, up to the rounding of merges.
+// With `rows`, the float rows of each partial state from `rows` on are NaN:
+// the lowering does not keep them, so an epilogue that uses them is wrong,
+// and its outputs show it here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +26,7 @@
 #include "tessel/TesselDialect.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 namespace ts = mlir::tessel;
@@ -62,9 +66,35 @@ int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total) {
   return lo;
 }
 
+/// `v` with its float rows from `live` on set to NaN (rows: dimension 0 of a
+/// tile, the rows of an online state).
+static void poisonRows(RtValue &v, int64_t live) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  auto poison = [&](std::vector<double> &xs, int64_t perRow) {
+    for (size_t i = live * perRow; i < xs.size(); ++i)
+      xs[i] = nan;
+  };
+  if (v.softmax) {
+    auto st = std::make_shared<SoftmaxStateValue>(*v.softmax);
+    for (std::vector<double> *rows : {&st->m, &st->l})
+      poison(*rows, 1);
+    poison(st->acc, st->cols);
+    v.softmax = std::move(st);
+  } else if (v.kl) {
+    auto st = std::make_shared<KLStateValue>(*v.kl);
+    for (std::vector<double> *rows :
+         {&st->ms, &st->ls, &st->mt, &st->lt, &st->a})
+      poison(*rows, 1);
+    v.kl = std::move(st);
+  } else if (!v.shape.empty() && !v.floats.empty()) {
+    poison(v.floats, v.floats.size() / v.shape[0]);
+  }
+}
+
 LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
                                        int64_t iters, int64_t total,
-                                       int64_t bodyIters) {
+                                       int64_t bodyIters,
+                                       std::optional<int64_t> live) {
   auto streamK = cast<ts::StreamKOp>(op);
   int64_t programs = grid[0] * grid[1] * grid[2];
   int64_t first = unit * iters, last = first + iters;
@@ -83,6 +113,9 @@ LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
     pid = host;
     if (failed(ran))
       return failure();
+    if (live)
+      for (RtValue &v : partial)
+        poisonRows(v, *live);
     if (state.empty()) {
       state = std::move(partial);
     } else {
@@ -108,6 +141,9 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
     return fail(op, "stream_k needs units >= 0, got " + Twine(units));
   if (units == 0)
     return success();
+  std::optional<int64_t> live;
+  if (Value rows = streamK.getRows()) // below 0: none live, as in the lowering
+    live = std::max<int64_t>(get(rows).ints[0], 0);
   // Fewer than one iteration per unit counts as one empty slot, so every
   // unit still gets body(unit, 0, 0) and its epilogue (as in the lowering).
   int64_t bodyIters = std::max<int64_t>(iters, 0);
@@ -119,7 +155,7 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
   // Units whose first iteration u * iters lies in [mine.begin, mine.end).
   for (int64_t unit = (mine.begin + iters - 1) / iters;
        unit < units && unit * iters < mine.end; ++unit)
-    if (failed(runStreamKUnit(op, unit, iters, total, bodyIters)))
+    if (failed(runStreamKUnit(op, unit, iters, total, bodyIters, live)))
       return failure();
   return success();
 }

@@ -313,11 +313,11 @@ TEST(StreamK, LoweredKernelComputesTheSameBits) {
   }
 }
 
-// Known bug in tessel-lower-stream-k, found here: with more programs than
-// iterations, a program with an empty range can lie between a unit's host
-// and its last peer (6 iterations on 10 programs: program 2 owns nothing,
-// yet host 1 waits on its flag). The interpreter reports the deadlock.
-// Enable once the pass skips empty programs when it waits.
+// With more programs than iterations, a program with an empty range once lay
+// between a unit's host and its last peer (6 iterations on 10 programs:
+// program 2 owned nothing, yet host 1 waited on its flag), a deadlock the
+// interpreter reported here; the split now gives programs past the
+// iterations nothing, so a unit's peers are consecutive.
 TEST(StreamK, LoweredKernelWithIdleProgramsBetweenPeers) {
   expectLoweredSums(SumsCase{2, 3, {10, 1, 1}});
 }
@@ -338,6 +338,54 @@ TEST(StreamK, LoweredLeanAttentionComputesTheSameBits) {
                                   i(NB)};
                             },
                             {programs, 1, 1});
+  }
+}
+
+// With rows, the rows of partial states from `rows` on are NaN: an epilogue
+// that stores them shows it, one that masks them is unaffected.
+const char *kLiveRows = R"(
+func.func @rows(%out: !tessel.ptr<f32>, %units: i32, %iters: i32, %rows: i32) attributes {tessel.kernel} {
+  %r = tessel.arange 0, 4 : !tessel.tile<4xi32>
+  tessel.stream_k units(%units) iters(%iters) rows(%rows) body {
+  ^bb0(%u: i32, %b: i32, %e: i32):
+    %n = arith.subi %e, %b : i32
+    %f = arith.sitofp %n : i32 to f32
+    %t = tessel.splat %f : f32 -> !tessel.tile<4xf32>
+    tessel.yield %t : !tessel.tile<4xf32>
+  } merge {
+  ^bb0(%a: !tessel.tile<4xf32>, %c: !tessel.tile<4xf32>):
+    %s = tessel.binary add %a, %c : !tessel.tile<4xf32>
+    tessel.yield %s : !tessel.tile<4xf32>
+  } epilogue {
+  ^bb0(%u: i32, %s: !tessel.tile<4xf32>):
+    %c4 = arith.constant 4 : i32
+    %base = arith.muli %u, %c4 : i32
+    %row = tessel.splat %base : i32 -> !tessel.tile<4xi32>
+    %off = tessel.binary add %row, %r : !tessel.tile<4xi32>
+    %outs = tessel.splat %out : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
+    %p = tessel.addptr %outs, %off : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
+    tessel.store %p, %s : !tessel.tile<4x!tessel.ptr<f32>>
+    tessel.yield
+  }
+  return
+}
+)";
+
+TEST(StreamK, RowsPastTheLiveOnesArePoisoned) {
+  TestModule t(kLiveRows);
+  ASSERT_EQ(t.parseErrors(), "");
+  for (int64_t live : {0, 2, 4, 9}) {
+    SCOPED_TRACE("rows = " + std::to_string(live));
+    int out = t.buffer(DType::F32, 8);
+    EXPECT_EQ(t.run("rows", {buf(out), i(2), i(5), i(live)}, {3, 1, 1}), "");
+    std::vector<double> o = t.memory.read(out);
+    for (int64_t u = 0; u < 2; ++u)
+      for (int64_t r = 0; r < 4; ++r) {
+        if (r < live)
+          EXPECT_EQ(o[u * 4 + r], 5.0);
+        else
+          EXPECT_TRUE(std::isnan(o[u * 4 + r]));
+      }
   }
 }
 
