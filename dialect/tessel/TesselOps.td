@@ -458,9 +458,10 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
   let extraClassDeclaration = [{
     /// Types of the partial state yielded by the body.
     ::mlir::TypeRange getStateTypes();
-    /// The rows of a state value of type `type` (a tile's first dimension,
-    /// an online state's rows); none for a scalar.
-    static std::optional<int64_t> getStateRows(::mlir::Type type);
+    /// The first of the state types `state` that `rows` cannot describe:
+    /// one without rows (a tile's first dimension, an online state's rows)
+    /// or with other rows than the first's; null if there is none.
+    static ::mlir::Type findStateWithoutRows(::mlir::TypeRange state);
   }];
 }
 

@@ -813,7 +813,9 @@ static LogicalResult checkYield(Operation *op, Region &region, StringRef name,
   return diag << ")";
 }
 
-std::optional<int64_t> StreamKOp::getStateRows(Type type) {
+/// The rows of a state value of type `type`: a tile's first dimension, an
+/// online state's rows; none for a scalar.
+static std::optional<int64_t> stateRows(Type type) {
   if (auto tile = dyn_cast<TileType>(type))
     return tile.getRank() ? std::optional(tile.getDimSize(0)) : std::nullopt;
   if (auto softmax = dyn_cast<SoftmaxStateType>(type))
@@ -821,6 +823,14 @@ std::optional<int64_t> StreamKOp::getStateRows(Type type) {
   if (auto kl = dyn_cast<KLStateType>(type))
     return kl.getRows();
   return std::nullopt;
+}
+
+Type StreamKOp::findStateWithoutRows(TypeRange state) {
+  std::optional<int64_t> first = stateRows(state.front());
+  for (Type t : state)
+    if (!stateRows(t) || stateRows(t) != first)
+      return t;
+  return Type();
 }
 
 LogicalResult StreamKOp::verifyRegions() {
@@ -840,15 +850,12 @@ LogicalResult StreamKOp::verifyRegions() {
   epilogueArgs.append(state.begin(), state.end());
   if (failed(checkRegionArgs(*this, getEpilogue(), "epilogue", epilogueArgs)))
     return failure();
-  if (getRows()) {
-    std::optional<int64_t> first = getStateRows(state.front());
-    for (Type t : state)
-      if (!getStateRows(t) || getStateRows(t) != first)
-        return emitOpError() << "with rows expects every state value to have "
-                                "the same number of rows (a tile's first "
-                                "dimension), got "
-                             << t;
-  }
+  if (getRows())
+    if (Type t = findStateWithoutRows(state))
+      return emitOpError() << "with rows expects every state value to have "
+                              "the same number of rows (a tile's first "
+                              "dimension), got "
+                           << t;
   return checkYield(*this, getEpilogue(), "epilogue", {});
 }
 

@@ -940,16 +940,12 @@ TValue Generator::genStreamK(const ast::Call &call) {
                                   describe(state));
   tsl::YieldOp::create(builder, at, stateValues);
   SmallVector<Type> types = llvm::to_vector(ValueRange(stateValues).getTypes());
-  if (rows) {
-    std::optional<int64_t> first = tsl::StreamKOp::getStateRows(types.front());
-    for (Type t : types)
-      if (!tsl::StreamKOp::getStateRows(t) ||
-          tsl::StreamKOp::getStateRows(t) != first)
-        return c.fail((*args)[5],
-                      "rows needs every value of the partial state to have "
-                      "the same number of rows (tiles, online states), got " +
-                          describe(t));
-  }
+  if (rows)
+    if (Type t = tsl::StreamKOp::findStateWithoutRows(types))
+      return c.fail((*args)[5],
+                    "rows needs every value of the partial state to have the "
+                    "same number of rows (tiles, online states), got " +
+                        describe(t));
   SmallVector<Location> locs(types.size(), at);
 
   // merge(a, b) -> state

@@ -136,8 +136,9 @@ static Value slotPointers(OpBuilder &b, Location loc, Value base, Value slot,
 
 /// Partial states in flight while one merges (see foldSlots): as many as
 /// kFoldRegisters registers per thread hold (40 KB for 128 threads), at
-/// most kMaxFoldDepth. (Eight of the decode's 16 x 128 states spilled in the
-/// persistent kernel; four cover an L2 round trip with merges.)
+/// most kMaxFoldDepth. (With 144, eight of the decode's 16 x 128 states,
+/// ptxas spilled in the persistent kernel; four is the depth measured in
+/// docs/gpu/2026-11-28-decode-fold-pipeline.md.)
 static constexpr int64_t kFoldRegisters = 80, kMaxFoldDepth = 8;
 
 static int64_t foldDepth(StreamKOp op) {
@@ -152,60 +153,84 @@ static int64_t foldDepth(StreamKOp op) {
   return std::clamp<int64_t>(kFoldRegisters / perThread, 1, kMaxFoldDepth);
 }
 
-/// Where a state value of type `type` is live: with the op's `rows`, its
-/// first rows (a mask of its shape); everywhere otherwise (null).
-static Value liveRows(OpBuilder &b, Location loc, StreamKOp op, Type type) {
-  auto tile = dyn_cast<TileType>(type);
-  if (!op.getRows() || !tile) // the verifier makes every value a tile then
-    return Value();
-  int64_t n = tile.getDimSize(0);
-  auto column = [&](Type elem) { return TileType::get({n}, elem); };
-  Value index =
-      ArangeOp::create(b, loc, column(b.getI32Type()), b.getI32IntegerAttr(0),
-                       b.getI32IntegerAttr(n));
-  Value rows = SplatOp::create(b, loc, column(b.getI32Type()), op.getRows());
-  Value live = CmpOp::create(b, loc, column(b.getI1Type()), CmpPredicate::lt,
-                             index, rows);
-  SmallVector<int64_t> shape = {n};
-  for (int64_t d = 1; d < tile.getRank(); ++d) {
-    shape.push_back(1);
-    live = ExpandDimsOp::create(b, loc, TileType::get(shape, b.getI1Type()),
-                                live, b.getI32IntegerAttr(d));
-  }
-  if (tile.getRank() == 1)
-    return live;
-  return BroadcastOp::create(b, loc, tile.withElementType(b.getI1Type()), live);
-}
+/// Where partial states go: a workspace per state value, and where each
+/// value is live (with the op's `rows`, a mask of its first rows; null: all
+/// of it). The masks are made once, where the op was.
+struct PartialStates {
+  SmallVector<Type> types;
+  SmallVector<Value> workspaces, live;
 
-/// Stores `state` to workspace slot `slot` (its live rows).
-static void storeSlot(OpBuilder &b, Location loc, StreamKOp op,
-                      ArrayRef<Value> workspaces, Value slot,
-                      ValueRange state) {
-  for (auto [value, ws] : llvm::zip(state, workspaces)) {
-    Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
-    StoreOp::create(b, loc, ptrs, value, liveRows(b, loc, op, value.getType()));
+  PartialStates(OpBuilder &b, Location loc, StreamKOp op,
+                ArrayRef<Value> workspaces)
+      : types(op.getStateTypes()), workspaces(workspaces) {
+    Value column = liveColumn(b, loc, op.getRows());
+    for (Type type : types)
+      live.push_back(liveRows(b, loc, column, type));
   }
-}
 
-/// The partial state in workspace slot `slot`, read only if `valid` (an i1;
-/// zeros otherwise, and in the rows that are not live).
-static SmallVector<Value> loadSlot(OpBuilder &b, Location loc, StreamKOp op,
-                                   ArrayRef<Value> workspaces, Value slot,
-                                   Value valid) {
-  SmallVector<Value> part;
-  for (auto [type, ws] : llvm::zip(op.getStateTypes(), workspaces)) {
-    Value mask = valid;
-    if (auto tile = dyn_cast<TileType>(type)) {
-      mask =
-          SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
-      if (Value live = liveRows(b, loc, op, type))
-        mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, live);
+  /// Stores `state` to slot `slot` (its live rows).
+  void store(OpBuilder &b, Location loc, Value slot, ValueRange state) const {
+    for (auto [value, ws, mask] : llvm::zip(state, workspaces, live)) {
+      Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
+      StoreOp::create(b, loc, ptrs, value, mask);
     }
-    part.push_back(LoadOp::create(
-        b, loc, type, slotPointers(b, loc, ws, slot, type), mask, Value()));
   }
-  return part;
-}
+
+  /// The partial state in slot `slot`, read only if `valid` (an i1; zeros
+  /// otherwise, and in the rows that are not live).
+  SmallVector<Value> load(OpBuilder &b, Location loc, Value slot,
+                          Value valid) const {
+    SmallVector<Value> part;
+    for (auto [type, ws, rows] : llvm::zip(types, workspaces, live)) {
+      Value mask = valid;
+      if (auto tile = dyn_cast<TileType>(type)) {
+        mask =
+            SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
+        if (rows)
+          mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
+      }
+      Value ptrs = slotPointers(b, loc, ws, slot, type);
+      part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
+    }
+    return part;
+  }
+
+private:
+  /// Which of the state's rows are live, as a column; null without `rows`.
+  /// (With rows, the verifier makes every state value a tile or an online
+  /// state of the same rows, and checkStreamK has seen the online states
+  /// expanded to tiles.)
+  Value liveColumn(OpBuilder &b, Location loc, Value rows) const {
+    if (!rows)
+      return Value();
+    int64_t n = cast<TileType>(types.front()).getDimSize(0);
+    auto column = TileType::get({n}, b.getI32Type());
+    Value index = ArangeOp::create(b, loc, column, b.getI32IntegerAttr(0),
+                                   b.getI32IntegerAttr(n));
+    Value bound = SplatOp::create(b, loc, column, rows);
+    return CmpOp::create(b, loc, column.withElementType(b.getI1Type()),
+                         CmpPredicate::lt, index, bound);
+  }
+
+  /// The live rows of a value of type `type`: `column` broadcast to its
+  /// shape; null for a scalar or without a column.
+  static Value liveRows(OpBuilder &b, Location loc, Value column, Type type) {
+    auto tile = dyn_cast<TileType>(type);
+    if (!column || !tile)
+      return Value();
+    SmallVector<int64_t> shape = {tile.getDimSize(0)};
+    Value live = column;
+    for (int64_t d = 1; d < tile.getRank(); ++d) {
+      shape.push_back(1);
+      live = ExpandDimsOp::create(b, loc, TileType::get(shape, b.getI1Type()),
+                                  live, b.getI32IntegerAttr(d));
+    }
+    if (tile.getRank() == 1)
+      return live;
+    return BroadcastOp::create(b, loc, tile.withElementType(b.getI1Type()),
+                               live);
+  }
+};
 
 /// Merges into `state`, in order, the partial states of workspace slots
 /// slotOf(j), j in [lo, hi); with no `state` (then lo < hi) the fold starts
@@ -219,7 +244,7 @@ static SmallVector<Value> loadSlot(OpBuilder &b, Location loc, StreamKOp op,
 /// that merges it, behind the branch that skips slots past the end, each
 /// merge cost a trip to L2.) Loads of slots past hi are masked off.
 static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
-                                    ArrayRef<Value> workspaces,
+                                    const PartialStates &partials,
                                     ValueRange state, Value lo, Value hi,
                                     function_ref<Value(Value)> slotOf) {
   Scalars s{b, loc};
@@ -231,7 +256,7 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
     // choice of argument order.
     Value valid = s.lt(k, hi);
     Value slot = slotOf(k);
-    return loadSlot(b, loc, op, workspaces, slot, valid);
+    return partials.load(b, loc, slot, valid);
   };
   SmallVector<Value> merged(state);
   Value first = lo;
@@ -349,6 +374,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
+  PartialStates partials(b, loc, op, workspaces);
   Value p = sched.p, iters = sched.iters;
   Value bodyIters = sched.bodyIters;
   Value one = s.i64(1);
@@ -394,7 +420,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
   b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
-  storeSlot(b, loc, op, workspaces, p, state);
+  partials.store(b, loc, p, state);
   FlagSignalOp::create(
       b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
@@ -413,8 +439,8 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   b.setInsertionPointAfter(waitIf);
   SmallVector<Value> epilogueArgs = {unit32};
   llvm::append_range(epilogueArgs,
-                     foldSlots(b, loc, op, workspaces, state, firstPeer,
-                               peerEnd, [](Value q) { return q; }));
+                     foldSlots(b, loc, op, partials, state, firstPeer, peerEnd,
+                               [](Value q) { return q; }));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
 
@@ -433,6 +459,7 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
+  PartialStates partials(b, loc, op, workspaces);
   Value chunks = chunksPerUnit(s, sched);
   Value items = s.mul(sched.units, chunks);
   auto loop = scf::ForOp::create(b, loc, sched.p, items, sched.g);
@@ -457,7 +484,7 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
   llvm::append_range(epilogueArgs, state);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
   b.setInsertionPoint(wholeIf.elseBlock()->getTerminator());
-  storeSlot(b, loc, op, workspaces, item, state);
+  partials.store(b, loc, item, state);
 }
 
 /// The combine kernel: with S > 1, each unit's S partial states are merged
@@ -467,6 +494,7 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
+  PartialStates partials(b, loc, op, workspaces);
   Value chunks = chunksPerUnit(s, sched);
   Value one = s.i64(1);
   Value split = s.lt(one, chunks);
@@ -477,7 +505,7 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   Value first = s.mul(unit, chunks);
   auto slotOf = [&](Value chunk) { return s.add(first, chunk); };
   SmallVector<Value> merged =
-      foldSlots(b, loc, op, workspaces, ValueRange(), s.i64(0), chunks, slotOf);
+      foldSlots(b, loc, op, partials, ValueRange(), s.i64(0), chunks, slotOf);
   SmallVector<Value> epilogueArgs = {s.narrow(unit)};
   llvm::append_range(epilogueArgs, merged);
   inlineRegion(b, op.getEpilogue(), epilogueArgs);

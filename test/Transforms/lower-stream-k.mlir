@@ -228,26 +228,24 @@ func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units
 
 // With rows, partial states move through the workspace without their padding
 // rows: the peers' stores and the host's loads are masked to rows < %rows
-// (a column of the rows, broadcast along the other dimensions).
+// (a column of the rows, broadcast along the other dimensions), masks made
+// once, before the loop over units.
 // CHECK-LABEL: func.func @live_rows
 // CHECK-SAME: (%{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[ROWS:[^:]*]]: i32,
-// CHECK: scf.if
 // CHECK: %[[R:.*]] = tessel.arange 0, 16 : !tessel.tile<16xi32>
 // CHECK: %[[RS:.*]] = tessel.splat %[[ROWS]] : i32 -> !tessel.tile<16xi32>
 // CHECK: %[[LIVE:.*]] = tessel.cmp lt %[[R]], %[[RS]] : !tessel.tile<16xi32> -> !tessel.tile<16xi1>
 // CHECK: %[[COL:.*]] = tessel.expand_dims %[[LIVE]] {axis = 1 : i32} : !tessel.tile<16xi1> -> !tessel.tile<16x1xi1>
 // CHECK: %[[LIVE2:.*]] = tessel.broadcast %[[COL]] : !tessel.tile<16x1xi1> -> !tessel.tile<16x8xi1>
+// CHECK: scf.for
+// CHECK: scf.if
 // CHECK: %[[IN:.*]] = tessel.binary and %{{.*}}, %[[LIVE2]] : !tessel.tile<16x8xi1>
 // CHECK: tessel.load %{{.*}} mask %[[IN]] : !tessel.tile<16x8x!tessel.ptr<f32>>
-// CHECK: tessel.cmp lt
-// CHECK: %[[IN1:.*]] = tessel.binary and %{{.*}}, %{{.*}} : !tessel.tile<16xi1>
+// CHECK: %[[IN1:.*]] = tessel.binary and %{{.*}}, %[[LIVE]] : !tessel.tile<16xi1>
 // CHECK: tessel.load %{{.*}} mask %[[IN1]] : !tessel.tile<16x!tessel.ptr<f32>>
 // CHECK: } else {
-// CHECK: tessel.cmp lt
-// CHECK: tessel.broadcast
-// CHECK: tessel.store %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<16x8x!tessel.ptr<f32>>
-// CHECK: tessel.cmp lt
-// CHECK: tessel.store %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<16x!tessel.ptr<f32>>
+// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE2]] : !tessel.tile<16x8x!tessel.ptr<f32>>
+// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE]] : !tessel.tile<16x!tessel.ptr<f32>>
 // CHECK: tessel.flag_signal
 func.func @live_rows(%units: i32, %iters: i32, %rows: i32) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) rows(%rows) body {
