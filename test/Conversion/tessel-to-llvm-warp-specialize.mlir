@@ -7,10 +7,13 @@
 // threads, and each arrives on the empty barrier. The producer warpgroup
 // gives its registers up to 24 first; thread 256 (its first) issues the
 // copy, after every producer thread has waited for the empty barrier's
-// phase. Both regions share the buffer numbered 0 (one offset).
+// phase. Both regions share the buffer numbered 0 (one offset). One CTA per
+// SM (nvvm.minctasm) gives ptxas the registers at entry that setmaxnreg
+// needs.
 
 // CHECK-LABEL: llvm.func @split
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 1 : i32
 // CHECK: %[[BARS:.*]] = llvm.getelementptr %{{.*}}[0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK: %[[EMPTY:.*]] = llvm.getelementptr %{{.*}}[8] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK: %[[C256:.*]] = llvm.mlir.constant(256 : i32) : i32
@@ -64,6 +67,7 @@ func.func @split(%map: !tessel.tensor_desc<64x64xbf16> {tessel.tensor_map = {bas
 // a turn is bar.sync (wait) or bar.arrive with a barrier id and 256 threads.
 
 // CHECK-LABEL: llvm.func @turns
+// CHECK-NOT: nvvm.minctasm
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK: %[[WG:.*]] = llvm.udiv %[[TID]], %{{.*}} : i32
 // CHECK: %[[ID:.*]] = llvm.add %[[WG]], %{{.*}} : i32

@@ -73,6 +73,16 @@ void mlir::tessel::addTesselTypeConversions(LLVMTypeConverter &converter) {
       });
 }
 
+/// Whether the kernel's warpgroups resize their registers (setmaxnreg).
+static bool resizesRegisters(func::FuncOp kernel) {
+  return kernel
+      .walk([](WarpSpecializeOp split) {
+        return split.getConsumerRegisters() ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 namespace {
 
 /// A kernel becomes an llvm.func with one parameter per argument.
@@ -100,6 +110,14 @@ struct KernelLowering : OpConversionPattern<func::FuncOp> {
     int32_t threads = 32 * getLaunchWarps(func);
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+    // ptxas honours setmaxnreg only when it knows the registers a thread has
+    // at entry, which the thread bound alone does not give it (it ignores
+    // them, C7508); with one CTA per SM, which getKernelSharedBytes makes
+    // such a kernel take anyway, the entry count is the SM's registers over
+    // the CTA's threads.
+    if (resizesRegisters(func))
+      kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      rewriter.getI32IntegerAttr(1));
     // A tensor map: 128 bytes by value, 64-byte aligned, read where it is
     // (__grid_constant__), as cp.async.bulk.tensor needs.
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
@@ -211,11 +229,7 @@ int64_t mlir::tessel::getKernelSharedBytes(func::FuncOp kernel) {
   // setmaxnreg.inc waits until registers are free: a kernel whose warps
   // resize theirs takes more than half of an SM's shared memory, so that no
   // second CTA (whose increase could wait on this one's) shares its SM.
-  WalkResult resized = kernel.walk([](WarpSpecializeOp split) {
-    return split.getConsumerRegisters() ? WalkResult::interrupt()
-                                        : WalkResult::advance();
-  });
-  if (resized.wasInterrupted())
+  if (resizesRegisters(kernel))
     bytes = std::max<int64_t>(bytes,
                               llvm::alignTo(kHopperSharedBytes / 2 + 1, 1024));
   return bytes;
