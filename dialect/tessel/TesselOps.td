@@ -807,6 +807,59 @@ def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
   let assemblyFormat = "$flag (`count` $count^)? attr-dict `:` type($flag)";
 }
 
+def Tessel_PacketStoreOp : Tessel_Op<"packet_store", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
+                   "::mlir::tessel::getMaskLikeType($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Publish 32-bit values to another program, each with its "
+                "arrival tag, without a fence";
+  let description = [{
+    Each lane writes one 64-bit packet: its value's 32 bits, and above them
+    a tag saying the packet has arrived, in one relaxed store at device
+    scope, which is single-copy atomic: a packet_load that sees the tag sees
+    the value with it, so the writer orders nothing and waits for nothing.
+    `ptr` points to i64 packets; `value` holds f32 or i32 elements of the
+    pointers' shape. Lanes where `mask` is false are not accessed.
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, AnyType:$value,
+                       Optional<Tessel_MaskLike>:$mask);
+  let assemblyFormat = [{
+    $ptr `,` $value (`mask` $mask^)? attr-dict `:` type($ptr) `,` type($value)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A packet that has arrived: this above its value's 32 bits (a cleared
+    /// packet, zero, has not).
+    static constexpr int64_t getArrivedTag() { return int64_t(1) << 32; }
+  }];
+}
+
+def Tessel_PacketLoadOp : Tessel_Op<"packet_load", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
+                   "::mlir::tessel::getMaskLikeType($_self)",
+                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">]> {
+  let summary = "Wait for packets published by packet_store and take their "
+                "values";
+  let description = [{
+    Reads the 64-bit packets at `ptr` until every lane's carries the arrival
+    tag, and yields their values (f32 or i32 elements of the pointers'
+    shape). Each thread waits only for the lanes it holds. Lanes where
+    `mask` is false are not accessed and yield 0. The packets keep their
+    tags: whoever reads them clears them (to zero) before the next launch
+    publishes again, after every thread that reads them has done so. The
+    waiting program must not be able to starve the publishing ones (see
+    flag_wait).
+  }];
+  let arguments = (ins Tessel_PtrLike:$ptr, Optional<Tessel_MaskLike>:$mask);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $ptr (`mask` $mask^)? attr-dict `:` type($ptr) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["StreamKOp"]>]> {
   let summary = "Yield values from a tessel region";

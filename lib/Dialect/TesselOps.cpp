@@ -343,6 +343,33 @@ LogicalResult AtomicAddOp::verify() {
   return success();
 }
 
+/// Packets are i64 words carrying a 32-bit value of the pointers' shape.
+static LogicalResult verifyPackets(Operation *op, Type ptr, Type value) {
+  Type pointee = getPointeeLikeType(ptr);
+  if (!pointee || !getElementTypeOrSelf(pointee).isSignlessInteger(64))
+    return op->emitOpError() << "expects pointers to i64 packets, got " << ptr;
+  Type elem = getElementTypeOrSelf(value);
+  if (!elem.isF32() && !elem.isSignlessInteger(32))
+    return op->emitOpError() << "expects f32 or i32 values, got " << value;
+  auto ptrTile = dyn_cast<TileType>(ptr);
+  auto valueTile = dyn_cast<TileType>(value);
+  if (bool(ptrTile) != bool(valueTile) ||
+      (ptrTile && (ptrTile.getShape() != valueTile.getShape() ||
+                   ptrTile.getEncoding() != valueTile.getEncoding())))
+    return op->emitOpError()
+           << "expects values of the pointers' shape and layout, got " << value
+           << " for " << ptr;
+  return success();
+}
+
+LogicalResult PacketStoreOp::verify() {
+  return verifyPackets(*this, getPtr().getType(), getValue().getType());
+}
+
+LogicalResult PacketLoadOp::verify() {
+  return verifyPackets(*this, getPtr().getType(), getType());
+}
+
 //===----------------------------------------------------------------------===//
 // Dot and reduce
 //===----------------------------------------------------------------------===//

@@ -279,13 +279,14 @@ LogicalResult KernelLayouts::collect(Operation *op) {
             joinAll(op);
             return success();
           })
-      .Case<LoadOp, StoreOp, AtomicAddOp>([&](Operation *op) {
-        anchor(op->getOperand(0));
-        joinAll(op);
-        if (tileOf(op->getOperand(0)))
-          memoryTiles.push_back(op->getOperand(0));
-        return success();
-      })
+      .Case<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp>(
+          [&](Operation *op) {
+            anchor(op->getOperand(0));
+            joinAll(op);
+            if (tileOf(op->getOperand(0)))
+              memoryTiles.push_back(op->getOperand(0));
+            return success();
+          })
       // A block load (a TMA copy on its way to shared memory) is placed
       // like the loads of the same elements.
       .Case([&](LoadBlockOp load) {
@@ -510,7 +511,7 @@ LogicalResult KernelLayouts::run() {
   func.walk([&](Operation *op) {
     if (isa<BroadcastOp, ExpandDimsOp>(op))
       uses.push_back(&op->getOpOperand(0));
-    if (isa<LoadOp, StoreOp, AtomicAddOp>(op))
+    if (isa<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp>(op))
       for (OpOperand &operand : op->getOpOperands())
         if (isMaskLike(operand.get().getType()) ||
             isPtrLike(operand.get().getType()))

@@ -1,19 +1,23 @@
 //===- LowerStreamK.cpp - stream_k to a persistent grid or split-K --------===//
 //
-// The lowered form is plain tessel/scf/arith IR (plus flag_signal/flag_wait
-// for stream-K), so the interpreter checks it exactly as the GPU will run it.
+// The lowered form is plain tessel/scf/arith IR (plus packet_store and
+// packet_load for stream-K), so the interpreter checks it exactly as the GPU
+// will run it.
 //
 // Two strategies, chosen by the pass option:
 //
 // persistent (stream-K): one kernel; the linearised units × iters are split
 // evenly over the grid (at most one program per iteration), and a unit's
 // host program waits for its peers' partial states and merges them. Balances
-// any units × iters. The peers count their arrivals on one flag of the host,
-// which waits for them all at once (one memory round trip, not one per peer),
-// and both lowerings load the next partial states while one merges
-// (foldSlots): a fold is a chain of dependent merges, and with one trip
-// to memory per merge its latency, not the merges, sets the time of short
-// decodes.
+// any units × iters. A peer publishes its state as packets (each value with
+// its arrival tag in one 64-bit store) and goes on: no fence, no flag; the
+// host reads the packets until they have arrived, so the data is its own
+// signal (one trip through L2 from peer to host, where a fenced flag took
+// three: the fence's acknowledgement, the flag, the data after it). The host
+// clears the packets after its epilogue. Both lowerings load the next
+// partial states while one merges (foldSlots): a fold is a chain of
+// dependent merges, and with one trip to memory per merge its latency, not
+// the merges, sets the time of short decodes.
 //
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
@@ -155,14 +159,17 @@ static int64_t foldDepth(StreamKOp op) {
 
 /// Where partial states go: a workspace per state value, and where each
 /// value is live (with the op's `rows`, a mask of its first rows; null: all
-/// of it). The masks are made once, where the op was.
+/// of it). The masks are made once, where the op was. With `packets` (the
+/// persistent lowering), the workspaces hold i64 packets (packet_store) and
+/// a load waits for them to arrive; otherwise the values themselves.
 struct PartialStates {
   SmallVector<Type> types;
   SmallVector<Value> workspaces, live;
+  bool packets;
 
   PartialStates(OpBuilder &b, Location loc, StreamKOp op,
-                ArrayRef<Value> workspaces)
-      : types(op.getStateTypes()), workspaces(workspaces) {
+                ArrayRef<Value> workspaces, bool packets)
+      : types(op.getStateTypes()), workspaces(workspaces), packets(packets) {
     Value column = liveColumn(b, loc, op.getRows());
     for (Type type : types)
       live.push_back(liveRows(b, loc, column, type));
@@ -172,7 +179,10 @@ struct PartialStates {
   void store(OpBuilder &b, Location loc, Value slot, ValueRange state) const {
     for (auto [value, ws, mask] : llvm::zip(state, workspaces, live)) {
       Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
-      StoreOp::create(b, loc, ptrs, value, mask);
+      if (packets)
+        PacketStoreOp::create(b, loc, ptrs, value, mask);
+      else
+        StoreOp::create(b, loc, ptrs, value, mask);
     }
   }
 
@@ -190,9 +200,32 @@ struct PartialStates {
           mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
       }
       Value ptrs = slotPointers(b, loc, ws, slot, type);
-      part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
+      if (packets)
+        part.push_back(PacketLoadOp::create(b, loc, type, ptrs, mask));
+      else
+        part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
     }
     return part;
+  }
+
+  /// Clears the packets of slots [lo, hi) for the next launch, once every
+  /// thread has read them (a barrier first: a value replicated over
+  /// threads is read by each).
+  void clear(OpBuilder &b, Location loc, Value lo, Value hi) const {
+    Scalars s{b, loc};
+    BarrierOp::create(b, loc);
+    auto loop = scf::ForOp::create(b, loc, lo, hi, s.i64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    for (auto [type, ws, mask] : llvm::zip(types, workspaces, live)) {
+      Value ptrs = slotPointers(b, loc, ws, loop.getInductionVar(), type);
+      Type zeroType = getPointeeLikeType(ptrs.getType());
+      Value zero = arith::ConstantOp::create(
+          b, loc, b.getZeroAttr(getElementTypeOrSelf(zeroType)));
+      if (isa<TileType>(zeroType))
+        zero = SplatOp::create(b, loc, zeroType, zero);
+      StoreOp::create(b, loc, ptrs, zero, mask);
+    }
   }
 
 private:
@@ -317,10 +350,11 @@ static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
   return success();
 }
 
-/// Appends a workspace pointer per state value (then, with `withFlags`, the
-/// i32 arrival flags) to the kernel and marks it persistent; returns them.
+/// Appends a workspace pointer per state value (to its elements, or with
+/// `packets` to i64 packets) to the kernel and marks it persistent; returns
+/// them.
 static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
-                                       bool withFlags) {
+                                       bool packets) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   SmallVector<Value> workspaces;
@@ -338,9 +372,8 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
     perProgram.push_back(elements);
   };
   for (Type t : op.getStateTypes())
-    append(getElementTypeOrSelf(t), numElements(t));
-  if (withFlags)
-    append(IntegerType::get(ctx, 32), 1);
+    append(packets ? IntegerType::get(ctx, 64) : getElementTypeOrSelf(t),
+           numElements(t));
   func->setAttr(TesselDialect::getLaunchAttrName(),
                 StringAttr::get(ctx, "persistent"));
   func->setAttr(TesselDialect::getWorkspaceAttrName(),
@@ -366,15 +399,12 @@ struct Schedule {
   }
 };
 
-static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
-  ArrayRef<Value> workspaces = workspacesAndFlags.drop_back();
-  Value flags = workspacesAndFlags.back();
-  Type flagType = flags.getType();
+static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspaces) {
   Location loc = op.getLoc();
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces);
+  PartialStates partials(b, loc, op, workspaces, /*packets=*/true);
   Value p = sched.p, iters = sched.iters;
   Value bodyIters = sched.bodyIters;
   Value one = s.i64(1);
@@ -412,36 +442,23 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
       inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(stop)});
 
   // The host holds the unit's first iteration; the others hand over: each
-  // stores its partial state to its slot and counts one arrival on the
-  // host's flag. The owner of iteration i is ⌈(i + 1)·g/T⌉ − 1.
-  auto owner = [&](Value i) {
-    return s.sub(s.ceilDiv(s.mul(s.add(i, one), g), total), one);
-  };
+  // publishes its partial state to its own slot and goes on.
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
   b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
   partials.store(b, loc, p, state);
-  FlagSignalOp::create(
-      b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
-  // Peers: programs p+1 .. owner(unitEnd − 1), each of which arrives once.
+  // Peers: programs p+1 .. owner(unitEnd − 1), the owner of iteration i
+  // being ⌈(i + 1)·g/T⌉ − 1; the fold waits for each one's packets.
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
-  Value arrivals = s.sub(peerEnd, firstPeer);
-  Value anyArrival = s.lt(s.i64(0), arrivals);
-  auto waitIf = scf::IfOp::create(b, loc, anyArrival,
-                                  /*withElseRegion=*/false);
-  b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
-  Value count = s.narrow(arrivals);
-  Value ownFlag = AddPtrOp::create(b, loc, flagType, flags, p);
-  FlagWaitOp::create(b, loc, ownFlag, count);
-  b.setInsertionPointAfter(waitIf);
   SmallVector<Value> epilogueArgs = {unit32};
   llvm::append_range(epilogueArgs,
                      foldSlots(b, loc, op, partials, state, firstPeer, peerEnd,
                                [](Value q) { return q; }));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
+  partials.clear(b, loc, firstPeer, peerEnd);
 }
 
 /// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
@@ -459,7 +476,7 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces);
+  PartialStates partials(b, loc, op, workspaces, /*packets=*/false);
   Value chunks = chunksPerUnit(s, sched);
   Value items = s.mul(sched.units, chunks);
   auto loop = scf::ForOp::create(b, loc, sched.p, items, sched.g);
@@ -494,7 +511,7 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces);
+  PartialStates partials(b, loc, op, workspaces, /*packets=*/false);
   Value chunks = chunksPerUnit(s, sched);
   Value one = s.i64(1);
   Value split = s.lt(one, chunks);
@@ -538,7 +555,7 @@ static LogicalResult checkNoWritesOutside(StreamKOp op, func::FuncOp func) {
 static LogicalResult lowerSplitK(StreamKOp op, func::FuncOp func) {
   if (failed(checkNoWritesOutside(op, func)))
     return failure();
-  SmallVector<Value> workspaces = addWorkspace(op, func, /*withFlags=*/false);
+  SmallVector<Value> workspaces = addWorkspace(op, func, /*packets=*/false);
   // The combine kernel is the kernel with its new arguments, cloned before
   // the op is lowered; the symbol table renames it if the name is taken.
   auto combine = cast<func::FuncOp>(func->clone());
@@ -573,7 +590,7 @@ struct LowerStreamKPass
           return signalPassFailure();
         continue;
       }
-      lowerPersistent(op, addWorkspace(op, func, /*withFlags=*/true));
+      lowerPersistent(op, addWorkspace(op, func, /*packets=*/true));
       op.erase();
     }
   }

@@ -334,6 +334,82 @@ struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
   }
 };
 
+/// Each element's owner writes its packet (the value's bits under the
+/// arrival tag) in one relaxed 64-bit store: nothing to order, no fence.
+struct PacketStoreLowering : OpConversionPattern<PacketStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PacketStoreOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ValueRange ptrs = adaptor.getPtr(), values = adaptor.getValue();
+    SmallVector<Value> writers =
+        writerPredicates(rewriter, loc, op.getPtr(), ptrs.size());
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    Value tag = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                         PacketStoreOp::getArrivedTag());
+    for (auto [i, ptr] : llvm::enumerate(ptrs)) {
+      Value bits = values[i];
+      if (isa<FloatType>(bits.getType()))
+        bits = LLVM::BitcastOp::create(rewriter, loc, i32, bits);
+      Value wide = LLVM::ZExtOp::create(rewriter, loc, i64, bits);
+      Value packet = LLVM::OrOp::create(rewriter, loc, wide, tag);
+      Value pred = andPredicates(rewriter, loc, writers[i],
+                                 maskAt(adaptor.getMask(), i));
+      storeMasked(rewriter, loc, packet, ptr, pred, /*relaxed=*/true);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Each thread reads the packets of its slots with relaxed loads, all in
+/// flight together, until every one it holds has arrived (a masked-off slot
+/// counts as arrived, with value 0).
+struct PacketLoadLowering : OpConversionPattern<PacketLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PacketLoadOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask();
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    Value arrived = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                             PacketStoreOp::getArrivedTag());
+    Value shift = LLVM::ConstantOp::create(rewriter, loc, i64, 32);
+    Value one = LLVM::ConstantOp::create(rewriter, loc, i64, 1);
+    auto wait = scf::WhileOp::create(
+        rewriter, loc, SmallVector<Type>(ptrs.size(), i64), ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> words;
+          Value pending = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 0);
+          for (auto [i, ptr] : llvm::enumerate(ptrs)) {
+            words.push_back(loadMasked(b, loc, i64, ptr, maskAt(mask, i),
+                                       arrived, /*relaxed=*/true));
+            Value tag = LLVM::LShrOp::create(b, loc, words.back(), shift);
+            Value missing =
+                LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, tag, one);
+            pending = LLVM::OrOp::create(b, loc, pending, missing);
+          }
+          scf::ConditionOp::create(b, loc, pending, words);
+        },
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          scf::YieldOp::create(b, loc);
+        });
+    Type elem = getTypeConverter()->convertType(
+        getElementTypeOrSelf(op.getResult().getType()));
+    SmallVector<Value> values;
+    for (Value word : wait.getResults()) {
+      Value bits = LLVM::TruncOp::create(rewriter, loc, i32, word);
+      if (elem != i32)
+        bits = LLVM::BitcastOp::create(rewriter, loc, elem, bits);
+      values.push_back(bits);
+    }
+    rewriter.replaceOpWithMultiple(op, {values});
+    return success();
+  }
+};
+
 /// The CTA's writes happen before the barrier; thread 0's release add at
 /// GPU scope then publishes them (release is cumulative over what the
 /// barrier ordered before it), as CUTLASS's semaphores do.
@@ -476,6 +552,6 @@ void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
                                           const AccessWidths &widths) {
   patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
                                                                widths);
-  patterns.add<FlagSignalLowering, FlagWaitLowering>(converter,
-                                                     patterns.getContext());
+  patterns.add<FlagSignalLowering, FlagWaitLowering, PacketStoreLowering,
+               PacketLoadLowering>(converter, patterns.getContext());
 }
