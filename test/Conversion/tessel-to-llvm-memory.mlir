@@ -75,33 +75,55 @@ func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel
 
 // -----
 
-// Stream-K arrival flags: the CTA's writes are ordered before a release
-// add of thread 0 by a barrier; the waiter spins on an acquire load until
-// the flag has counted its arrivals (one by default), clears the flag, and
-// a barrier passes what it acquired to the CTA.
+// Stream-K packets. The owner of each element writes its value's bits
+// under the arrival tag (1 << 32) in one relaxed 64-bit store at device
+// scope (lanes 16..31 hold copies and stay silent); a reader spins, every
+// load of its elements in flight together, until each tag has arrived (a
+// masked-off element counts as arrived, with value 0), then takes the low
+// 32 bits back.
 
-// CHECK-LABEL: llvm.func @flags
-// CHECK-SAME: %{{[^:]*}}: !llvm.ptr<1>, %[[COUNT:[^:]*]]: i32
-func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
-  // CHECK: nvvm.barrier0
+#l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+
+// CHECK-LABEL: llvm.func @packets
+func.func @packets(%ws: !tessel.ptr<i64>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %r = tessel.arange 0, 16 : !tessel.tile<16xi32, #l>
+  %s = tessel.splat %n : i32 -> !tessel.tile<16xi32, #l>
+  %m = tessel.cmp lt %r, %s : !tessel.tile<16xi32, #l> -> !tessel.tile<16xi1, #l>
+  %ws16 = tessel.splat %ws : !tessel.ptr<i64> -> !tessel.tile<16x!tessel.ptr<i64>, #l>
+  %p = tessel.addptr %ws16, %r : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xi32, #l>
+  %v = tessel.cast %r : !tessel.tile<16xi32, #l> -> !tessel.tile<16xf32, #l>
+  // CHECK: %[[OWNER:.*]] = llvm.icmp "ult"
+  // CHECK: %[[TAG:.*]] = llvm.mlir.constant(4294967296 : i64) : i64
+  // CHECK: %[[BITS:.*]] = llvm.bitcast %{{.*}} : f32 to i32
+  // CHECK: %[[WIDE:.*]] = llvm.zext %[[BITS]] : i32 to i64
+  // CHECK: %[[PACKET:.*]] = llvm.or %[[WIDE]], %[[TAG]] : i64
+  // CHECK: %[[PRED:.*]] = llvm.and %[[OWNER]], %{{.*}} : i1
+  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$2 st.relaxed.gpu.global.b64 [ $0 + 0 ], $1;", "l,l,b" %{{.*}}, %[[PACKET]], %[[PRED]]
+  tessel.packet_store %p, %v mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
+  // CHECK: %[[ARRIVED:.*]] = llvm.mlir.constant(4294967296 : i64) : i64
+  // CHECK: %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
+  // CHECK: %[[C1:.*]] = llvm.mlir.constant(1 : i64) : i64
+  // CHECK: llvm.br ^[[SPIN:bb[0-9]+]]
+  // CHECK: ^[[SPIN]]:
+  // CHECK: %[[W:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %{{.*}}, %{{.*}}, %[[ARRIVED]]
+  // CHECK: %[[HI:.*]] = llvm.lshr %[[W]], %[[C32]] : i64
+  // CHECK: %[[MISSING:.*]] = llvm.icmp "ne" %[[HI]], %[[C1]] : i64
+  // CHECK: %[[PENDING:.*]] = llvm.or %{{.*}}, %[[MISSING]] : i1
+  // CHECK: llvm.cond_br %[[PENDING]], ^{{bb[0-9]+}}(%[[W]] : i64), ^[[DONE:bb[0-9]+]]
+  // CHECK: ^[[DONE]]:
+  // CHECK: %[[LO:.*]] = llvm.trunc %[[W]] : i64 to i32
+  // CHECK: llvm.bitcast %[[LO]] : i32 to f32
+  %back = tessel.packet_load %p mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l> -> !tessel.tile<16xf32, #l>
+  tessel.packet_store %p, %back : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
+  // A scalar: thread 0 writes it, every thread waits for it.
   // CHECK: %[[T0:.*]] = llvm.icmp "eq"
-  // CHECK: llvm.cond_br %[[T0]]
-  // CHECK: llvm.fence syncscope("device") release
-  // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
-  tessel.flag_signal %flag : !tessel.ptr<i32>
-  // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
-  // CHECK: ^[[SPIN:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN]]
-  // CHECK-NEXT: %[[F:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
-  // CHECK: %[[PENDING:.*]] = llvm.icmp "slt" %[[F]], %[[ONE]]
-  // CHECK: llvm.cond_br %[[PENDING]], ^[[SPIN]], ^[[CLEAR:bb[0-9]+]]
-  // CHECK: ^[[CLEAR]]:
-  // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
-  // CHECK: nvvm.barrier0
-  tessel.flag_wait %flag : !tessel.ptr<i32>
-  // CHECK: ^[[SPIN2:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN2]]
-  // CHECK-NEXT: %[[F2:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire
-  // CHECK: llvm.icmp "slt" %[[F2]], %[[COUNT]]
-  tessel.flag_wait %flag count %count : !tessel.ptr<i32>
+  // CHECK: "@$2 st.relaxed.gpu.global.b64 [ $0 + 0 ], $1;", "l,l,b" %{{.*}}, %{{.*}}, %[[T0]]
+  tessel.packet_store %ws, %n : !tessel.ptr<i64>, i32
+  // CHECK: %[[TRUE:.*]] = llvm.mlir.constant(true) : i1
+  // CHECK: "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %{{.*}}, %[[TRUE]]
+  %x = tessel.packet_load %ws : !tessel.ptr<i64> -> i32
+  %q = tessel.addptr %ws, %x : !tessel.ptr<i64>, i32
+  tessel.packet_store %q, %x : !tessel.ptr<i64>, i32
   return
 }
 

@@ -1197,17 +1197,33 @@ func.func @yield_outside_stream_k() {
 
 // -----
 
-func.func @flag_signal_not_i32(%f: !tessel.ptr<f32>) {
-  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.ptr<f32>'}}
-  tessel.flag_signal %f : !tessel.ptr<f32>
+func.func @packet_store_not_i64(%p: !tessel.tile<4x!tessel.ptr<f32>>, %v: !tessel.tile<4xf32>) {
+  // expected-error @below {{expects pointers to i64 packets, got '!tessel.tile<4x!tessel.ptr<f32>>'}}
+  tessel.packet_store %p, %v : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xf32>
   return
 }
 
 // -----
 
-func.func @flag_wait_tile(%f: !tessel.tile<4x!tessel.ptr<i32>>) {
-  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.tile<4x!tessel.ptr<i32>>'}}
-  tessel.flag_wait %f : !tessel.tile<4x!tessel.ptr<i32>>
+func.func @packet_load_f16(%p: !tessel.tile<4x!tessel.ptr<i64>>) {
+  // expected-error @below {{expects f32 or i32 values, got '!tessel.tile<4xf16>'}}
+  %v = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>> -> !tessel.tile<4xf16>
+  return
+}
+
+// -----
+
+func.func @packet_store_other_shape(%p: !tessel.tile<4x!tessel.ptr<i64>>, %v: !tessel.tile<8xf32>) {
+  // expected-error @below {{expects values of the pointers' shape and layout, got '!tessel.tile<8xf32>' for '!tessel.tile<4x!tessel.ptr<i64>>'}}
+  tessel.packet_store %p, %v : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<8xf32>
+  return
+}
+
+// -----
+
+func.func @packet_load_scalar_from_tile(%p: !tessel.tile<4x!tessel.ptr<i64>>) {
+  // expected-error @below {{expects values of the pointers' shape and layout, got 'i32' for '!tessel.tile<4x!tessel.ptr<i64>>'}}
+  %v = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>> -> i32
   return
 }
 
