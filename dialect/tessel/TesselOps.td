@@ -817,8 +817,8 @@ def Tessel_PacketStoreOp : Tessel_Op<"packet_store", [
   let description = [{
     Each lane writes one 64-bit packet: its value's 32 bits, and above them
     a tag saying the packet has arrived, in one relaxed store at device
-    scope, which is single-copy atomic: a packet_load that sees the tag sees
-    the value with it, so the writer orders nothing and waits for nothing.
+    scope, which is single-copy atomic: a reader that sees the tag sees the
+    value with it, so the writer orders nothing and waits for nothing.
     `ptr` points to i64 packets; `value` holds f32 or i32 elements of the
     pointers' shape. Lanes where `mask` is false are not accessed.
   }];
@@ -836,26 +836,47 @@ def Tessel_PacketStoreOp : Tessel_Op<"packet_store", [
 }
 
 def Tessel_PacketLoadOp : Tessel_Op<"packet_load", [
-    MemoryEffects<[MemRead, MemWrite]>,
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result holds the pointees", "ptr", "result",
+                   "::mlir::tessel::getPointeeLikeType($_self)">,
     TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
                    "::mlir::tessel::getMaskLikeType($_self)",
                    "($_op.getOperands().size() <= 1) || std::equal_to<>()">]> {
-  let summary = "Wait for packets published by packet_store and take their "
-                "values";
+  let summary = "Read packets published by packet_store, without waiting";
   let description = [{
-    Reads the 64-bit packets at `ptr` until every lane's carries the arrival
-    tag, and yields their values (f32 or i32 elements of the pointers'
-    shape). Each thread waits only for the lanes it holds. Lanes where
-    `mask` is false are not accessed and yield 0. The packets keep their
-    tags: whoever reads them clears them (to zero) before the next launch
-    publishes again, after every thread that reads them has done so. The
-    waiting program must not be able to starve the publishing ones (see
-    flag_wait).
+    One relaxed read at device scope of the 64-bit packets at `ptr`, which
+    may or may not have arrived yet: packet_wait takes their values once
+    they have. Lanes where `mask` is false are not accessed and yield an
+    arrived packet of value 0. Issued ahead of the wait, the reads of
+    several packets are in flight together.
   }];
   let arguments = (ins Tessel_PtrLike:$ptr, Optional<Tessel_MaskLike>:$mask);
   let results = (outs AnyType:$result);
+  let assemblyFormat = "$ptr (`mask` $mask^)? attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
+def Tessel_PacketWaitOp : Tessel_Op<"packet_wait", [
+    AttrSizedOperandSegments, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until packets have arrived and take their values";
+  let description = [{
+    `packets[i]` were read (packet_load) from `ptrs[i]` under `masks[i]`.
+    Each thread reads again, all together, those of its lanes whose packet
+    has not arrived, until every one has, and yields their values (f32 or
+    i32 elements of the pointers' shape, 0 where masked off). The packets
+    keep their tags: whoever reads them clears them (to zero) before the
+    next launch publishes again, after every thread that reads them has
+    done so. The waiting program must not be able to starve the publishing
+    ones: tessel-lower-stream-k only waits on programs with higher ids and
+    the runtime keeps persistent grids within the co-resident limit.
+  }];
+  let arguments = (ins Variadic<AnyType>:$packets,
+                       Variadic<Tessel_PtrLike>:$ptrs,
+                       Variadic<Tessel_MaskLike>:$masks);
+  let results = (outs Variadic<AnyType>:$values);
   let assemblyFormat = [{
-    $ptr (`mask` $mask^)? attr-dict `:` type($ptr) `->` type($result)
+    $packets `from` $ptrs `mask` $masks attr-dict `:` `(` type($packets) `)`
+    `,` `(` type($ptrs) `)` `,` `(` type($masks) `)` `->` type($values)
   }];
   let hasVerifier = 1;
 }

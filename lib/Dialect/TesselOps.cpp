@@ -343,11 +343,14 @@ LogicalResult AtomicAddOp::verify() {
   return success();
 }
 
-/// Packets are i64 words carrying a 32-bit value of the pointers' shape.
+/// Packets are i64 words carrying a 32-bit value of the pointers' shape
+/// (`value`, unless null).
 static LogicalResult verifyPackets(Operation *op, Type ptr, Type value) {
   Type pointee = getPointeeLikeType(ptr);
   if (!pointee || !getElementTypeOrSelf(pointee).isSignlessInteger(64))
     return op->emitOpError() << "expects pointers to i64 packets, got " << ptr;
+  if (!value)
+    return success();
   Type elem = getElementTypeOrSelf(value);
   if (!elem.isF32() && !elem.isSignlessInteger(32))
     return op->emitOpError() << "expects f32 or i32 values, got " << value;
@@ -367,7 +370,29 @@ LogicalResult PacketStoreOp::verify() {
 }
 
 LogicalResult PacketLoadOp::verify() {
-  return verifyPackets(*this, getPtr().getType(), getType());
+  return verifyPackets(*this, getPtr().getType(), Type());
+}
+
+LogicalResult PacketWaitOp::verify() {
+  size_t n = getPtrs().size();
+  if (getPackets().size() != n || getMasks().size() != n ||
+      getValues().size() != n)
+    return emitOpError() << "expects as many packets, masks and values as "
+                            "pointers, got "
+                         << getPackets().size() << ", " << getMasks().size()
+                         << " and " << getValues().size() << " for " << n;
+  for (auto [packets, ptr, mask, value] :
+       llvm::zip(getPackets(), getPtrs(), getMasks(), getValues())) {
+    Type ptrType = ptr.getType();
+    if (packets.getType() != getPointeeLikeType(ptrType) ||
+        mask.getType() != getMaskLikeType(ptrType))
+      return emitOpError() << "expects the packets and a mask of " << ptrType
+                           << ", got " << packets.getType() << " and "
+                           << mask.getType();
+    if (failed(verifyPackets(*this, ptrType, value.getType())))
+      return failure();
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

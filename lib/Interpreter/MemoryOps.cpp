@@ -13,8 +13,9 @@
 // tensor memory accelerator does.
 //
 // tessel.packet_store writes each value's bits under the arrival tag into
-// an i64 packet; tessel.packet_load takes them back, and finding a packet
-// that has not arrived is a deadlock, as for flags below.
+// an i64 packet; tessel.packet_load reads packets and tessel.packet_wait
+// takes their values, reading again those that had not arrived; finding
+// one still missing is a deadlock, as for flags below.
 //
 // tessel.flag_signal adds one arrival to an i32 flag; tessel.flag_wait
 // clears a flag that has counted its arrivals. Programs run one after
@@ -253,24 +254,52 @@ LogicalResult Executor::execPacketStore(Operation *op) {
 LogicalResult Executor::execPacketLoad(Operation *op) {
   auto load = cast<ts::PacketLoadOp>(op);
   Access access = accessOf(load.getPtr(), load.getMask());
-  ElemKind kind = ElemType::get(load.getType())->kind;
-  RtValue out = RtValue::lanes(kind, access.shape);
+  RtValue out = RtValue::lanes(ElemKind::Int, access.shape);
   for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
-    if (!access.active(i))
-      continue;
-    if (auto why = checkBounds(memory, access, i, "packet_load"))
-      return fail(op, *why);
-    PtrLane p = access.ptrs->ptrs[i];
-    int64_t packet = memory.getInt(p.buffer, p.offset);
-    if ((packet >> 32) != 1)
-      return fail(op, "deadlock: packet_load on buffer #" + Twine(p.buffer) +
-                          " element " + Twine(p.offset) +
-                          " finds no packet: in the interpreter's sequential "
-                          "schedule (descending program order) nothing can "
-                          "publish it while this program waits");
-    out.setLane(kind, i, unpackLane(kind, packet));
+    Lane l;
+    l.i = ts::PacketStoreOp::getArrivedTag();
+    if (access.active(i)) {
+      if (auto why = checkBounds(memory, access, i, "packet_load"))
+        return fail(op, *why);
+      PtrLane p = access.ptrs->ptrs[i];
+      l.i = memory.getInt(p.buffer, p.offset);
+    }
+    out.setLane(ElemKind::Int, i, l);
   }
   set(load.getResult(), std::move(out));
+  return success();
+}
+
+LogicalResult Executor::execPacketWait(Operation *op) {
+  auto wait = cast<ts::PacketWaitOp>(op);
+  for (auto [packets, ptr, mask, result] :
+       llvm::zip(wait.getPackets(), wait.getPtrs(), wait.getMasks(),
+                 wait.getValues())) {
+    Access access = accessOf(ptr, mask);
+    const RtValue &read = get(packets);
+    ElemKind kind = ElemType::get(result.getType())->kind;
+    RtValue out = RtValue::lanes(kind, access.shape);
+    for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
+      if (!access.active(i))
+        continue;
+      int64_t packet = read.ints[i];
+      // Not there when it was read: read again, as the GPU's wait does.
+      PtrLane p = access.ptrs->ptrs[i];
+      if ((packet >> 32) != 1) {
+        if (auto why = checkBounds(memory, access, i, "packet_wait"))
+          return fail(op, *why);
+        packet = memory.getInt(p.buffer, p.offset);
+      }
+      if ((packet >> 32) != 1)
+        return fail(op, "deadlock: packet_wait on buffer #" + Twine(p.buffer) +
+                            " element " + Twine(p.offset) +
+                            " finds no packet: in the interpreter's "
+                            "sequential schedule (descending program order) "
+                            "nothing can publish it while this program waits");
+      out.setLane(kind, i, unpackLane(kind, packet));
+    }
+    set(result, std::move(out));
+  }
   return success();
 }
 
@@ -286,6 +315,8 @@ Executor::OptResult Executor::execMemoryOp(Operation *op) {
     return execPacketStore(op);
   if (isa<ts::PacketLoadOp>(op))
     return execPacketLoad(op);
+  if (isa<ts::PacketWaitOp>(op))
+    return execPacketWait(op);
   if (isa<ts::LoadOp>(op))
     return execLoad(op);
   if (isa<ts::MakeTensorDescOp>(op))

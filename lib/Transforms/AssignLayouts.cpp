@@ -287,6 +287,14 @@ LogicalResult KernelLayouts::collect(Operation *op) {
               memoryTiles.push_back(op->getOperand(0));
             return success();
           })
+      // A wait takes each value in the layout its packets were read in.
+      .Case([&](PacketWaitOp wait) {
+        for (auto [packets, ptr, mask, value] :
+             llvm::zip(wait.getPackets(), wait.getPtrs(), wait.getMasks(),
+                       wait.getValues()))
+          join({packets, ptr, mask, value});
+        return success();
+      })
       // A block load (a TMA copy on its way to shared memory) is placed
       // like the loads of the same elements.
       .Case([&](LoadBlockOp load) {
@@ -511,7 +519,8 @@ LogicalResult KernelLayouts::run() {
   func.walk([&](Operation *op) {
     if (isa<BroadcastOp, ExpandDimsOp>(op))
       uses.push_back(&op->getOpOperand(0));
-    if (isa<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp>(op))
+    if (isa<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp,
+            PacketWaitOp>(op))
       for (OpOperand &operand : op->getOpOperands())
         if (isMaskLike(operand.get().getType()) ||
             isPtrLike(operand.get().getType()))

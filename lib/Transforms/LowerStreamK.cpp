@@ -160,8 +160,8 @@ static int64_t foldDepth(StreamKOp op) {
 /// Where partial states go: a workspace per state value, and where each
 /// value is live (with the op's `rows`, a mask of its first rows; null: all
 /// of it). The masks are made once, where the op was. With `packets` (the
-/// persistent lowering), the workspaces hold i64 packets (packet_store) and
-/// a load waits for them to arrive; otherwise the values themselves.
+/// persistent lowering), the workspaces hold i64 packets (packet_store),
+/// read ahead and waited for where merged; otherwise the values themselves.
 struct PartialStates {
   SmallVector<Type> types;
   SmallVector<Value> workspaces, live;
@@ -186,26 +186,36 @@ struct PartialStates {
     }
   }
 
-  /// The partial state in slot `slot`, read only if `valid` (an i1; zeros
-  /// otherwise, and in the rows that are not live).
+  /// Starts reading the partial state in slot `slot`, only if `valid` (an
+  /// i1; zeros otherwise, and in the rows that are not live): its values,
+  /// or with packets what `ready` takes them from.
   SmallVector<Value> load(OpBuilder &b, Location loc, Value slot,
                           Value valid) const {
     SmallVector<Value> part;
-    for (auto [type, ws, rows] : llvm::zip(types, workspaces, live)) {
-      Value mask = valid;
-      if (auto tile = dyn_cast<TileType>(type)) {
-        mask =
-            SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
-        if (rows)
-          mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
-      }
-      Value ptrs = slotPointers(b, loc, ws, slot, type);
+    for (auto [type, access] :
+         llvm::zip(types, accesses(b, loc, slot, valid))) {
+      auto [ptrs, mask] = access;
       if (packets)
-        part.push_back(PacketLoadOp::create(b, loc, type, ptrs, mask));
+        part.push_back(PacketLoadOp::create(
+            b, loc, getPointeeLikeType(ptrs.getType()), ptrs, mask));
       else
         part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
     }
     return part;
+  }
+
+  /// The values of the packets `load` started reading for the same slot
+  /// and `valid`, once they have all arrived.
+  SmallVector<Value> ready(OpBuilder &b, Location loc, ValueRange part,
+                           Value slot, Value valid) const {
+    SmallVector<Value> ptrs, masks;
+    for (auto [ptr, mask] : accesses(b, loc, slot, valid)) {
+      ptrs.push_back(ptr);
+      masks.push_back(mask);
+    }
+    auto wait =
+        PacketWaitOp::create(b, loc, TypeRange(types), part, ptrs, masks);
+    return SmallVector<Value>(wait.getResults());
   }
 
   /// Clears the packets of slots [lo, hi) for the next launch, once every
@@ -229,6 +239,24 @@ struct PartialStates {
   }
 
 private:
+  /// The pointers to slot `slot` of each state value and their masks:
+  /// `valid` and the live rows.
+  SmallVector<std::pair<Value, Value>> accesses(OpBuilder &b, Location loc,
+                                                Value slot, Value valid) const {
+    SmallVector<std::pair<Value, Value>> out;
+    for (auto [type, ws, rows] : llvm::zip(types, workspaces, live)) {
+      Value mask = valid;
+      if (auto tile = dyn_cast<TileType>(type)) {
+        mask =
+            SplatOp::create(b, loc, tile.withElementType(b.getI1Type()), valid);
+        if (rows)
+          mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
+      }
+      out.emplace_back(slotPointers(b, loc, ws, slot, type), mask);
+    }
+    return out;
+  }
+
   /// Which of the state's rows are live, as a column; null without `rows`.
   /// (With rows, the verifier makes every state value a tile or an online
   /// state of the same rows, and checkStreamK has seen the online states
@@ -275,7 +303,9 @@ private:
 /// fill, and so wait for them), and their loads are nowhere LLVM could sink
 /// them under the merge that waits for them. (With a slot's loads in the step
 /// that merges it, behind the branch that skips slots past the end, each
-/// merge cost a trip to L2.) Loads of slots past hi are masked off.
+/// merge cost a trip to L2.) Loads of slots past hi are masked off. Packets
+/// are waited for where merged, not where read: a wait at the read would
+/// cost each slot a trip to L2 of its own.
 static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
                                     const PartialStates &partials,
                                     ValueRange state, Value lo, Value hi,
@@ -291,10 +321,18 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
     Value slot = slotOf(k);
     return partials.load(b, loc, slot, valid);
   };
+  // The values of slot k's state, fetched earlier.
+  auto ready = [&](ValueRange part, Value k) {
+    if (!partials.packets)
+      return SmallVector<Value>(part);
+    Value valid = s.lt(k, hi);
+    Value slot = slotOf(k);
+    return partials.ready(b, loc, part, slot, valid);
+  };
   SmallVector<Value> merged(state);
   Value first = lo;
   if (merged.empty()) {
-    merged = fetch(lo, 0);
+    merged = ready(fetch(lo, 0), lo);
     first = s.add(lo, s.i64(1));
   }
   SmallVector<Value> init(merged);
@@ -308,15 +346,17 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
   SmallVector<Value> acc(args.take_front(n)), refilled;
   for (int64_t t = 0; t < depth; ++t) {
     SmallVector<Value> mergeArgs(acc);
-    llvm::append_range(mergeArgs, args.slice(n * (t + 1), n));
+    ValueRange buffer = args.slice(n * (t + 1), n);
     // The step's first slot is always in range.
     if (t == 0) {
+      llvm::append_range(mergeArgs, ready(buffer, j));
       acc = inlineRegion(b, op.getMerge(), mergeArgs);
     } else {
+      Value k = s.add(j, s.i64(t));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange(op.getStateTypes()),
-                                    s.lt(s.add(j, s.i64(t)), hi),
-                                    /*withElseRegion=*/true);
+                                    s.lt(k, hi), /*withElseRegion=*/true);
       b.setInsertionPointToStart(ifOp.thenBlock());
+      llvm::append_range(mergeArgs, ready(buffer, k));
       scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, acc);

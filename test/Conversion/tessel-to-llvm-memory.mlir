@@ -100,20 +100,24 @@ func.func @packets(%ws: !tessel.ptr<i64>, %n: i32) attributes {tessel.kernel, te
   // CHECK: %[[PRED:.*]] = llvm.and %[[OWNER]], %{{.*}} : i1
   // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$2 st.relaxed.gpu.global.b64 [ $0 + 0 ], $1;", "l,l,b" %{{.*}}, %[[PACKET]], %[[PRED]]
   tessel.packet_store %p, %v mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
+  // A read: masked-off lanes read as arrived, with value 0.
   // CHECK: %[[ARRIVED:.*]] = llvm.mlir.constant(4294967296 : i64) : i64
-  // CHECK: %[[C32:.*]] = llvm.mlir.constant(32 : i64) : i64
-  // CHECK: %[[C1:.*]] = llvm.mlir.constant(1 : i64) : i64
-  // CHECK: llvm.br ^[[SPIN:bb[0-9]+]]
-  // CHECK: ^[[SPIN]]:
-  // CHECK: %[[W:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %{{.*}}, %{{.*}}, %[[ARRIVED]]
-  // CHECK: %[[HI:.*]] = llvm.lshr %[[W]], %[[C32]] : i64
-  // CHECK: %[[MISSING:.*]] = llvm.icmp "ne" %[[HI]], %[[C1]] : i64
+  // CHECK: %[[W0:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %[[P:.*]], %[[M:.*]], %[[ARRIVED]]
+  %w = tessel.packet_load %p mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l>
+  // The wait checks the tags and reads again while one is missing.
+  // CHECK: llvm.br ^[[CHECK:bb[0-9]+]](%[[W0]] : i64)
+  // CHECK: ^[[CHECK]](%[[W:.*]]: i64):
+  // CHECK: %[[HI:.*]] = llvm.lshr %[[W]], %{{.*}} : i64
+  // CHECK: %[[MISSING:.*]] = llvm.icmp "ne" %[[HI]], %{{.*}} : i64
   // CHECK: %[[PENDING:.*]] = llvm.or %{{.*}}, %[[MISSING]] : i1
-  // CHECK: llvm.cond_br %[[PENDING]], ^{{bb[0-9]+}}(%[[W]] : i64), ^[[DONE:bb[0-9]+]]
+  // CHECK: llvm.cond_br %[[PENDING]], ^[[AGAIN:bb[0-9]+]](%[[W]] : i64), ^[[DONE:bb[0-9]+]]
+  // CHECK: ^[[AGAIN]](%{{.*}}: i64):
+  // CHECK: %[[W1:.*]] = llvm.inline_asm has_side_effects {{.*}}ld.relaxed.gpu.global.b64{{.*}} %[[P]], %[[M]], %{{.*}}
+  // CHECK: llvm.br ^[[CHECK]](%[[W1]] : i64)
   // CHECK: ^[[DONE]]:
   // CHECK: %[[LO:.*]] = llvm.trunc %[[W]] : i64 to i32
   // CHECK: llvm.bitcast %[[LO]] : i32 to f32
-  %back = tessel.packet_load %p mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l> -> !tessel.tile<16xf32, #l>
+  %back = tessel.packet_wait %w from %p mask %m : (!tessel.tile<16xi64, #l>), (!tessel.tile<16x!tessel.ptr<i64>, #l>), (!tessel.tile<16xi1, #l>) -> !tessel.tile<16xf32, #l>
   tessel.packet_store %p, %back : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
   // A scalar: thread 0 writes it, every thread waits for it.
   // CHECK: %[[T0:.*]] = llvm.icmp "eq"
@@ -121,7 +125,9 @@ func.func @packets(%ws: !tessel.ptr<i64>, %n: i32) attributes {tessel.kernel, te
   tessel.packet_store %ws, %n : !tessel.ptr<i64>, i32
   // CHECK: %[[TRUE:.*]] = llvm.mlir.constant(true) : i1
   // CHECK: "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %{{.*}}, %[[TRUE]]
-  %x = tessel.packet_load %ws : !tessel.ptr<i64> -> i32
+  %xw = tessel.packet_load %ws : !tessel.ptr<i64>
+  %true = arith.constant true
+  %x = tessel.packet_wait %xw from %ws mask %true : (i64), (!tessel.ptr<i64>), (i1) -> i32
   %q = tessel.addptr %ws, %x : !tessel.ptr<i64>, i32
   tessel.packet_store %q, %x : !tessel.ptr<i64>, i32
   return

@@ -1205,9 +1205,9 @@ func.func @packet_store_not_i64(%p: !tessel.tile<4x!tessel.ptr<f32>>, %v: !tesse
 
 // -----
 
-func.func @packet_load_f16(%p: !tessel.tile<4x!tessel.ptr<i64>>) {
+func.func @packet_wait_f16(%w: !tessel.tile<4xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
   // expected-error @below {{expects f32 or i32 values, got '!tessel.tile<4xf16>'}}
-  %v = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>> -> !tessel.tile<4xf16>
+  %v = tessel.packet_wait %w from %p mask %m : (!tessel.tile<4xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf16>
   return
 }
 
@@ -1221,9 +1221,17 @@ func.func @packet_store_other_shape(%p: !tessel.tile<4x!tessel.ptr<i64>>, %v: !t
 
 // -----
 
-func.func @packet_load_scalar_from_tile(%p: !tessel.tile<4x!tessel.ptr<i64>>) {
-  // expected-error @below {{expects values of the pointers' shape and layout, got 'i32' for '!tessel.tile<4x!tessel.ptr<i64>>'}}
-  %v = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>> -> i32
+func.func @packet_wait_counts(%w: !tessel.tile<4xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
+  // expected-error @below {{expects as many packets, masks and values as pointers, got 2, 1 and 1 for 1}}
+  %v = tessel.packet_wait %w, %w from %p mask %m : (!tessel.tile<4xi64>, !tessel.tile<4xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf32>
+  return
+}
+
+// -----
+
+func.func @packet_wait_not_its_packets(%w: !tessel.tile<8xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
+  // expected-error @below {{expects the packets and a mask of '!tessel.tile<4x!tessel.ptr<i64>>', got '!tessel.tile<8xi64>' and '!tessel.tile<4xi1>'}}
+  %v = tessel.packet_wait %w from %p mask %m : (!tessel.tile<8xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf32>
   return
 }
 

@@ -44,9 +44,9 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: scf.if %[[HOST]] {
   // The host's peers: the programs up to the owner of the unit's last
   // iteration, each of which owns an iteration. It merges their partials in
-  // order, each read as packets until they have arrived, in a software
-  // pipeline: slots q .. q+7 are read ahead (masked off from the end on), and
-  // a step merges eight, each from its buffer, refilling the buffer with the
+  // order, in a software pipeline: the packets of slots q .. q+7 are read
+  // ahead (masked off from the end on), and a step merges eight, each from
+  // its buffer once its packets have arrived, refilling the buffer with the
   // slot eight ahead; the buffers go round the loop in place.
   // CHECK: %[[FIRSTPEER:.*]] = arith.addi %[[P]]
   // CHECK: %[[UEG:.*]] = arith.muli %[[UE]], %[[G]]
@@ -54,15 +54,16 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK-NOT: tessel.flag
   // CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[FIRSTPEER]], %[[PEEREND]]
   // CHECK: %[[MASK0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<8xi1>
-  // CHECK: %[[B0:.*]] = tessel.packet_load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<i64>> -> !tessel.tile<8xf32>
-  // CHECK: %[[C0:.*]] = tessel.packet_load %{{.*}} mask %[[IN0]] : !tessel.ptr<i64> -> i32
+  // CHECK: %[[B0:.*]] = tessel.packet_load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<i64>>
+  // CHECK: %[[C0:.*]] = tessel.packet_load %{{.*}} mask %[[IN0]] : !tessel.ptr<i64>
   // CHECK-COUNT-14: tessel.packet_load
   // CHECK-NOT: tessel.packet_load
   // CHECK: %[[DEPTH:.*]] = arith.constant 8 : i64
   // CHECK: %[[FOLD:.*]]:18 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[DEPTH]] iter_args(%[[A0:[^ ]*]] = %{{.*}}, %[[A1:[^ ]*]] = %{{.*}}, %[[BUF0:[^ ]*]] = %[[B0]], %[[BUF1:[^ ]*]] = %[[C0]],
   // The step's first slot is always merged, the others while below the end.
-  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[BUF0]]
-  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[BUF1]]
+  // CHECK: %[[V0:.*]]:2 = tessel.packet_wait %[[BUF0]], %[[BUF1]] from
+  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[V0]]#0
+  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[V0]]#1
   // CHECK: %[[AHEAD:.*]] = arith.addi %[[Q]]
   // CHECK: %[[INA:.*]] = arith.cmpi slt, %[[AHEAD]], %[[PEEREND]]
   // CHECK: %[[R0:.*]] = tessel.packet_load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>
@@ -70,6 +71,7 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
   // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
+  // CHECK: tessel.packet_wait
   // CHECK: tessel.binary add %[[M0]]
   // CHECK: } else {
   // CHECK: scf.yield %[[M0]], %[[M1]]

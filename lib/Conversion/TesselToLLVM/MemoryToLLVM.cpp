@@ -363,30 +363,54 @@ struct PacketStoreLowering : OpConversionPattern<PacketStoreOp> {
   }
 };
 
-/// Each thread reads the packets of its slots with relaxed loads, all in
-/// flight together, until every one it holds has arrived (a masked-off slot
-/// counts as arrived, with value 0).
+/// A relaxed read of each slot's packet; a masked-off slot reads as an
+/// arrived packet of value 0.
+static Value readPacket(OpBuilder &b, Location loc, Value ptr, Value mask) {
+  Value arrived = LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                           PacketStoreOp::getArrivedTag());
+  return loadMasked(b, loc, b.getI64Type(), ptr, mask, arrived,
+                    /*relaxed=*/true);
+}
+
 struct PacketLoadLowering : OpConversionPattern<PacketLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(PacketLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> packets;
+    for (auto [i, ptr] : llvm::enumerate(adaptor.getPtr()))
+      packets.push_back(
+          readPacket(rewriter, op.getLoc(), ptr, maskAt(adaptor.getMask(), i)));
+    rewriter.replaceOpWithMultiple(op, {packets});
+    return success();
+  }
+};
+
+/// Each thread checks the tags of the packets of all its slots and, while
+/// one has not arrived, reads them all again (together, one trip through
+/// L2 a round); then takes the low 32 bits.
+struct PacketWaitLowering : OpConversionPattern<PacketWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PacketWaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ValueRange ptrs = adaptor.getPtr(), mask = adaptor.getMask();
+    SmallVector<Value> packets, ptrs, masks;
+    for (auto [p, ptr, mask] : llvm::zip(
+             adaptor.getPackets(), adaptor.getPtrs(), adaptor.getMasks())) {
+      llvm::append_range(packets, p);
+      llvm::append_range(ptrs, ptr);
+      llvm::append_range(masks, mask);
+    }
     Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
-    Value arrived = LLVM::ConstantOp::create(rewriter, loc, i64,
-                                             PacketStoreOp::getArrivedTag());
-    Value shift = LLVM::ConstantOp::create(rewriter, loc, i64, 32);
-    Value one = LLVM::ConstantOp::create(rewriter, loc, i64, 1);
     auto wait = scf::WhileOp::create(
-        rewriter, loc, SmallVector<Type>(ptrs.size(), i64), ValueRange{},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          SmallVector<Value> words;
+        rewriter, loc, TypeRange(ValueRange(packets)), packets,
+        [&](OpBuilder &b, Location loc, ValueRange words) {
+          Value shift = LLVM::ConstantOp::create(b, loc, i64, 32);
+          Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
           Value pending = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 0);
-          for (auto [i, ptr] : llvm::enumerate(ptrs)) {
-            words.push_back(loadMasked(b, loc, i64, ptr, maskAt(mask, i),
-                                       arrived, /*relaxed=*/true));
-            Value tag = LLVM::LShrOp::create(b, loc, words.back(), shift);
+          for (Value word : words) {
+            Value tag = LLVM::LShrOp::create(b, loc, word, shift);
             Value missing =
                 LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, tag, one);
             pending = LLVM::OrOp::create(b, loc, pending, missing);
@@ -394,18 +418,27 @@ struct PacketLoadLowering : OpConversionPattern<PacketLoadOp> {
           scf::ConditionOp::create(b, loc, pending, words);
         },
         [&](OpBuilder &b, Location loc, ValueRange) {
-          scf::YieldOp::create(b, loc);
+          SmallVector<Value> again;
+          for (auto [ptr, mask] : llvm::zip(ptrs, masks))
+            again.push_back(readPacket(b, loc, ptr, mask));
+          scf::YieldOp::create(b, loc, again);
         });
-    Type elem = getTypeConverter()->convertType(
-        getElementTypeOrSelf(op.getResult().getType()));
-    SmallVector<Value> values;
-    for (Value word : wait.getResults()) {
-      Value bits = LLVM::TruncOp::create(rewriter, loc, i32, word);
-      if (elem != i32)
-        bits = LLVM::BitcastOp::create(rewriter, loc, elem, bits);
-      values.push_back(bits);
+    SmallVector<SmallVector<Value>> values;
+    ValueRange words = wait.getResults();
+    for (auto [value, p] : llvm::zip(op.getValues(), adaptor.getPackets())) {
+      Type elem = getTypeConverter()->convertType(
+          getElementTypeOrSelf(value.getType()));
+      SmallVector<Value> slots;
+      for (Value word : words.take_front(p.size())) {
+        Value bits = LLVM::TruncOp::create(rewriter, loc, i32, word);
+        if (elem != i32)
+          bits = LLVM::BitcastOp::create(rewriter, loc, elem, bits);
+        slots.push_back(bits);
+      }
+      words = words.drop_front(p.size());
+      values.push_back(std::move(slots));
     }
-    rewriter.replaceOpWithMultiple(op, {values});
+    rewriter.replaceOpWithMultiple(op, std::move(values));
     return success();
   }
 };
@@ -553,5 +586,6 @@ void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
   patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
                                                                widths);
   patterns.add<FlagSignalLowering, FlagWaitLowering, PacketStoreLowering,
-               PacketLoadLowering>(converter, patterns.getContext());
+               PacketLoadLowering, PacketWaitLowering>(converter,
+                                                       patterns.getContext());
 }

@@ -728,8 +728,8 @@ func.func @k(%p: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32 {tess
 
 TEST(Interpreter, PacketsCarryTheirValuesAndAMissingOneIsADeadlock) {
   // Program 1 publishes four f32 and an i32 as packets; program 0 (run
-  // after it) takes them back, bit for bit. With `skip` nothing is
-  // published, and program 0's wait could never end.
+  // after it) reads them and takes their values, bit for bit. With `skip`
+  // nothing is published, and program 0's wait could never end.
   TestModule t(R"(
 func.func @k(%ws: !tessel.ptr<i64>, %out: !tessel.ptr<f32>, %n: !tessel.ptr<i32>, %skip: i1) attributes {tessel.kernel} {
   %pid = tessel.program_id 0 : i32
@@ -741,8 +741,11 @@ func.func @k(%ws: !tessel.ptr<i64>, %out: !tessel.ptr<f32>, %n: !tessel.ptr<i32>
   %s = tessel.addptr %ws, %c4 : !tessel.ptr<i64>, i32
   %host = arith.cmpi eq, %pid, %c0 : i32
   scf.if %host {
-    %v = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>> -> !tessel.tile<4xf32> loc("packets.tsl":3:9)
-    %x = tessel.packet_load %s : !tessel.ptr<i64> -> i32
+    %pw = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>>
+    %sw = tessel.packet_load %s : !tessel.ptr<i64>
+    %t = arith.constant true
+    %all = tessel.splat %t : i1 -> !tessel.tile<4xi1>
+    %v, %x = tessel.packet_wait %pw, %sw from %p, %s mask %all, %t : (!tessel.tile<4xi64>, i64), (!tessel.tile<4x!tessel.ptr<i64>>, !tessel.ptr<i64>), (!tessel.tile<4xi1>, i1) -> !tessel.tile<4xf32>, i32 loc("packets.tsl":3:9)
     %outs = tessel.splat %out : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
     %o = tessel.addptr %outs, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
     tessel.store %o, %v : !tessel.tile<4x!tessel.ptr<f32>>
@@ -776,7 +779,7 @@ func.func @k(%ws: !tessel.ptr<i64>, %out: !tessel.ptr<f32>, %n: !tessel.ptr<i32>
   EXPECT_EQ(packets[4], (int64_t(1) << 32) | 0xFFFFFFF9);
   t.memory.writeInts(ws, {0, 0, 0, 0, 0});
   EXPECT_EQ(t.run("k", {buf(ws), buf(out), buf(n), i(1)}, {2, 1, 1}),
-            "deadlock: packet_load on buffer #0 element 0 finds no packet: in "
+            "deadlock: packet_wait on buffer #0 element 0 finds no packet: in "
             "the interpreter's sequential schedule (descending program "
             "order) nothing can publish it while this program waits at "
             "packets.tsl:3:9 (program (0, 0, 0) of kernel 'k')");
