@@ -779,12 +779,15 @@ def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
 
 def Tessel_FlagSignalOp : Tessel_Op<"flag_signal", [
     MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Publish this program's prior global writes, then count one "
-                "arrival on a flag";
+  let summary = "Count one arrival on a flag, once the program has issued its "
+                "prior writes";
   let description = [{
-    Adds one to the i32 flag with release semantics at device scope: every
-    global write the program made before this op is visible to a program
-    whose flag_wait sees the arrival. Several programs may signal one flag.
+    Adds one to the i32 flag (relaxed, at device scope) after every thread
+    of the program has issued its earlier writes, without waiting for them
+    to be performed: the arrival tells a flag_wait that they are on their
+    way, not that they are visible. What is handed over this way must carry
+    its own arrival (packet_store's tags). Several programs may signal one
+    flag.
   }];
   let arguments = (ins Tessel_FlagPtr:$flag);
   let assemblyFormat = "$flag attr-dict `:` type($flag)";
@@ -795,9 +798,9 @@ def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
   let summary = "Wait until a flag has counted `count` arrivals, then clear "
                 "it";
   let description = [{
-    `count` (an i32, 1 when absent) arrivals of flag_signal on the flag.
-    Acquire semantics at device scope: the writes published by those
-    flag_signals are visible after this op. Clearing the flag leaves the
+    `count` (an i32, 1 when absent) arrivals of flag_signal on the flag:
+    the writes before those flag_signals have been issued, and are visible
+    or about to be. Clearing the flag leaves the
     workspace ready for the next launch. The waiting program must not be
     able to starve the signalling ones: tessel-lower-stream-k only waits on
     programs with higher ids and the runtime keeps persistent grids within

@@ -10,12 +10,11 @@
 // evenly over the grid (at most one program per iteration), and a unit's
 // host program waits for its peers' partial states and merges them. Balances
 // any units × iters. A peer publishes its state as packets (each value with
-// its arrival tag in one 64-bit store) and goes on: no fence, no flag; the
-// host reads the packets until they have arrived, so the data is its own
-// signal (one trip through L2 from peer to host, where a fenced flag took
-// three: the fence's acknowledgement, the flag, the data after it). The host
-// clears the packets after its epilogue. Both lowerings load the next
-// partial states while one merges (foldSlots): a fold is a chain of
+// its arrival tag in one 64-bit store) and counts an arrival on the host's
+// flag without a fence, which would wait for its stores to be performed;
+// the host waits for the arrivals, then reads the packets until their tags
+// have arrived, and clears them after its epilogue. Both lowerings load the
+// next partial states while one merges (foldSlots): a fold is a chain of
 // dependent merges, and with one trip to memory per merge its latency, not
 // the merges, sets the time of short decodes.
 //
@@ -391,8 +390,8 @@ static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
 }
 
 /// Appends a workspace pointer per state value (to its elements, or with
-/// `packets` to i64 packets) to the kernel and marks it persistent; returns
-/// them.
+/// `packets` to i64 packets, then the i32 arrival flags) to the kernel and
+/// marks it persistent; returns them.
 static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
                                        bool packets) {
   MLIRContext *ctx = op.getContext();
@@ -414,6 +413,8 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
   for (Type t : op.getStateTypes())
     append(packets ? IntegerType::get(ctx, 64) : getElementTypeOrSelf(t),
            numElements(t));
+  if (packets)
+    append(IntegerType::get(ctx, 32), 1);
   func->setAttr(TesselDialect::getLaunchAttrName(),
                 StringAttr::get(ctx, "persistent"));
   func->setAttr(TesselDialect::getWorkspaceAttrName(),
@@ -439,7 +440,10 @@ struct Schedule {
   }
 };
 
-static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspaces) {
+static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
+  ArrayRef<Value> workspaces = workspacesAndFlags.drop_back();
+  Value flags = workspacesAndFlags.back();
+  Type flagType = flags.getType();
   Location loc = op.getLoc();
   OpBuilder b(op);
   Scalars s{b, loc};
@@ -482,17 +486,35 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspaces) {
       inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(stop)});
 
   // The host holds the unit's first iteration; the others hand over: each
-  // publishes its partial state to its own slot and goes on.
+  // publishes its partial state to its own slot and counts one arrival on
+  // the host's flag (without a fence: the packets carry their own). The
+  // owner of iteration i is ⌈(i + 1)·g/T⌉ − 1.
+  auto owner = [&](Value i) {
+    return s.sub(s.ceilDiv(s.mul(s.add(i, one), g), total), one);
+  };
   Value isHost = s.le(start, unitBegin);
   auto hostIf = scf::IfOp::create(b, loc, isHost, /*withElseRegion=*/true);
   b.setInsertionPoint(hostIf.elseBlock()->getTerminator());
   partials.store(b, loc, p, state);
+  FlagSignalOp::create(
+      b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
-  // Peers: programs p+1 .. owner(unitEnd − 1), the owner of iteration i
-  // being ⌈(i + 1)·g/T⌉ − 1; the fold waits for each one's packets.
+  // Peers: programs p+1 .. owner(unitEnd − 1), each of which arrives once.
+  // Reading their packets before they are on their way would cost a trip
+  // to L2 per slot waited for again, so the host waits for the arrivals
+  // first (one trip in all), then folds.
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
+  Value arrivals = s.sub(peerEnd, firstPeer);
+  Value anyArrival = s.lt(s.i64(0), arrivals);
+  auto waitIf = scf::IfOp::create(b, loc, anyArrival,
+                                  /*withElseRegion=*/false);
+  b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
+  Value count = s.narrow(arrivals);
+  Value ownFlag = AddPtrOp::create(b, loc, flagType, flags, p);
+  FlagWaitOp::create(b, loc, ownFlag, count);
+  b.setInsertionPointAfter(waitIf);
   SmallVector<Value> epilogueArgs = {unit32};
   llvm::append_range(epilogueArgs,
                      foldSlots(b, loc, op, partials, state, firstPeer, peerEnd,

@@ -75,6 +75,38 @@ func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel
 
 // -----
 
+// Stream-K arrival flags: after a barrier (every thread has issued its
+// writes), thread 0 adds one, relaxed and without a fence; the waiter spins
+// on an acquire load until the flag has counted its arrivals (one by
+// default), clears the flag, and a barrier holds the CTA until then.
+
+// CHECK-LABEL: llvm.func @flags
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr<1>, %[[COUNT:[^:]*]]: i32
+func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  // CHECK: nvvm.barrier0
+  // CHECK: %[[T0:.*]] = llvm.icmp "eq"
+  // CHECK: llvm.cond_br %[[T0]]
+  // CHECK-NOT: llvm.fence
+  // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
+  tessel.flag_signal %flag : !tessel.ptr<i32>
+  // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
+  // CHECK: ^[[SPIN:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN]]
+  // CHECK-NEXT: %[[F:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+  // CHECK: %[[PENDING:.*]] = llvm.icmp "slt" %[[F]], %[[ONE]]
+  // CHECK: llvm.cond_br %[[PENDING]], ^[[SPIN]], ^[[CLEAR:bb[0-9]+]]
+  // CHECK: ^[[CLEAR]]:
+  // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
+  // CHECK: nvvm.barrier0
+  tessel.flag_wait %flag : !tessel.ptr<i32>
+  // CHECK: ^[[SPIN2:bb[0-9]+]]:  // 2 preds: ^{{bb[0-9]+}}, ^[[SPIN2]]
+  // CHECK-NEXT: %[[F2:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire
+  // CHECK: llvm.icmp "slt" %[[F2]], %[[COUNT]]
+  tessel.flag_wait %flag count %count : !tessel.ptr<i32>
+  return
+}
+
+// -----
+
 // Stream-K packets. The owner of each element writes its value's bits
 // under the arrival tag (1 << 32) in one relaxed 64-bit store at device
 // scope (lanes 16..31 hold copies and stay silent); a reader spins, every

@@ -1,13 +1,13 @@
 // RUN: tessel-opt %s -split-input-file -tessel-lower-stream-k -verify-diagnostics | FileCheck %s
 
 // A unit's partial state is a tile and a scalar: each gets a workspace
-// pointer, to 64-bit packets; the kernel becomes persistent.
+// pointer, to 64-bit packets, then the flags; the kernel becomes persistent.
 
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME: %[[OUT:[^:]*]]: !tessel.ptr<f32>, %[[UNITS:[^:]*]]: i32, %[[ITERS:[^:]*]]: i32,
-// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64})
+// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %[[FLAGS:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
-// CHECK-SAME: tessel.workspace = array<i64: 8, 1>
+// CHECK-SAME: tessel.workspace = array<i64: 8, 1, 1>
 func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
   // This program's iterations: [p*T/g, (p+1)*T/g), T = units * iters,
   // over g = max(min(G, T), 1) programs, in i64, computed as
@@ -42,16 +42,23 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: tessel.splat
   // CHECK: %[[HOST:.*]] = arith.cmpi sle, %[[START]], %[[UB]]
   // CHECK: scf.if %[[HOST]] {
-  // The host's peers: the programs up to the owner of the unit's last
-  // iteration, each of which owns an iteration. It merges their partials in
-  // order, in a software pipeline: the packets of slots q .. q+7 are read
-  // ahead (masked off from the end on), and a step merges eight, each from
-  // its buffer once its packets have arrived, refilling the buffer with the
-  // slot eight ahead; the buffers go round the loop in place.
+  // The host waits once for its peers' arrivals, counted on its own flag:
+  // the programs up to the owner of the unit's last iteration, each of which
+  // owns an iteration.
   // CHECK: %[[FIRSTPEER:.*]] = arith.addi %[[P]]
   // CHECK: %[[UEG:.*]] = arith.muli %[[UE]], %[[G]]
   // CHECK: %[[PEEREND:.*]] = arith.ceildivsi %[[UEG]], %[[T]]
-  // CHECK-NOT: tessel.flag
+  // CHECK: %[[ARRIVALS:.*]] = arith.subi %[[PEEREND]], %[[FIRSTPEER]]
+  // CHECK: %[[ANY:.*]] = arith.cmpi slt, %{{.*}}, %[[ARRIVALS]]
+  // CHECK: scf.if %[[ANY]] {
+  // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
+  // CHECK: %[[OWN:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
+  // CHECK: tessel.flag_wait %[[OWN]] count %[[N]]
+  // Then it merges their partials in order, in a software pipeline: the
+  // packets of slots q .. q+7 are read ahead (masked off from the end on),
+  // and a step merges eight, each from its buffer once its packets' tags
+  // have arrived, refilling the buffer with the slot eight ahead; the
+  // buffers go round the loop in place.
   // CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[FIRSTPEER]], %[[PEEREND]]
   // CHECK: %[[MASK0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<8xi1>
   // CHECK: %[[B0:.*]] = tessel.packet_load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<i64>>
@@ -86,13 +93,19 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>
   // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.ptr<i64>
   // Other programs publish their partial state as packets to their own slot
-  // and go on.
+  // and count one arrival on their host's flag: the owner of the unit's
+  // first iteration.
   // CHECK: } else {
   // CHECK: tessel.addptr %[[WS0]]
   // CHECK: tessel.packet_store %{{.*}}, %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>, !tessel.tile<8xf32>
   // CHECK: tessel.addptr %[[WS1]], %{{.*}}
   // CHECK: tessel.packet_store %{{.*}}, %{{.*}} : !tessel.ptr<i64>, i32
-  // CHECK-NOT: tessel.flag
+  // CHECK: %[[UB1:.*]] = arith.addi %[[UB]]
+  // CHECK: %[[UBG:.*]] = arith.muli %[[UB1]], %[[G]]
+  // CHECK: %[[CEIL:.*]] = arith.ceildivsi %[[UBG]], %[[T]]
+  // CHECK: %[[OWNER:.*]] = arith.subi %[[CEIL]]
+  // CHECK: %[[HFLAG:.*]] = tessel.addptr %[[FLAGS]], %[[OWNER]]
+  // CHECK: tessel.flag_signal %[[HFLAG]]
   // CHECK-NOT: tessel.stream_k
   tessel.stream_k units(%units) iters(%iters) body {
   ^bb0(%unit: i32, %begin: i32, %end: i32):
@@ -198,11 +211,11 @@ func.func @not_a_kernel(%units: i32) {
 
 // -----
 
-// multiple_of hints stay on the parameters; the workspace starts 16-byte
-// aligned (the runtime's layout of the workspace).
+// multiple_of hints stay on the parameters; the workspace and flags start
+// 16-byte aligned (the runtime's layout of the workspace).
 // CHECK-LABEL: func.func @hinted
 // CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
-// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64})
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) body {
@@ -247,6 +260,7 @@ func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units
 // CHECK: } else {
 // CHECK: tessel.packet_store %{{.*}}, %{{.*}} mask %[[LIVE2]] : !tessel.tile<16x8x!tessel.ptr<i64>>
 // CHECK: tessel.packet_store %{{.*}}, %{{.*}} mask %[[LIVE]] : !tessel.tile<16x!tessel.ptr<i64>>
+// CHECK: tessel.flag_signal
 func.func @live_rows(%units: i32, %iters: i32, %rows: i32) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) rows(%rows) body {
   ^bb0(%unit: i32, %begin: i32, %end: i32):

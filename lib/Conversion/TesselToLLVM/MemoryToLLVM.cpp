@@ -443,9 +443,9 @@ struct PacketWaitLowering : OpConversionPattern<PacketWaitOp> {
   }
 };
 
-/// The CTA's writes happen before the barrier; thread 0's release add at
-/// GPU scope then publishes them (release is cumulative over what the
-/// barrier ordered before it), as CUTLASS's semaphores do.
+/// Every thread has issued its writes by the barrier; thread 0 then adds one,
+/// relaxed: no fence, which would wait until those writes were performed
+/// (their packets' tags say when they are).
 struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -454,8 +454,6 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
     Location loc = op.getLoc();
     emitBarrier(rewriter, loc);
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
-      // NVPTX drops the ordering of a release atomicrmw: fence explicitly.
-      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
       LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
                                 adaptor.getFlag(), i32Constant(b, loc, 1),
                                 LLVM::AtomicOrdering::monotonic,
@@ -467,8 +465,7 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
 };
 
 /// Thread 0 spins on an acquire load at GPU scope until the flag has counted
-/// every arrival, and clears it; the barrier then extends what it acquired
-/// to the whole CTA.
+/// every arrival, and clears it; the barrier then holds the CTA until then.
 struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
