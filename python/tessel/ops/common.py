@@ -58,8 +58,11 @@ GPU_TUNED_SM90A = {
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
                                  WARP_SPECIALIZE=True, PING_PONG=True, BLOCKS_IN_TURN=True),
     # The backward: 128 keys per program on two warpgroups (dQ = dS·K split
-    # along D between them), half the dQ reductions of 64 keys.
-    ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=3),
+    # along D between them), half the dQ reductions of 64 keys. At D64 a
+    # producer warpgroup issues the Q and dO copies (H200, B1 H32 N4096:
+    # 1030 against 1177 us once ptxas honoured its setmaxnreg).
+    ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=3,
+                                WARP_SPECIALIZE=True),
     ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
     ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=2),
     ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
