@@ -779,15 +779,12 @@ def Tessel_WarpGroupDotWaitOp : Tessel_Op<"warpgroup_dot_wait", [
 
 def Tessel_FlagSignalOp : Tessel_Op<"flag_signal", [
     MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Count one arrival on a flag, once the program has issued its "
-                "prior writes";
+  let summary = "Publish this program's prior global writes, then count one "
+                "arrival on a flag";
   let description = [{
-    Adds one to the i32 flag (relaxed, at device scope) after every thread
-    of the program has issued its earlier writes, without waiting for them
-    to be performed: the arrival tells a flag_wait that they are on their
-    way, not that they are visible. What is handed over this way must carry
-    its own arrival (packet_store's tags). Several programs may signal one
-    flag.
+    Adds one to the i32 flag with release semantics at device scope: every
+    global write the program made before this op is visible to a program
+    whose flag_wait sees the arrival. Several programs may signal one flag.
   }];
   let arguments = (ins Tessel_FlagPtr:$flag);
   let assemblyFormat = "$flag attr-dict `:` type($flag)";
@@ -798,9 +795,9 @@ def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
   let summary = "Wait until a flag has counted `count` arrivals, then clear "
                 "it";
   let description = [{
-    `count` (an i32, 1 when absent) arrivals of flag_signal on the flag:
-    the writes before those flag_signals have been issued, and are visible
-    or about to be. Clearing the flag leaves the
+    `count` (an i32, 1 when absent) arrivals of flag_signal on the flag.
+    Acquire semantics at device scope: the writes published by those
+    flag_signals are visible after this op. Clearing the flag leaves the
     workspace ready for the next launch. The waiting program must not be
     able to starve the signalling ones: tessel-lower-stream-k only waits on
     programs with higher ids and the runtime keeps persistent grids within
@@ -808,80 +805,6 @@ def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
   }];
   let arguments = (ins Tessel_FlagPtr:$flag, Optional<I32>:$count);
   let assemblyFormat = "$flag (`count` $count^)? attr-dict `:` type($flag)";
-}
-
-def Tessel_PacketStoreOp : Tessel_Op<"packet_store", [
-    MemoryEffects<[MemRead, MemWrite]>,
-    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
-                   "::mlir::tessel::getMaskLikeType($_self)",
-                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
-  let summary = "Publish 32-bit values to another program, each with its "
-                "arrival tag, without a fence";
-  let description = [{
-    Each lane writes one 64-bit packet: its value's 32 bits, and above them
-    a tag saying the packet has arrived, in one relaxed store at device
-    scope, which is single-copy atomic: a reader that sees the tag sees the
-    value with it, so the writer orders nothing and waits for nothing.
-    `ptr` points to i64 packets; `value` holds f32 or i32 elements of the
-    pointers' shape. Lanes where `mask` is false are not accessed.
-  }];
-  let arguments = (ins Tessel_PtrLike:$ptr, AnyType:$value,
-                       Optional<Tessel_MaskLike>:$mask);
-  let assemblyFormat = [{
-    $ptr `,` $value (`mask` $mask^)? attr-dict `:` type($ptr) `,` type($value)
-  }];
-  let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// A packet that has arrived: this above its value's 32 bits (a cleared
-    /// packet, zero, has not).
-    static constexpr int64_t getArrivedTag() { return int64_t(1) << 32; }
-  }];
-}
-
-def Tessel_PacketLoadOp : Tessel_Op<"packet_load", [
-    MemoryEffects<[MemRead]>,
-    TypesMatchWith<"result holds the pointees", "ptr", "result",
-                   "::mlir::tessel::getPointeeLikeType($_self)">,
-    TypesMatchWith<"mask is i1 of the pointers' shape", "ptr", "mask",
-                   "::mlir::tessel::getMaskLikeType($_self)",
-                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">]> {
-  let summary = "Read packets published by packet_store, without waiting";
-  let description = [{
-    One relaxed read at device scope of the 64-bit packets at `ptr`, which
-    may or may not have arrived yet: packet_wait takes their values once
-    they have. Lanes where `mask` is false are not accessed and yield an
-    arrived packet of value 0. Issued ahead of the wait, the reads of
-    several packets are in flight together.
-  }];
-  let arguments = (ins Tessel_PtrLike:$ptr, Optional<Tessel_MaskLike>:$mask);
-  let results = (outs AnyType:$result);
-  let assemblyFormat = "$ptr (`mask` $mask^)? attr-dict `:` type($ptr)";
-  let hasVerifier = 1;
-}
-
-def Tessel_PacketWaitOp : Tessel_Op<"packet_wait", [
-    AttrSizedOperandSegments, MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Wait until packets have arrived and take their values";
-  let description = [{
-    `packets[i]` were read (packet_load) from `ptrs[i]` under `masks[i]`.
-    Each thread reads again, all together, those of its lanes whose packet
-    has not arrived, until every one has, and yields their values (f32 or
-    i32 elements of the pointers' shape, 0 where masked off). The packets
-    keep their tags: whoever reads them clears them (to zero) before the
-    next launch publishes again, after every thread that reads them has
-    done so. The waiting program must not be able to starve the publishing
-    ones: tessel-lower-stream-k only waits on programs with higher ids and
-    the runtime keeps persistent grids within the co-resident limit.
-  }];
-  let arguments = (ins Variadic<AnyType>:$packets,
-                       Variadic<Tessel_PtrLike>:$ptrs,
-                       Variadic<Tessel_MaskLike>:$masks);
-  let results = (outs Variadic<AnyType>:$values);
-  let assemblyFormat = [{
-    $packets `from` $ptrs `mask` $masks attr-dict `:` `(` type($packets) `)`
-    `,` `(` type($ptrs) `)` `,` `(` type($masks) `)` `->` type($values)
-  }];
-  let hasVerifier = 1;
 }
 
 def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,

@@ -343,58 +343,6 @@ LogicalResult AtomicAddOp::verify() {
   return success();
 }
 
-/// Packets are i64 words carrying a 32-bit value of the pointers' shape
-/// (`value`, unless null).
-static LogicalResult verifyPackets(Operation *op, Type ptr, Type value) {
-  Type pointee = getPointeeLikeType(ptr);
-  if (!pointee || !getElementTypeOrSelf(pointee).isSignlessInteger(64))
-    return op->emitOpError() << "expects pointers to i64 packets, got " << ptr;
-  if (!value)
-    return success();
-  Type elem = getElementTypeOrSelf(value);
-  if (!elem.isF32() && !elem.isSignlessInteger(32))
-    return op->emitOpError() << "expects f32 or i32 values, got " << value;
-  auto ptrTile = dyn_cast<TileType>(ptr);
-  auto valueTile = dyn_cast<TileType>(value);
-  if (bool(ptrTile) != bool(valueTile) ||
-      (ptrTile && (ptrTile.getShape() != valueTile.getShape() ||
-                   ptrTile.getEncoding() != valueTile.getEncoding())))
-    return op->emitOpError()
-           << "expects values of the pointers' shape and layout, got " << value
-           << " for " << ptr;
-  return success();
-}
-
-LogicalResult PacketStoreOp::verify() {
-  return verifyPackets(*this, getPtr().getType(), getValue().getType());
-}
-
-LogicalResult PacketLoadOp::verify() {
-  return verifyPackets(*this, getPtr().getType(), Type());
-}
-
-LogicalResult PacketWaitOp::verify() {
-  size_t n = getPtrs().size();
-  if (getPackets().size() != n || getMasks().size() != n ||
-      getValues().size() != n)
-    return emitOpError() << "expects as many packets, masks and values as "
-                            "pointers, got "
-                         << getPackets().size() << ", " << getMasks().size()
-                         << " and " << getValues().size() << " for " << n;
-  for (auto [packets, ptr, mask, value] :
-       llvm::zip(getPackets(), getPtrs(), getMasks(), getValues())) {
-    Type ptrType = ptr.getType();
-    if (packets.getType() != getPointeeLikeType(ptrType) ||
-        mask.getType() != getMaskLikeType(ptrType))
-      return emitOpError() << "expects the packets and a mask of " << ptrType
-                           << ", got " << packets.getType() << " and "
-                           << mask.getType();
-    if (failed(verifyPackets(*this, ptrType, value.getType())))
-      return failure();
-  }
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Dot and reduce
 //===----------------------------------------------------------------------===//

@@ -160,9 +160,6 @@ private:
   mlir::LogicalResult execStore(mlir::Operation *op);
   mlir::LogicalResult execAtomicAdd(mlir::Operation *op);
   mlir::LogicalResult execFlag(mlir::Operation *op, bool signal);
-  mlir::LogicalResult execPacketStore(mlir::Operation *op);
-  mlir::LogicalResult execPacketLoad(mlir::Operation *op);
-  mlir::LogicalResult execPacketWait(mlir::Operation *op);
 
   mlir::LogicalResult runStreamKUnit(mlir::Operation *op, int64_t unit,
                                      int64_t iters, int64_t total,

@@ -12,11 +12,6 @@
 // load reads the elements inside the array and gives 0 outside it, as the
 // tensor memory accelerator does.
 //
-// tessel.packet_store writes each value's bits under the arrival tag into
-// an i64 packet; tessel.packet_load reads packets and tessel.packet_wait
-// takes their values, reading again those that had not arrived; finding
-// one still missing is a deadlock, as for flags below.
-//
 // tessel.flag_signal adds one arrival to an i32 flag; tessel.flag_wait
 // clears a flag that has counted its arrivals. Programs run one after
 // another, so a wait that finds arrivals missing can never be satisfied: it
@@ -30,7 +25,6 @@
 #include "tessel/TesselDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 namespace ts = mlir::tessel;
@@ -217,106 +211,10 @@ LogicalResult Executor::execFlag(Operation *op, bool signal) {
   return success();
 }
 
-/// A packet: `l`'s 32 bits (an f32's or an i32's) under the arrival tag.
-static int64_t packLane(ElemKind kind, Lane l) {
-  uint32_t bits = kind == ElemKind::Float
-                      ? llvm::bit_cast<uint32_t>(static_cast<float>(l.f))
-                      : static_cast<uint32_t>(l.i);
-  return ts::PacketStoreOp::getArrivedTag() | bits;
-}
-
-static Lane unpackLane(ElemKind kind, int64_t packet) {
-  auto bits = static_cast<uint32_t>(packet);
-  Lane l;
-  if (kind == ElemKind::Float)
-    l.f = llvm::bit_cast<float>(bits);
-  else
-    l.i = static_cast<int32_t>(bits);
-  return l;
-}
-
-LogicalResult Executor::execPacketStore(Operation *op) {
-  auto store = cast<ts::PacketStoreOp>(op);
-  Access access = accessOf(store.getPtr(), store.getMask());
-  ElemKind kind = ElemType::get(store.getValue().getType())->kind;
-  const RtValue &value = get(store.getValue());
-  for (size_t i = 0, n = access.ptrs->numLanes(); i < n; ++i) {
-    if (!access.active(i))
-      continue;
-    if (auto why = checkBounds(memory, access, i, "packet_store"))
-      return fail(op, *why);
-    PtrLane p = access.ptrs->ptrs[i];
-    memory.setInt(p.buffer, p.offset, packLane(kind, value.lane(kind, i)));
-  }
-  return success();
-}
-
-LogicalResult Executor::execPacketLoad(Operation *op) {
-  auto load = cast<ts::PacketLoadOp>(op);
-  Access access = accessOf(load.getPtr(), load.getMask());
-  RtValue out = RtValue::lanes(ElemKind::Int, access.shape);
-  for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
-    Lane l;
-    l.i = ts::PacketStoreOp::getArrivedTag();
-    if (access.active(i)) {
-      if (auto why = checkBounds(memory, access, i, "packet_load"))
-        return fail(op, *why);
-      PtrLane p = access.ptrs->ptrs[i];
-      l.i = memory.getInt(p.buffer, p.offset);
-    }
-    out.setLane(ElemKind::Int, i, l);
-  }
-  set(load.getResult(), std::move(out));
-  return success();
-}
-
-LogicalResult Executor::execPacketWait(Operation *op) {
-  auto wait = cast<ts::PacketWaitOp>(op);
-  for (auto [packets, ptr, mask, result] :
-       llvm::zip(wait.getPackets(), wait.getPtrs(), wait.getMasks(),
-                 wait.getValues())) {
-    Access access = accessOf(ptr, mask);
-    const RtValue &read = get(packets);
-    ElemKind kind = ElemType::get(result.getType())->kind;
-    RtValue out = RtValue::lanes(kind, access.shape);
-    for (size_t i = 0, n = out.numLanes(); i < n; ++i) {
-      if (!access.active(i))
-        continue;
-      int64_t packet = read.ints[i];
-      // Not there when it was read: read again, as the GPU's wait does.
-      PtrLane p = access.ptrs->ptrs[i];
-      if ((packet >> 32) != 1) {
-        if (auto why = checkBounds(memory, access, i, "packet_wait"))
-          return fail(op, *why);
-        packet = memory.getInt(p.buffer, p.offset);
-      }
-      if ((packet >> 32) != 1)
-        return fail(op, "deadlock: packet_wait on buffer #" + Twine(p.buffer) +
-                            " element " + Twine(p.offset) +
-                            " finds no packet: in the interpreter's "
-                            "sequential schedule (descending program order) "
-                            "nothing can publish it while this program waits");
-      out.setLane(kind, i, unpackLane(kind, packet));
-    }
-    set(result, std::move(out));
-  }
-  return success();
-}
-
 Executor::OptResult Executor::execMemoryOp(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (name == "tessel.flag_signal" || name == "tessel.flag_wait")
     return execFlag(op, name == "tessel.flag_signal");
-  // A program's ops run whole, one after another: every thread is always
-  // at the same point.
-  if (isa<ts::BarrierOp>(op))
-    return success();
-  if (isa<ts::PacketStoreOp>(op))
-    return execPacketStore(op);
-  if (isa<ts::PacketLoadOp>(op))
-    return execPacketLoad(op);
-  if (isa<ts::PacketWaitOp>(op))
-    return execPacketWait(op);
   if (isa<ts::LoadOp>(op))
     return execLoad(op);
   if (isa<ts::MakeTensorDescOp>(op))

@@ -279,20 +279,11 @@ LogicalResult KernelLayouts::collect(Operation *op) {
             joinAll(op);
             return success();
           })
-      .Case<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp>(
-          [&](Operation *op) {
-            anchor(op->getOperand(0));
-            joinAll(op);
-            if (tileOf(op->getOperand(0)))
-              memoryTiles.push_back(op->getOperand(0));
-            return success();
-          })
-      // A wait takes each value in the layout its packets were read in.
-      .Case([&](PacketWaitOp wait) {
-        for (auto [packets, ptr, mask, value] :
-             llvm::zip(wait.getPackets(), wait.getPtrs(), wait.getMasks(),
-                       wait.getValues()))
-          join({packets, ptr, mask, value});
+      .Case<LoadOp, StoreOp, AtomicAddOp>([&](Operation *op) {
+        anchor(op->getOperand(0));
+        joinAll(op);
+        if (tileOf(op->getOperand(0)))
+          memoryTiles.push_back(op->getOperand(0));
         return success();
       })
       // A block load (a TMA copy on its way to shared memory) is placed
@@ -519,8 +510,7 @@ LogicalResult KernelLayouts::run() {
   func.walk([&](Operation *op) {
     if (isa<BroadcastOp, ExpandDimsOp>(op))
       uses.push_back(&op->getOpOperand(0));
-    if (isa<LoadOp, StoreOp, AtomicAddOp, PacketLoadOp, PacketStoreOp,
-            PacketWaitOp>(op))
+    if (isa<LoadOp, StoreOp, AtomicAddOp>(op))
       for (OpOperand &operand : op->getOpOperands())
         if (isMaskLike(operand.get().getType()) ||
             isPtrLike(operand.get().getType()))

@@ -1,22 +1,19 @@
 //===- LowerStreamK.cpp - stream_k to a persistent grid or split-K --------===//
 //
-// The lowered form is plain tessel/scf/arith IR (plus packet_store and
-// packet_load for stream-K), so the interpreter checks it exactly as the GPU
-// will run it.
+// The lowered form is plain tessel/scf/arith IR (plus flag_signal/flag_wait
+// for stream-K), so the interpreter checks it exactly as the GPU will run it.
 //
 // Two strategies, chosen by the pass option:
 //
 // persistent (stream-K): one kernel; the linearised units × iters are split
 // evenly over the grid (at most one program per iteration), and a unit's
 // host program waits for its peers' partial states and merges them. Balances
-// any units × iters. A peer publishes its state as packets (each value with
-// its arrival tag in one 64-bit store) and counts an arrival on the host's
-// flag without a fence, which would wait for its stores to be performed;
-// the host waits for the arrivals, then reads the packets until their tags
-// have arrived, and clears them after its epilogue. Both lowerings load the
-// next partial states while one merges (foldSlots): a fold is a chain of
-// dependent merges, and with one trip to memory per merge its latency, not
-// the merges, sets the time of short decodes.
+// any units × iters. The peers count their arrivals on one flag of the host,
+// which waits for them all at once (one memory round trip, not one per peer),
+// and both lowerings load the next partial states while one merges
+// (foldSlots): a fold is a chain of dependent merges, and with one trip
+// to memory per merge its latency, not the merges, sets the time of short
+// decodes.
 //
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
@@ -158,17 +155,14 @@ static int64_t foldDepth(StreamKOp op) {
 
 /// Where partial states go: a workspace per state value, and where each
 /// value is live (with the op's `rows`, a mask of its first rows; null: all
-/// of it). The masks are made once, where the op was. With `packets` (the
-/// persistent lowering), the workspaces hold i64 packets (packet_store),
-/// read ahead and waited for where merged; otherwise the values themselves.
+/// of it). The masks are made once, where the op was.
 struct PartialStates {
   SmallVector<Type> types;
   SmallVector<Value> workspaces, live;
-  bool packets;
 
   PartialStates(OpBuilder &b, Location loc, StreamKOp op,
-                ArrayRef<Value> workspaces, bool packets)
-      : types(op.getStateTypes()), workspaces(workspaces), packets(packets) {
+                ArrayRef<Value> workspaces)
+      : types(op.getStateTypes()), workspaces(workspaces) {
     Value column = liveColumn(b, loc, op.getRows());
     for (Type type : types)
       live.push_back(liveRows(b, loc, column, type));
@@ -178,71 +172,15 @@ struct PartialStates {
   void store(OpBuilder &b, Location loc, Value slot, ValueRange state) const {
     for (auto [value, ws, mask] : llvm::zip(state, workspaces, live)) {
       Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
-      if (packets)
-        PacketStoreOp::create(b, loc, ptrs, value, mask);
-      else
-        StoreOp::create(b, loc, ptrs, value, mask);
+      StoreOp::create(b, loc, ptrs, value, mask);
     }
   }
 
-  /// Starts reading the partial state in slot `slot`, only if `valid` (an
-  /// i1; zeros otherwise, and in the rows that are not live): its values,
-  /// or with packets what `ready` takes them from.
+  /// The partial state in slot `slot`, read only if `valid` (an i1; zeros
+  /// otherwise, and in the rows that are not live).
   SmallVector<Value> load(OpBuilder &b, Location loc, Value slot,
                           Value valid) const {
     SmallVector<Value> part;
-    for (auto [type, access] :
-         llvm::zip(types, accesses(b, loc, slot, valid))) {
-      auto [ptrs, mask] = access;
-      if (packets)
-        part.push_back(PacketLoadOp::create(
-            b, loc, getPointeeLikeType(ptrs.getType()), ptrs, mask));
-      else
-        part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
-    }
-    return part;
-  }
-
-  /// The values of the packets `load` started reading for the same slot
-  /// and `valid`, once they have all arrived.
-  SmallVector<Value> ready(OpBuilder &b, Location loc, ValueRange part,
-                           Value slot, Value valid) const {
-    SmallVector<Value> ptrs, masks;
-    for (auto [ptr, mask] : accesses(b, loc, slot, valid)) {
-      ptrs.push_back(ptr);
-      masks.push_back(mask);
-    }
-    auto wait =
-        PacketWaitOp::create(b, loc, TypeRange(types), part, ptrs, masks);
-    return SmallVector<Value>(wait.getResults());
-  }
-
-  /// Clears the packets of slots [lo, hi) for the next launch, once every
-  /// thread has read them (a barrier first: a value replicated over
-  /// threads is read by each).
-  void clear(OpBuilder &b, Location loc, Value lo, Value hi) const {
-    Scalars s{b, loc};
-    BarrierOp::create(b, loc);
-    auto loop = scf::ForOp::create(b, loc, lo, hi, s.i64(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    for (auto [type, ws, mask] : llvm::zip(types, workspaces, live)) {
-      Value ptrs = slotPointers(b, loc, ws, loop.getInductionVar(), type);
-      Type zeroType = getPointeeLikeType(ptrs.getType());
-      Value zero = arith::ConstantOp::create(
-          b, loc, b.getZeroAttr(getElementTypeOrSelf(zeroType)));
-      if (isa<TileType>(zeroType))
-        zero = SplatOp::create(b, loc, zeroType, zero);
-      StoreOp::create(b, loc, ptrs, zero, mask);
-    }
-  }
-
-private:
-  /// The pointers to slot `slot` of each state value and their masks:
-  /// `valid` and the live rows.
-  SmallVector<std::pair<Value, Value>> accesses(OpBuilder &b, Location loc,
-                                                Value slot, Value valid) const {
-    SmallVector<std::pair<Value, Value>> out;
     for (auto [type, ws, rows] : llvm::zip(types, workspaces, live)) {
       Value mask = valid;
       if (auto tile = dyn_cast<TileType>(type)) {
@@ -251,11 +189,13 @@ private:
         if (rows)
           mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
       }
-      out.emplace_back(slotPointers(b, loc, ws, slot, type), mask);
+      Value ptrs = slotPointers(b, loc, ws, slot, type);
+      part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
     }
-    return out;
+    return part;
   }
 
+private:
   /// Which of the state's rows are live, as a column; null without `rows`.
   /// (With rows, the verifier makes every state value a tile or an online
   /// state of the same rows, and checkStreamK has seen the online states
@@ -302,9 +242,7 @@ private:
 /// fill, and so wait for them), and their loads are nowhere LLVM could sink
 /// them under the merge that waits for them. (With a slot's loads in the step
 /// that merges it, behind the branch that skips slots past the end, each
-/// merge cost a trip to L2.) Loads of slots past hi are masked off. Packets
-/// are waited for where merged, not where read: a wait at the read would
-/// cost each slot a trip to L2 of its own.
+/// merge cost a trip to L2.) Loads of slots past hi are masked off.
 static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
                                     const PartialStates &partials,
                                     ValueRange state, Value lo, Value hi,
@@ -320,18 +258,10 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
     Value slot = slotOf(k);
     return partials.load(b, loc, slot, valid);
   };
-  // The values of slot k's state, fetched earlier.
-  auto ready = [&](ValueRange part, Value k) {
-    if (!partials.packets)
-      return SmallVector<Value>(part);
-    Value valid = s.lt(k, hi);
-    Value slot = slotOf(k);
-    return partials.ready(b, loc, part, slot, valid);
-  };
   SmallVector<Value> merged(state);
   Value first = lo;
   if (merged.empty()) {
-    merged = ready(fetch(lo, 0), lo);
+    merged = fetch(lo, 0);
     first = s.add(lo, s.i64(1));
   }
   SmallVector<Value> init(merged);
@@ -345,17 +275,15 @@ static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
   SmallVector<Value> acc(args.take_front(n)), refilled;
   for (int64_t t = 0; t < depth; ++t) {
     SmallVector<Value> mergeArgs(acc);
-    ValueRange buffer = args.slice(n * (t + 1), n);
+    llvm::append_range(mergeArgs, args.slice(n * (t + 1), n));
     // The step's first slot is always in range.
     if (t == 0) {
-      llvm::append_range(mergeArgs, ready(buffer, j));
       acc = inlineRegion(b, op.getMerge(), mergeArgs);
     } else {
-      Value k = s.add(j, s.i64(t));
       auto ifOp = scf::IfOp::create(b, loc, TypeRange(op.getStateTypes()),
-                                    s.lt(k, hi), /*withElseRegion=*/true);
+                                    s.lt(s.add(j, s.i64(t)), hi),
+                                    /*withElseRegion=*/true);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      llvm::append_range(mergeArgs, ready(buffer, k));
       scf::YieldOp::create(b, loc, inlineRegion(b, op.getMerge(), mergeArgs));
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, acc);
@@ -389,11 +317,10 @@ static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
   return success();
 }
 
-/// Appends a workspace pointer per state value (to its elements, or with
-/// `packets` to i64 packets, then the i32 arrival flags) to the kernel and
-/// marks it persistent; returns them.
+/// Appends a workspace pointer per state value (then, with `withFlags`, the
+/// i32 arrival flags) to the kernel and marks it persistent; returns them.
 static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
-                                       bool packets) {
+                                       bool withFlags) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   SmallVector<Value> workspaces;
@@ -411,9 +338,8 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
     perProgram.push_back(elements);
   };
   for (Type t : op.getStateTypes())
-    append(packets ? IntegerType::get(ctx, 64) : getElementTypeOrSelf(t),
-           numElements(t));
-  if (packets)
+    append(getElementTypeOrSelf(t), numElements(t));
+  if (withFlags)
     append(IntegerType::get(ctx, 32), 1);
   func->setAttr(TesselDialect::getLaunchAttrName(),
                 StringAttr::get(ctx, "persistent"));
@@ -448,7 +374,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces, /*packets=*/true);
+  PartialStates partials(b, loc, op, workspaces);
   Value p = sched.p, iters = sched.iters;
   Value bodyIters = sched.bodyIters;
   Value one = s.i64(1);
@@ -486,9 +412,8 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
       inlineRegion(b, op.getBody(), {unit32, s.narrow(begin), s.narrow(stop)});
 
   // The host holds the unit's first iteration; the others hand over: each
-  // publishes its partial state to its own slot and counts one arrival on
-  // the host's flag (without a fence: the packets carry their own). The
-  // owner of iteration i is ⌈(i + 1)·g/T⌉ − 1.
+  // stores its partial state to its slot and counts one arrival on the
+  // host's flag. The owner of iteration i is ⌈(i + 1)·g/T⌉ − 1.
   auto owner = [&](Value i) {
     return s.sub(s.ceilDiv(s.mul(s.add(i, one), g), total), one);
   };
@@ -500,9 +425,6 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
       b, loc, AddPtrOp::create(b, loc, flagType, flags, owner(unitBegin)));
 
   // Peers: programs p+1 .. owner(unitEnd − 1), each of which arrives once.
-  // Reading their packets before they are on their way would cost a trip
-  // to L2 per slot waited for again, so the host waits for the arrivals
-  // first (one trip in all), then folds.
   b.setInsertionPoint(hostIf.thenBlock()->getTerminator());
   Value firstPeer = s.add(p, one);
   Value peerEnd = s.ceilDiv(s.mul(unitEnd, g), total);
@@ -520,7 +442,6 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
                      foldSlots(b, loc, op, partials, state, firstPeer, peerEnd,
                                [](Value q) { return q; }));
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
-  partials.clear(b, loc, firstPeer, peerEnd);
 }
 
 /// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
@@ -538,7 +459,7 @@ static void lowerSplit(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces, /*packets=*/false);
+  PartialStates partials(b, loc, op, workspaces);
   Value chunks = chunksPerUnit(s, sched);
   Value items = s.mul(sched.units, chunks);
   auto loop = scf::ForOp::create(b, loc, sched.p, items, sched.g);
@@ -573,7 +494,7 @@ static void lowerCombine(StreamKOp op, ArrayRef<Value> workspaces) {
   OpBuilder b(op);
   Scalars s{b, loc};
   Schedule sched(s, op);
-  PartialStates partials(b, loc, op, workspaces, /*packets=*/false);
+  PartialStates partials(b, loc, op, workspaces);
   Value chunks = chunksPerUnit(s, sched);
   Value one = s.i64(1);
   Value split = s.lt(one, chunks);
@@ -617,7 +538,7 @@ static LogicalResult checkNoWritesOutside(StreamKOp op, func::FuncOp func) {
 static LogicalResult lowerSplitK(StreamKOp op, func::FuncOp func) {
   if (failed(checkNoWritesOutside(op, func)))
     return failure();
-  SmallVector<Value> workspaces = addWorkspace(op, func, /*packets=*/false);
+  SmallVector<Value> workspaces = addWorkspace(op, func, /*withFlags=*/false);
   // The combine kernel is the kernel with its new arguments, cloned before
   // the op is lowered; the symbol table renames it if the name is taken.
   auto combine = cast<func::FuncOp>(func->clone());
@@ -652,7 +573,7 @@ struct LowerStreamKPass
           return signalPassFailure();
         continue;
       }
-      lowerPersistent(op, addWorkspace(op, func, /*packets=*/true));
+      lowerPersistent(op, addWorkspace(op, func, /*withFlags=*/true));
       op.erase();
     }
   }

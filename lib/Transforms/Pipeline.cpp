@@ -708,8 +708,7 @@ struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {
           Value base = baseArgument(op->getOperand(0));
           unknownWrite |= !base;
           written.push_back(base);
-        } else if (isa<FlagSignalOp, FlagWaitOp, PacketStoreOp, PacketWaitOp>(
-                       op)) {
+        } else if (isa<FlagSignalOp, FlagWaitOp>(op)) {
           unknownWrite = true;
         }
       });

@@ -270,8 +270,8 @@ def compile(source_or_path, constants=None, kernel=None, interpret=None, stream_
     """Compiles one kernel of DSL source text or a .tsl file, specialised with `constants` (its
     constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16").
     `kernel` names it when the source holds several. `stream_k` picks how a stream_k op is
-    lowered: 'persistent' (stream-K: one persistent launch, partial states handed over as
-    tagged packets) or 'split-k' (each unit cut into equal chunks, then a combine kernel launched right
+    lowered: 'persistent' (stream-K: one persistent launch, partial states handed over with
+    flags) or 'split-k' (each unit cut into equal chunks, then a combine kernel launched right
     after; see docs/dsl.md). Returns a Kernel (on the interpreter) or a
     GPUKernel (see the module's docstring for which); raises CompileError with the compiler's
     file:line:col report."""

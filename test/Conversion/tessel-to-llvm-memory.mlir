@@ -75,10 +75,10 @@ func.func @atomic_result(%x: !tessel.ptr<i32>) attributes {tessel.kernel, tessel
 
 // -----
 
-// Stream-K arrival flags: after a barrier (every thread has issued its
-// writes), thread 0 adds one, relaxed and without a fence; the waiter spins
-// on an acquire load until the flag has counted its arrivals (one by
-// default), clears the flag, and a barrier holds the CTA until then.
+// Stream-K arrival flags: the CTA's writes are ordered before a release
+// add of thread 0 by a barrier; the waiter spins on an acquire load until
+// the flag has counted its arrivals (one by default), clears the flag, and
+// a barrier passes what it acquired to the CTA.
 
 // CHECK-LABEL: llvm.func @flags
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr<1>, %[[COUNT:[^:]*]]: i32
@@ -86,7 +86,7 @@ func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel
   // CHECK: nvvm.barrier0
   // CHECK: %[[T0:.*]] = llvm.icmp "eq"
   // CHECK: llvm.cond_br %[[T0]]
-  // CHECK-NOT: llvm.fence
+  // CHECK: llvm.fence syncscope("device") release
   // CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i32
   tessel.flag_signal %flag : !tessel.ptr<i32>
   // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32)
@@ -102,66 +102,6 @@ func.func @flags(%flag: !tessel.ptr<i32>, %count: i32) attributes {tessel.kernel
   // CHECK-NEXT: %[[F2:.*]] = llvm.load %{{.*}} atomic syncscope("device") acquire
   // CHECK: llvm.icmp "slt" %[[F2]], %[[COUNT]]
   tessel.flag_wait %flag count %count : !tessel.ptr<i32>
-  return
-}
-
-// -----
-
-// Stream-K packets. The owner of each element writes its value's bits
-// under the arrival tag (1 << 32) in one relaxed 64-bit store at device
-// scope (lanes 16..31 hold copies and stay silent); a reader spins, every
-// load of its elements in flight together, until each tag has arrived (a
-// masked-off element counts as arrived, with value 0), then takes the low
-// 32 bits back.
-
-#l = #tessel.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
-
-// CHECK-LABEL: llvm.func @packets
-func.func @packets(%ws: !tessel.ptr<i64>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
-  %r = tessel.arange 0, 16 : !tessel.tile<16xi32, #l>
-  %s = tessel.splat %n : i32 -> !tessel.tile<16xi32, #l>
-  %m = tessel.cmp lt %r, %s : !tessel.tile<16xi32, #l> -> !tessel.tile<16xi1, #l>
-  %ws16 = tessel.splat %ws : !tessel.ptr<i64> -> !tessel.tile<16x!tessel.ptr<i64>, #l>
-  %p = tessel.addptr %ws16, %r : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xi32, #l>
-  %v = tessel.cast %r : !tessel.tile<16xi32, #l> -> !tessel.tile<16xf32, #l>
-  // CHECK: %[[OWNER:.*]] = llvm.icmp "ult"
-  // CHECK: %[[TAG:.*]] = llvm.mlir.constant(4294967296 : i64) : i64
-  // CHECK: %[[BITS:.*]] = llvm.bitcast %{{.*}} : f32 to i32
-  // CHECK: %[[WIDE:.*]] = llvm.zext %[[BITS]] : i32 to i64
-  // CHECK: %[[PACKET:.*]] = llvm.or %[[WIDE]], %[[TAG]] : i64
-  // CHECK: %[[PRED:.*]] = llvm.and %[[OWNER]], %{{.*}} : i1
-  // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$2 st.relaxed.gpu.global.b64 [ $0 + 0 ], $1;", "l,l,b" %{{.*}}, %[[PACKET]], %[[PRED]]
-  tessel.packet_store %p, %v mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
-  // A read: masked-off lanes read as arrived, with value 0.
-  // CHECK: %[[ARRIVED:.*]] = llvm.mlir.constant(4294967296 : i64) : i64
-  // CHECK: %[[W0:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %[[P:.*]], %[[M:.*]], %[[ARRIVED]]
-  %w = tessel.packet_load %p mask %m : !tessel.tile<16x!tessel.ptr<i64>, #l>
-  // The wait checks the tags and reads again while one is missing.
-  // CHECK: llvm.br ^[[CHECK:bb[0-9]+]](%[[W0]] : i64)
-  // CHECK: ^[[CHECK]](%[[W:.*]]: i64):
-  // CHECK: %[[HI:.*]] = llvm.lshr %[[W]], %{{.*}} : i64
-  // CHECK: %[[MISSING:.*]] = llvm.icmp "ne" %[[HI]], %{{.*}} : i64
-  // CHECK: %[[PENDING:.*]] = llvm.or %{{.*}}, %[[MISSING]] : i1
-  // CHECK: llvm.cond_br %[[PENDING]], ^[[AGAIN:bb[0-9]+]](%[[W]] : i64), ^[[DONE:bb[0-9]+]]
-  // CHECK: ^[[AGAIN]](%{{.*}}: i64):
-  // CHECK: %[[W1:.*]] = llvm.inline_asm has_side_effects {{.*}}ld.relaxed.gpu.global.b64{{.*}} %[[P]], %[[M]], %{{.*}}
-  // CHECK: llvm.br ^[[CHECK]](%[[W1]] : i64)
-  // CHECK: ^[[DONE]]:
-  // CHECK: %[[LO:.*]] = llvm.trunc %[[W]] : i64 to i32
-  // CHECK: llvm.bitcast %[[LO]] : i32 to f32
-  %back = tessel.packet_wait %w from %p mask %m : (!tessel.tile<16xi64, #l>), (!tessel.tile<16x!tessel.ptr<i64>, #l>), (!tessel.tile<16xi1, #l>) -> !tessel.tile<16xf32, #l>
-  tessel.packet_store %p, %back : !tessel.tile<16x!tessel.ptr<i64>, #l>, !tessel.tile<16xf32, #l>
-  // A scalar: thread 0 writes it, every thread waits for it.
-  // CHECK: %[[T0:.*]] = llvm.icmp "eq"
-  // CHECK: "@$2 st.relaxed.gpu.global.b64 [ $0 + 0 ], $1;", "l,l,b" %{{.*}}, %{{.*}}, %[[T0]]
-  tessel.packet_store %ws, %n : !tessel.ptr<i64>, i32
-  // CHECK: %[[TRUE:.*]] = llvm.mlir.constant(true) : i1
-  // CHECK: "mov.b64 $0, $3;\0A\09@$2 ld.relaxed.gpu.global.b64 $0, [ $1 + 0 ];", "=l,l,b,l" %{{.*}}, %[[TRUE]]
-  %xw = tessel.packet_load %ws : !tessel.ptr<i64>
-  %true = arith.constant true
-  %x = tessel.packet_wait %xw from %ws mask %true : (i64), (!tessel.ptr<i64>), (i1) -> i32
-  %q = tessel.addptr %ws, %x : !tessel.ptr<i64>, i32
-  tessel.packet_store %q, %x : !tessel.ptr<i64>, i32
   return
 }
 

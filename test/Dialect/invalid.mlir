@@ -1197,41 +1197,17 @@ func.func @yield_outside_stream_k() {
 
 // -----
 
-func.func @packet_store_not_i64(%p: !tessel.tile<4x!tessel.ptr<f32>>, %v: !tessel.tile<4xf32>) {
-  // expected-error @below {{expects pointers to i64 packets, got '!tessel.tile<4x!tessel.ptr<f32>>'}}
-  tessel.packet_store %p, %v : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xf32>
+func.func @flag_signal_not_i32(%f: !tessel.ptr<f32>) {
+  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.ptr<f32>'}}
+  tessel.flag_signal %f : !tessel.ptr<f32>
   return
 }
 
 // -----
 
-func.func @packet_wait_f16(%w: !tessel.tile<4xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
-  // expected-error @below {{expects f32 or i32 values, got '!tessel.tile<4xf16>'}}
-  %v = tessel.packet_wait %w from %p mask %m : (!tessel.tile<4xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf16>
-  return
-}
-
-// -----
-
-func.func @packet_store_other_shape(%p: !tessel.tile<4x!tessel.ptr<i64>>, %v: !tessel.tile<8xf32>) {
-  // expected-error @below {{expects values of the pointers' shape and layout, got '!tessel.tile<8xf32>' for '!tessel.tile<4x!tessel.ptr<i64>>'}}
-  tessel.packet_store %p, %v : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<8xf32>
-  return
-}
-
-// -----
-
-func.func @packet_wait_counts(%w: !tessel.tile<4xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
-  // expected-error @below {{expects as many packets, masks and values as pointers, got 2, 1 and 1 for 1}}
-  %v = tessel.packet_wait %w, %w from %p mask %m : (!tessel.tile<4xi64>, !tessel.tile<4xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf32>
-  return
-}
-
-// -----
-
-func.func @packet_wait_not_its_packets(%w: !tessel.tile<8xi64>, %p: !tessel.tile<4x!tessel.ptr<i64>>, %m: !tessel.tile<4xi1>) {
-  // expected-error @below {{expects the packets and a mask of '!tessel.tile<4x!tessel.ptr<i64>>', got '!tessel.tile<8xi64>' and '!tessel.tile<4xi1>'}}
-  %v = tessel.packet_wait %w from %p mask %m : (!tessel.tile<8xi64>), (!tessel.tile<4x!tessel.ptr<i64>>), (!tessel.tile<4xi1>) -> !tessel.tile<4xf32>
+func.func @flag_wait_tile(%f: !tessel.tile<4x!tessel.ptr<i32>>) {
+  // expected-error @below {{operand #0 must be pointer to i32, but got '!tessel.tile<4x!tessel.ptr<i32>>'}}
+  tessel.flag_wait %f : !tessel.tile<4x!tessel.ptr<i32>>
   return
 }
 

@@ -216,19 +216,13 @@ func.func @stream_k(%units: i32, %iters: i32, %out: !tessel.ptr<f32>) {
   return
 }
 
-// CHECK-LABEL: func.func @packets
-func.func @packets(%p: !tessel.tile<4x!tessel.ptr<i64>>, %v: !tessel.tile<4xf32>, %m: !tessel.tile<4xi1>, %s: !tessel.ptr<i64>, %x: i32, %t: i1) {
-  // CHECK: tessel.packet_store %{{.*}}, %{{.*}} mask %{{.*}} : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<4xf32>
-  tessel.packet_store %p, %v mask %m : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<4xf32>
-  // CHECK: tessel.packet_store %{{.*}}, %{{.*}} : !tessel.ptr<i64>, i32
-  tessel.packet_store %s, %x : !tessel.ptr<i64>, i32
-  // CHECK: %[[A:.*]] = tessel.packet_load %{{.*}} mask %{{.*}} : !tessel.tile<4x!tessel.ptr<i64>>
-  %a = tessel.packet_load %p mask %m : !tessel.tile<4x!tessel.ptr<i64>>
-  // CHECK: %[[B:.*]] = tessel.packet_load %{{.*}} : !tessel.ptr<i64>
-  %b = tessel.packet_load %s : !tessel.ptr<i64>
-  // CHECK: tessel.packet_wait %[[A]], %[[B]] from %{{.*}}, %{{.*}} mask %{{.*}}, %{{.*}} : (!tessel.tile<4xi64>, i64), (!tessel.tile<4x!tessel.ptr<i64>>, !tessel.ptr<i64>), (!tessel.tile<4xi1>, i1) -> !tessel.tile<4xf32>, i32
-  // GENERIC: "tessel.packet_wait"(%{{.*}}) <{operandSegmentSizes = array<i32: 2, 2, 2>}>
-  %c:2 = tessel.packet_wait %a, %b from %p, %s mask %m, %t : (!tessel.tile<4xi64>, i64), (!tessel.tile<4x!tessel.ptr<i64>>, !tessel.ptr<i64>), (!tessel.tile<4xi1>, i1) -> !tessel.tile<4xf32>, i32
+// CHECK-LABEL: func.func @flags
+func.func @flags(%f: !tessel.ptr<i32>) {
+  // CHECK: tessel.flag_signal %{{.*}} : !tessel.ptr<i32>
+  tessel.flag_signal %f : !tessel.ptr<i32>
+  // CHECK: tessel.flag_wait %{{.*}} : !tessel.ptr<i32>
+  tessel.flag_wait %f : !tessel.ptr<i32>
+  // GENERIC: "tessel.flag_wait"(%{{.*}}) : (!tessel.ptr<i32>) -> ()
   return
 }
 

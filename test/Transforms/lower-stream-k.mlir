@@ -1,11 +1,11 @@
 // RUN: tessel-opt %s -split-input-file -tessel-lower-stream-k -verify-diagnostics | FileCheck %s
 
 // A unit's partial state is a tile and a scalar: each gets a workspace
-// pointer, to 64-bit packets, then the flags; the kernel becomes persistent.
+// pointer, then the flags; the kernel becomes persistent.
 
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME: %[[OUT:[^:]*]]: !tessel.ptr<f32>, %[[UNITS:[^:]*]]: i32, %[[ITERS:[^:]*]]: i32,
-// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %[[FLAGS:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
+// CHECK-SAME: %[[WS0:[^:]*]]: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %[[WS1:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %[[FLAGS:[^:]*]]: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 // CHECK-SAME: tessel.workspace = array<i64: 8, 1, 1>
 func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
@@ -54,31 +54,28 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[N:.*]] = arith.trunci %[[ARRIVALS]] : i64 to i32
   // CHECK: %[[OWN:.*]] = tessel.addptr %[[FLAGS]], %[[P]]
   // CHECK: tessel.flag_wait %[[OWN]] count %[[N]]
-  // Then it merges their partials in order, in a software pipeline: the
-  // packets of slots q .. q+7 are read ahead (masked off from the end on),
-  // and a step merges eight, each from its buffer once its packets' tags
-  // have arrived, refilling the buffer with the slot eight ahead; the
-  // buffers go round the loop in place.
+  // Then it merges their partials in order, in a software pipeline: slots
+  // q .. q+7 are loaded ahead (masked off from the end on), and a step merges
+  // eight, each from its buffer, refilling the buffer with the slot eight
+  // ahead; the buffers go round the loop in place.
   // CHECK: %[[IN0:.*]] = arith.cmpi slt, %[[FIRSTPEER]], %[[PEEREND]]
   // CHECK: %[[MASK0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<8xi1>
-  // CHECK: %[[B0:.*]] = tessel.packet_load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<i64>>
-  // CHECK: %[[C0:.*]] = tessel.packet_load %{{.*}} mask %[[IN0]] : !tessel.ptr<i64>
-  // CHECK-COUNT-14: tessel.packet_load
-  // CHECK-NOT: tessel.packet_load
+  // CHECK: %[[B0:.*]] = tessel.load %{{.*}} mask %[[MASK0]] : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[C0:.*]] = tessel.load %{{.*}} mask %[[IN0]] : !tessel.ptr<i32>
+  // CHECK-COUNT-14: tessel.load
+  // CHECK-NOT: tessel.load
   // CHECK: %[[DEPTH:.*]] = arith.constant 8 : i64
   // CHECK: %[[FOLD:.*]]:18 = scf.for %[[Q:.*]] = %[[FIRSTPEER]] to %[[PEEREND]] step %[[DEPTH]] iter_args(%[[A0:[^ ]*]] = %{{.*}}, %[[A1:[^ ]*]] = %{{.*}}, %[[BUF0:[^ ]*]] = %[[B0]], %[[BUF1:[^ ]*]] = %[[C0]],
   // The step's first slot is always merged, the others while below the end.
-  // CHECK: %[[V0:.*]]:2 = tessel.packet_wait %[[BUF0]], %[[BUF1]] from
-  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[V0]]#0
-  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[V0]]#1
+  // CHECK: %[[M0:.*]] = tessel.binary add %[[A0]], %[[BUF0]]
+  // CHECK: %[[M1:.*]] = arith.addi %[[A1]], %[[BUF1]]
   // CHECK: %[[AHEAD:.*]] = arith.addi %[[Q]]
   // CHECK: %[[INA:.*]] = arith.cmpi slt, %[[AHEAD]], %[[PEEREND]]
-  // CHECK: %[[R0:.*]] = tessel.packet_load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>
-  // CHECK: %[[R1:.*]] = tessel.packet_load %{{.*}} mask %[[INA]] : !tessel.ptr<i64>
+  // CHECK: %[[R0:.*]] = tessel.load %{{.*}} mask %{{.*}} : !tessel.tile<8x!tessel.ptr<f32>>
+  // CHECK: %[[R1:.*]] = tessel.load %{{.*}} mask %[[INA]] : !tessel.ptr<i32>
   // CHECK: %[[Q1:.*]] = arith.addi %[[Q]]
   // CHECK: %[[IN1:.*]] = arith.cmpi slt, %[[Q1]], %[[PEEREND]]
   // CHECK: scf.if %[[IN1]] -> (!tessel.tile<8xf32>, i32) {
-  // CHECK: tessel.packet_wait
   // CHECK: tessel.binary add %[[M0]]
   // CHECK: } else {
   // CHECK: scf.yield %[[M0]], %[[M1]]
@@ -86,20 +83,13 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: scf.yield %{{[^ ]*}}, %{{[^ ]*}}, %[[R0]], %[[R1]], %{{.*}} : !tessel.tile<8xf32>, i32,
   // CHECK: arith.sitofp %[[FOLD]]#1
   // CHECK: tessel.store
-  // After its epilogue, once every thread has read them, the host clears its
-  // peers' packets for the next launch.
-  // CHECK: tessel.barrier
-  // CHECK: scf.for %{{.*}} = %[[FIRSTPEER]] to %[[PEEREND]]
-  // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>
-  // CHECK: tessel.store %{{.*}}, %{{.*}} : !tessel.ptr<i64>
-  // Other programs publish their partial state as packets to their own slot
-  // and count one arrival on their host's flag: the owner of the unit's
-  // first iteration.
+  // Other programs publish their partial state and count one arrival on
+  // their host's flag: the owner of the unit's first iteration.
   // CHECK: } else {
   // CHECK: tessel.addptr %[[WS0]]
-  // CHECK: tessel.packet_store %{{.*}}, %{{.*}} : !tessel.tile<8x!tessel.ptr<i64>>, !tessel.tile<8xf32>
-  // CHECK: tessel.addptr %[[WS1]], %{{.*}}
-  // CHECK: tessel.packet_store %{{.*}}, %{{.*}} : !tessel.ptr<i64>, i32
+  // CHECK: tessel.store
+  // CHECK: tessel.addptr %[[WS1]]
+  // CHECK: tessel.store
   // CHECK: %[[UB1:.*]] = arith.addi %[[UB]]
   // CHECK: %[[UBG:.*]] = arith.muli %[[UB1]], %[[G]]
   // CHECK: %[[CEIL:.*]] = arith.ceildivsi %[[UBG]], %[[T]]
@@ -215,7 +205,7 @@ func.func @not_a_kernel(%units: i32) {
 // 16-byte aligned (the runtime's layout of the workspace).
 // CHECK-LABEL: func.func @hinted
 // CHECK-SAME: (%{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: i32, %{{[^:]*}}: i32 {tessel.multiple_of = 8 : i64},
-// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i64> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
+// CHECK-SAME: %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %{{[^:]*}}: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64})
 // CHECK-SAME: tessel.launch = "persistent"
 func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units: i32, %iters: i32 {tessel.multiple_of = 8 : i64}) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) body {
@@ -250,16 +240,12 @@ func.func @hinted(%out: !tessel.ptr<i32> {tessel.multiple_of = 16 : i64}, %units
 // CHECK: scf.for
 // CHECK: scf.if
 // CHECK: %[[IN:.*]] = tessel.binary and %{{.*}}, %[[LIVE2]] : !tessel.tile<16x8xi1>
-// CHECK: tessel.packet_load %{{.*}} mask %[[IN]] : !tessel.tile<16x8x!tessel.ptr<i64>>
+// CHECK: tessel.load %{{.*}} mask %[[IN]] : !tessel.tile<16x8x!tessel.ptr<f32>>
 // CHECK: %[[IN1:.*]] = tessel.binary and %{{.*}}, %[[LIVE]] : !tessel.tile<16xi1>
-// CHECK: tessel.packet_load %{{.*}} mask %[[IN1]] : !tessel.tile<16x!tessel.ptr<i64>>
-// The clearing stores are masked alike.
-// CHECK: tessel.barrier
-// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE2]] : !tessel.tile<16x8x!tessel.ptr<i64>>
-// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE]] : !tessel.tile<16x!tessel.ptr<i64>>
+// CHECK: tessel.load %{{.*}} mask %[[IN1]] : !tessel.tile<16x!tessel.ptr<f32>>
 // CHECK: } else {
-// CHECK: tessel.packet_store %{{.*}}, %{{.*}} mask %[[LIVE2]] : !tessel.tile<16x8x!tessel.ptr<i64>>
-// CHECK: tessel.packet_store %{{.*}}, %{{.*}} mask %[[LIVE]] : !tessel.tile<16x!tessel.ptr<i64>>
+// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE2]] : !tessel.tile<16x8x!tessel.ptr<f32>>
+// CHECK: tessel.store %{{.*}}, %{{.*}} mask %[[LIVE]] : !tessel.tile<16x!tessel.ptr<f32>>
 // CHECK: tessel.flag_signal
 func.func @live_rows(%units: i32, %iters: i32, %rows: i32) attributes {tessel.kernel} {
   tessel.stream_k units(%units) iters(%iters) rows(%rows) body {

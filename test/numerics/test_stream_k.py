@@ -1,5 +1,5 @@
 """Stream-K equivalence: the lowered persistent form of a stream_k kernel (tessel-lower-stream-k: a
-partial-state workspace of tagged packets, the merge done by the unit's host program) equals the
+partial-state workspace, arrival flags, the merge done by the unit's host program) equals the
 high-level tessel.stream_k op, for every shape of the schedule.
 
     TESSEL_BUILD_DIR=build /usr/bin/python3 -m pytest -s test/numerics/test_stream_k.py

@@ -334,118 +334,9 @@ struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
   }
 };
 
-/// Each element's owner writes its packet (the value's bits under the
-/// arrival tag) in one relaxed 64-bit store: nothing to order, no fence.
-struct PacketStoreLowering : OpConversionPattern<PacketStoreOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(PacketStoreOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    ValueRange ptrs = adaptor.getPtr(), values = adaptor.getValue();
-    SmallVector<Value> writers =
-        writerPredicates(rewriter, loc, op.getPtr(), ptrs.size());
-    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
-    Value tag = LLVM::ConstantOp::create(rewriter, loc, i64,
-                                         PacketStoreOp::getArrivedTag());
-    for (auto [i, ptr] : llvm::enumerate(ptrs)) {
-      Value bits = values[i];
-      if (isa<FloatType>(bits.getType()))
-        bits = LLVM::BitcastOp::create(rewriter, loc, i32, bits);
-      Value wide = LLVM::ZExtOp::create(rewriter, loc, i64, bits);
-      Value packet = LLVM::OrOp::create(rewriter, loc, wide, tag);
-      Value pred = andPredicates(rewriter, loc, writers[i],
-                                 maskAt(adaptor.getMask(), i));
-      storeMasked(rewriter, loc, packet, ptr, pred, /*relaxed=*/true);
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-/// A relaxed read of each slot's packet; a masked-off slot reads as an
-/// arrived packet of value 0.
-static Value readPacket(OpBuilder &b, Location loc, Value ptr, Value mask) {
-  Value arrived = LLVM::ConstantOp::create(b, loc, b.getI64Type(),
-                                           PacketStoreOp::getArrivedTag());
-  return loadMasked(b, loc, b.getI64Type(), ptr, mask, arrived,
-                    /*relaxed=*/true);
-}
-
-struct PacketLoadLowering : OpConversionPattern<PacketLoadOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(PacketLoadOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Value> packets;
-    for (auto [i, ptr] : llvm::enumerate(adaptor.getPtr()))
-      packets.push_back(
-          readPacket(rewriter, op.getLoc(), ptr, maskAt(adaptor.getMask(), i)));
-    rewriter.replaceOpWithMultiple(op, {packets});
-    return success();
-  }
-};
-
-/// Each thread checks the tags of the packets of all its slots and, while
-/// one has not arrived, reads them all again (together, one trip through
-/// L2 a round); then takes the low 32 bits.
-struct PacketWaitLowering : OpConversionPattern<PacketWaitOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(PacketWaitOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    SmallVector<Value> packets, ptrs, masks;
-    for (auto [p, ptr, mask] : llvm::zip(
-             adaptor.getPackets(), adaptor.getPtrs(), adaptor.getMasks())) {
-      llvm::append_range(packets, p);
-      llvm::append_range(ptrs, ptr);
-      llvm::append_range(masks, mask);
-    }
-    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
-    auto wait = scf::WhileOp::create(
-        rewriter, loc, TypeRange(ValueRange(packets)), packets,
-        [&](OpBuilder &b, Location loc, ValueRange words) {
-          Value shift = LLVM::ConstantOp::create(b, loc, i64, 32);
-          Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
-          Value pending = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 0);
-          for (Value word : words) {
-            Value tag = LLVM::LShrOp::create(b, loc, word, shift);
-            Value missing =
-                LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, tag, one);
-            pending = LLVM::OrOp::create(b, loc, pending, missing);
-          }
-          scf::ConditionOp::create(b, loc, pending, words);
-        },
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          SmallVector<Value> again;
-          for (auto [ptr, mask] : llvm::zip(ptrs, masks))
-            again.push_back(readPacket(b, loc, ptr, mask));
-          scf::YieldOp::create(b, loc, again);
-        });
-    SmallVector<SmallVector<Value>> values;
-    ValueRange words = wait.getResults();
-    for (auto [value, p] : llvm::zip(op.getValues(), adaptor.getPackets())) {
-      Type elem = getTypeConverter()->convertType(
-          getElementTypeOrSelf(value.getType()));
-      SmallVector<Value> slots;
-      for (Value word : words.take_front(p.size())) {
-        Value bits = LLVM::TruncOp::create(rewriter, loc, i32, word);
-        if (elem != i32)
-          bits = LLVM::BitcastOp::create(rewriter, loc, elem, bits);
-        slots.push_back(bits);
-      }
-      words = words.drop_front(p.size());
-      values.push_back(std::move(slots));
-    }
-    rewriter.replaceOpWithMultiple(op, std::move(values));
-    return success();
-  }
-};
-
-/// Every thread has issued its writes by the barrier; thread 0 then adds one,
-/// relaxed: no fence, which would wait until those writes were performed
-/// (their packets' tags say when they are).
+/// The CTA's writes happen before the barrier; thread 0's release add at
+/// GPU scope then publishes them (release is cumulative over what the
+/// barrier ordered before it), as CUTLASS's semaphores do.
 struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -454,6 +345,8 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
     Location loc = op.getLoc();
     emitBarrier(rewriter, loc);
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
+      // NVPTX drops the ordering of a release atomicrmw: fence explicitly.
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
       LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
                                 adaptor.getFlag(), i32Constant(b, loc, 1),
                                 LLVM::AtomicOrdering::monotonic,
@@ -465,7 +358,8 @@ struct FlagSignalLowering : OpConversionPattern<FlagSignalOp> {
 };
 
 /// Thread 0 spins on an acquire load at GPU scope until the flag has counted
-/// every arrival, and clears it; the barrier then holds the CTA until then.
+/// every arrival, and clears it; the barrier then extends what it acquired
+/// to the whole CTA.
 struct FlagWaitLowering : OpConversionPattern<FlagWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -582,7 +476,6 @@ void mlir::tessel::populateMemoryPatterns(LLVMTypeConverter &converter,
                                           const AccessWidths &widths) {
   patterns.add<LoadLowering, StoreLowering, AtomicAddLowering>(converter,
                                                                widths);
-  patterns.add<FlagSignalLowering, FlagWaitLowering, PacketStoreLowering,
-               PacketLoadLowering, PacketWaitLowering>(converter,
-                                                       patterns.getContext());
+  patterns.add<FlagSignalLowering, FlagWaitLowering>(converter,
+                                                     patterns.getContext());
 }

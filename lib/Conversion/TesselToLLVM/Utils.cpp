@@ -261,19 +261,14 @@ void mlir::tessel::emitAsyncProxyFence(OpBuilder &b, Location loc) {
                                  NVVM::SharedSpace::shared_cta));
 }
 
-/// The qualifiers of a relaxed access at device scope (none for a weak one).
-static StringRef orderOf(bool relaxed) { return relaxed ? ".relaxed.gpu" : ""; }
-
 Value mlir::tessel::loadMasked(OpBuilder &b, Location loc, Type type, Value ptr,
-                               Value mask, Value other, bool relaxed) {
-  if (!mask && !relaxed)
-    return LLVM::LoadOp::create(b, loc, type, ptr);
+                               Value mask, Value other) {
   if (!mask)
-    mask = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 1);
+    return LLVM::LoadOp::create(b, loc, type, ptr);
   PtxAccess access = ptxAccessOf(type);
   std::string text =
-      llvm::formatv("mov.{0} $0, $3;\n\t@$2 ld{2}.global.{1} $0, [ $1 + 0 ];",
-                    access.regType, access.memType, orderOf(relaxed));
+      llvm::formatv("mov.{0} $0, $3;\n\t@$2 ld.global.{1} $0, [ $1 + 0 ];",
+                    access.regType, access.memType);
   Value loaded = inlinePtx(
       b, loc, access.bits, {ptr, mask, toBits(b, loc, other, access.bits)},
       text,
@@ -283,16 +278,14 @@ Value mlir::tessel::loadMasked(OpBuilder &b, Location loc, Type type, Value ptr,
 }
 
 void mlir::tessel::storeMasked(OpBuilder &b, Location loc, Value value,
-                               Value ptr, Value mask, bool relaxed) {
-  if (!mask && !relaxed) {
+                               Value ptr, Value mask) {
+  if (!mask) {
     LLVM::StoreOp::create(b, loc, value, ptr);
     return;
   }
-  if (!mask)
-    mask = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 1);
   PtxAccess access = ptxAccessOf(value.getType());
-  std::string text = llvm::formatv("@$2 st{1}.global.{0} [ $0 + 0 ], $1;",
-                                   access.memType, orderOf(relaxed));
+  std::string text =
+      llvm::formatv("@$2 st.global.{0} [ $0 + 0 ], $1;", access.memType);
   inlinePtx(b, loc, Type(), {ptr, toBits(b, loc, value, access.bits), mask},
             text, (llvm::Twine("l,") + access.constraint + ",b").str());
 }

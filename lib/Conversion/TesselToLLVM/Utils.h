@@ -119,14 +119,12 @@ Value inlinePtx(OpBuilder &b, Location loc, Type result, ValueRange operands,
 
 /// A global load that only touches memory where `mask` holds and gives
 /// `other` elsewhere (a predicated PTX ld); a plain load if `mask` is null.
-/// `relaxed`: a relaxed load at device scope (ld.relaxed.gpu), which other
-/// programs' relaxed stores may race with.
 Value loadMasked(OpBuilder &b, Location loc, Type type, Value ptr, Value mask,
-                 Value other, bool relaxed = false);
+                 Value other);
 /// A global store where `mask` holds (a predicated PTX st; a plain store
-/// if `mask` is null). `relaxed`: a relaxed store at device scope.
-void storeMasked(OpBuilder &b, Location loc, Value value, Value ptr, Value mask,
-                 bool relaxed = false);
+/// if `mask` is null).
+void storeMasked(OpBuilder &b, Location loc, Value value, Value ptr,
+                 Value mask);
 
 /// A global load of `words` 32-bit words (an aligned 4, 8 or 16-byte
 /// access, ld.global.v4.b32 at most) as vector<words x i32>; where `mask`

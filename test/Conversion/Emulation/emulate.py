@@ -114,17 +114,13 @@ def predicated_access(text, functions):
     vector = re.search(r"(ld|st)\.global\.v(\d)\.b32", text)
     if vector:
         return vector_access(text, vector.group(1), int(vector.group(2)), functions)
-    kind, relaxed, mem = re.search(r"(ld|st)(\.relaxed\.gpu)?\.global\.(\w+)", text).groups()
+    kind, mem = re.search(r"(ld|st)\.global\.(\w+)", text).groups()
     reg = {"b16": 16, "b32": 32, "b64": 64, "u8": 16}[mem]
     width = 8 if mem == "u8" else reg
-    # A relaxed access races with other threads' (a spin-wait reads it again):
-    # an atomic one, which the host compiler neither tears nor hoists.
-    order = " monotonic, align %d" % (width // 8) if relaxed else ""
-    atomic = "atomic " if relaxed else ""
     name = "@emu_asm_%d" % len(functions)
     if kind == "ld":
         value = "%v"
-        body = "  %%v = load %si%d, ptr addrspace(1) %%p%s\n" % (atomic, width, order)
+        body = "  %%v = load i%d, ptr addrspace(1) %%p\n" % width
         if width != reg:
             body += "  %%w = zext i%d %%v to i%d\n" % (width, reg)
             value = "%w"
@@ -138,8 +134,8 @@ def predicated_access(text, functions):
             value = "%t"
         ir = ("define internal void %s(ptr addrspace(1) %%p, i%d %%v, i1 %%m) {\n"
               "  br i1 %%m, label %%do, label %%skip\ndo:\n%s"
-              "  store %si%d %s, ptr addrspace(1) %%p%s\n  ret void\nskip:\n  ret void\n}\n"
-              % (name, reg, body, atomic, width, value, order))
+              "  store i%d %s, ptr addrspace(1) %%p\n  ret void\nskip:\n  ret void\n}\n"
+              % (name, reg, body, width, value))
     functions[text] = (name, ir)
     return name
 

@@ -726,65 +726,6 @@ func.func @k(%p: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32 {tess
   EXPECT_EQ(t.memory.read(out)[0], 1.0);
 }
 
-TEST(Interpreter, PacketsCarryTheirValuesAndAMissingOneIsADeadlock) {
-  // Program 1 publishes four f32 and an i32 as packets; program 0 (run
-  // after it) reads them and takes their values, bit for bit. With `skip`
-  // nothing is published, and program 0's wait could never end.
-  TestModule t(R"(
-func.func @k(%ws: !tessel.ptr<i64>, %out: !tessel.ptr<f32>, %n: !tessel.ptr<i32>, %skip: i1) attributes {tessel.kernel} {
-  %pid = tessel.program_id 0 : i32
-  %c0 = arith.constant 0 : i32
-  %c4 = arith.constant 4 : i32
-  %r = tessel.arange 0, 4 : !tessel.tile<4xi32>
-  %wss = tessel.splat %ws : !tessel.ptr<i64> -> !tessel.tile<4x!tessel.ptr<i64>>
-  %p = tessel.addptr %wss, %r : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<4xi32>
-  %s = tessel.addptr %ws, %c4 : !tessel.ptr<i64>, i32
-  %host = arith.cmpi eq, %pid, %c0 : i32
-  scf.if %host {
-    %pw = tessel.packet_load %p : !tessel.tile<4x!tessel.ptr<i64>>
-    %sw = tessel.packet_load %s : !tessel.ptr<i64>
-    %t = arith.constant true
-    %all = tessel.splat %t : i1 -> !tessel.tile<4xi1>
-    %v, %x = tessel.packet_wait %pw, %sw from %p, %s mask %all, %t : (!tessel.tile<4xi64>, i64), (!tessel.tile<4x!tessel.ptr<i64>>, !tessel.ptr<i64>), (!tessel.tile<4xi1>, i1) -> !tessel.tile<4xf32>, i32 loc("packets.tsl":3:9)
-    %outs = tessel.splat %out : !tessel.ptr<f32> -> !tessel.tile<4x!tessel.ptr<f32>>
-    %o = tessel.addptr %outs, %r : !tessel.tile<4x!tessel.ptr<f32>>, !tessel.tile<4xi32>
-    tessel.store %o, %v : !tessel.tile<4x!tessel.ptr<f32>>
-    tessel.store %n, %x : !tessel.ptr<i32>
-  } else {
-    %true = arith.constant true
-    %go = arith.xori %skip, %true : i1
-    scf.if %go {
-      %f = tessel.cast %r : !tessel.tile<4xi32> -> !tessel.tile<4xf32>
-      %half = arith.constant -0.5 : f32
-      %hs = tessel.splat %half : f32 -> !tessel.tile<4xf32>
-      %h = tessel.binary mul %f, %hs : !tessel.tile<4xf32>
-      tessel.packet_store %p, %h : !tessel.tile<4x!tessel.ptr<i64>>, !tessel.tile<4xf32>
-      %m7 = arith.constant -7 : i32
-      tessel.packet_store %s, %m7 : !tessel.ptr<i64>, i32
-    }
-  }
-  return
-}
-)");
-  ASSERT_EQ(t.parseErrors(), "");
-  int ws = t.buffer(DType::I64, 5);
-  int out = t.buffer(DType::F32, 4);
-  int n = t.buffer(DType::I32, 1);
-  EXPECT_EQ(t.run("k", {buf(ws), buf(out), buf(n), i(0)}, {2, 1, 1}), "");
-  EXPECT_EQ(t.memory.read(out), (std::vector<double>{0.0, -0.5, -1.0, -1.5}));
-  EXPECT_EQ(t.memory.readInts(n), std::vector<int64_t>{-7});
-  // The value's bits under the arrival tag.
-  std::vector<int64_t> packets = t.memory.readInts(ws);
-  EXPECT_EQ(packets[1], (int64_t(1) << 32) | 0xBF000000);
-  EXPECT_EQ(packets[4], (int64_t(1) << 32) | 0xFFFFFFF9);
-  t.memory.writeInts(ws, {0, 0, 0, 0, 0});
-  EXPECT_EQ(t.run("k", {buf(ws), buf(out), buf(n), i(1)}, {2, 1, 1}),
-            "deadlock: packet_wait on buffer #0 element 0 finds no packet: in "
-            "the interpreter's sequential schedule (descending program "
-            "order) nothing can publish it while this program waits at "
-            "packets.tsl:3:9 (program (0, 0, 0) of kernel 'k')");
-}
-
 TEST(Interpreter, FlagWaitCountsArrivalsAndMissingOnesAreADeadlock) {
   // Programs 1 .. G-1 signal, program 0 (run after them) waits for
   // `count` arrivals: satisfied when they all came, and the flag is
