@@ -1,32 +1,33 @@
-"""Prefill training step: flash attention forward + backward (dQ, dK, dV), B1 H32 D128, N in
-{4k, 8k, 16k}, causal and not; against PyTorch SDPA with the flash and the cuDNN back ends. The
+"""Prefill training step: flash attention forward + backward (dQ, dK, dV), B1 H32, D128 and
+D64, N in {4k, 8k, 16k}, causal and not; against PyTorch SDPA with the flash and the cuDNN back ends. The
 gradients are checked on two heads against SDPA's math back end in float32."""
 
 from . import prefill
 
 NAME = "prefill-bwd"
-TITLE = "Prefill: attention forward + backward (B1 H32 D128)"
+TITLE = "Prefill: attention forward + backward (B1 H32)"
 UNIT = "TFLOP/s"
 CEILING = "matmul_tflops"
 IMPLS = prefill.IMPLS
 RATIOS = prefill.RATIOS
 COLUMNS = (("N", "N"), ("D", "D"), ("causal", "causal"))
 
-B, H, D = 1, 32, 128
+B, H = 1, 32
+HEAD_DIMS = (128, 64)
 SEQ = (4096, 8192, 16384)
 # Heads whose gradients are checked (all of them would need the N x N reference per head).
 CHECK_HEADS = (0, H - 1)
 
 
-def config(N, causal):
+def config(N, D, causal):
     return {"id": f"N{N}-D{D}-{'causal' if causal else 'full'}-bwd", "B": B, "H": H, "N": N,
             "D": D, "causal": causal}
 
 
 def configs(quick=False):
     if quick:
-        return [config(4096, True)]
-    return [config(N, causal) for causal in (False, True) for N in SEQ]
+        return [config(4096, 128, True)]
+    return [config(N, D, causal) for D in HEAD_DIMS for causal in (False, True) for N in SEQ]
 
 
 def flops(B, H, Nq, Nk, D, causal):
