@@ -1,6 +1,6 @@
 """Prefill training step: flash attention forward + backward (dQ, dK, dV), B1 H32, D128 and
-D64, N in {4k, 8k, 16k}, causal and not; against PyTorch SDPA with the flash and the cuDNN back ends. The
-gradients are checked on two heads against SDPA's math back end in float32."""
+D64, N in {4k, 8k, 16k}, causal and not; against PyTorch SDPA with the flash and the cuDNN back
+ends. The gradients are checked on two heads against SDPA's math back end in float32."""
 
 from . import prefill
 
