@@ -12,8 +12,7 @@ IMPLS = prefill.IMPLS
 RATIOS = prefill.RATIOS
 COLUMNS = (("N", "N"), ("D", "D"), ("causal", "causal"))
 
-B, H = 1, 32
-HEAD_DIMS = (128, 64)
+B, H = prefill.B, prefill.H
 SEQ = (4096, 8192, 16384)
 # Heads whose gradients are checked (all of them would need the N x N reference per head).
 CHECK_HEADS = (0, H - 1)
@@ -27,7 +26,8 @@ def config(N, D, causal):
 def configs(quick=False):
     if quick:
         return [config(4096, 128, True)]
-    return [config(N, D, causal) for D in HEAD_DIMS for causal in (False, True) for N in SEQ]
+    return [config(N, D, causal)
+            for D in prefill.HEAD_DIMS for causal in (False, True) for N in SEQ]
 
 
 def flops(B, H, Nq, Nk, D, causal):
