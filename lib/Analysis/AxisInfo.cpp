@@ -140,6 +140,85 @@ static AxisInfo mulInfo(const AxisInfo &a, const AxisInfo &b) {
   return AxisInfo(contiguity, divisibility, constancy, constant);
 }
 
+/// Whether every value of `v` is >= 0, from how it is made: aranges,
+/// grid queries, non-negative constants and the sums, products, quotients
+/// and remainders of such values (what index tiles are built from).
+static bool isNonNegative(Value v, unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  auto all = [&](ValueRange operands) {
+    return llvm::all_of(operands,
+                        [&](Value x) { return isNonNegative(x, depth + 1); });
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([](arith::ConstantOp c) {
+        auto i = dyn_cast<IntegerAttr>(c.getValue());
+        return i && !i.getValue().isNegative();
+      })
+      .Case([](ArangeOp a) { return a.getStart() >= 0; })
+      .Case<ProgramIdOp, NumProgramsOp>([](Operation *) { return true; })
+      .Case<SplatOp, BroadcastOp, ExpandDimsOp, ConvertLayoutOp, TransOp,
+            ReshapeOp, arith::ExtUIOp, arith::IndexCastOp>(
+          [&](Operation *op) { return all(op->getOperand(0)); })
+      .Case<arith::AddIOp, arith::MulIOp, arith::DivSIOp, arith::RemSIOp,
+            arith::MaxSIOp, arith::MinSIOp>(
+          [&](Operation *op) { return all(op->getOperands()); })
+      .Case([&](BinaryOp b) {
+        switch (b.getKind()) {
+        case BinaryKind::add:
+        case BinaryKind::mul:
+        case BinaryKind::div:
+        case BinaryKind::rem:
+        case BinaryKind::max:
+        case BinaryKind::min:
+          return all(b->getOperands());
+        default:
+          return false;
+        }
+      })
+      .Default([](Operation *) { return false; });
+}
+
+/// The facts about x / c or x % c (truncating, integers) for x >= 0 and a
+/// power of two c > 0: a chunk of q consecutive values starting at a multiple
+/// of q, q dividing c, lies within one multiple of c, so its quotients are
+/// equal and its remainders consecutive. Nothing is known otherwise.
+static AxisInfo divRemInfo(Value x, const AxisInfo &a, const AxisInfo &b,
+                           bool rem) {
+  unsigned rank = a.getRank();
+  std::optional<int64_t> c = b.getConstantValue();
+  if (!c || *c <= 0 || (*c & (*c - 1)) || !isNonNegative(x))
+    return AxisInfo::getPessimistic(rank);
+  if (*c == 1)
+    return rem ? AxisInfo(AxisInfo::DimVector(rank, 1),
+                          AxisInfo::DimVector(rank, kMaxDivisor),
+                          AxisInfo::DimVector(shapeOf(x)), 0)
+               : a;
+  AxisInfo::DimVector contiguity, divisibility, constancy;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t q = a.getContiguity(d) > 1
+                    ? std::min({a.getContiguity(d), a.getDivisibility(d), *c})
+                    : 1;
+    int64_t every = a.getElementDivisibility(d);
+    if (rem) {
+      contiguity.push_back(q);
+      divisibility.push_back(q > 1 ? q : std::min(every, *c));
+      constancy.push_back(a.getConstancy(d));
+    } else {
+      contiguity.push_back(1);
+      divisibility.push_back(std::max<int64_t>(1, every / *c));
+      constancy.push_back(std::max(a.getConstancy(d), q));
+    }
+  }
+  std::optional<int64_t> constant;
+  if (a.getConstantValue())
+    constant = rem ? *a.getConstantValue() % *c : *a.getConstantValue() / *c;
+  return AxisInfo(contiguity, divisibility, constancy, constant);
+}
+
 /// Equal where every operand is, nothing more.
 static AxisInfo constancyOnly(ArrayRef<AxisInfo> operands) {
   unsigned rank = operands.front().getRank();
@@ -279,6 +358,10 @@ private:
         .Case<arith::SubIOp>(
             [&](auto) { return addInfo(in[0], in[1], 1, true); })
         .Case<arith::MulIOp>([&](auto) { return mulInfo(in[0], in[1]); })
+        .Case<arith::DivSIOp, arith::RemSIOp>([&](Operation *op) {
+          return divRemInfo(op->getOperand(0), in[0], in[1],
+                            isa<arith::RemSIOp>(op));
+        })
         .Case<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp,
               arith::IndexCastOp, ConvertLayoutOp>(
             [&](Operation *) { return in[0]; })
@@ -371,6 +454,10 @@ private:
             return addInfo(in[0], in[1], 1, true);
           case BinaryKind::mul:
             return mulInfo(in[0], in[1]);
+          case BinaryKind::div:
+          case BinaryKind::rem:
+            return divRemInfo(b.getLhs(), in[0], in[1],
+                              b.getKind() == BinaryKind::rem);
           case BinaryKind::and_:
           case BinaryKind::or_:
           case BinaryKind::xor_:

@@ -88,3 +88,40 @@ func.func @reshape(%w: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}) attribu
   %v = tessel.reshape %k {test.axis} : !tessel.tile<64xi32> -> !tessel.tile<8x8xi32>
   return
 }
+
+// -----
+
+// Quotients and remainders of a non-negative run by a power of two: the
+// columns a·64 + d of a (rows, 384) tile split into a (constant over runs
+// of 64) and d (runs of 64 starting at 0). Column 2·64 + d of a pointer
+// tile built from them is contiguous in runs of 64 again. A divisor that
+// is not a power of two, or a run that may be negative, teaches nothing.
+
+func.func @divrem(%q: !tessel.ptr<f16> {tessel.multiple_of = 16 : i64}, %s: i32 {tessel.multiple_of = 8 : i64}, %x: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c = tessel.arange 0, 384 : !tessel.tile<384xi32>
+  %c64 = arith.constant 64 : i32
+  %d64 = tessel.splat %c64 : i32 -> !tessel.tile<384xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [64]}}
+  %a = tessel.binary div %c, %d64 {test.axis} : !tessel.tile<384xi32>
+  // expected-remark @+1 {{contiguity = [64], divisibility = [64], constancy = [1]}}
+  %d = tessel.binary rem %c, %d64 {test.axis} : !tessel.tile<384xi32>
+  %ss = tessel.splat %s : i32 -> !tessel.tile<384xi32>
+  %rows = tessel.binary mul %a, %ss : !tessel.tile<384xi32>
+  %off = tessel.binary add %rows, %d : !tessel.tile<384xi32>
+  %qs = tessel.splat %q : !tessel.ptr<f16> -> !tessel.tile<384x!tessel.ptr<f16>>
+  // expected-remark @+1 {{contiguity = [64], divisibility = [16], constancy = [1]}}
+  %p = tessel.addptr %qs, %off {test.axis} : !tessel.tile<384x!tessel.ptr<f16>>, !tessel.tile<384xi32>
+  %c48 = arith.constant 48 : i32
+  %d48 = tessel.splat %c48 : i32 -> !tessel.tile<384xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [1]}}
+  %r48 = tessel.binary rem %c, %d48 {test.axis} : !tessel.tile<384xi32>
+  %xs = tessel.splat %x : i32 -> !tessel.tile<384xi32>
+  %shifted = tessel.binary sub %c, %xs : !tessel.tile<384xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [1]}}
+  %neg = tessel.binary rem %shifted, %d64 {test.axis} : !tessel.tile<384xi32>
+  %c8 = arith.constant 8 : i32
+  %c40 = arith.constant 40 : i32
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [1], constant = 5}}
+  %k = arith.divsi %c40, %c8 {test.axis} : i32
+  return
+}
