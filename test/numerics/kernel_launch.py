@@ -159,18 +159,32 @@ def lean_attention(q, k, v, scale, causal, BM, BN, programs, stage=None, dtype="
 MTA_WARPS = 8
 
 
-def mta_fwd(q, k, v, w, scale, BM, BN, dtype="f16", layout="bnhd"):
+def mta_conv_keys(k, w, scale, BN, dtype="f16", layout="bnhd"):
+    """The convolved keys kc [B*H, 2, N, cq*D] (hi, lo) of mta_conv_keys on grid (cdiv(N, BN), B*H)."""
+    B, HKV, N, D = k.shape
+    H, cq, ck = w.shape
+    sk, kb = _strided_args("sk", k, layout, dtype)
+    args = dict(k=kb, w=tr.Buffer(w, "f32"), kc=tr.full((B * H, 2, N, cq * D), 7.0, dtype), **sk,
+                H=H, HKV=HKV, N=N, scale=f32(scale))
+    return tr.run("mta.tsl", "mta_conv_keys", (cdiv(N, BN), B * H), args,
+                  dict(D=D, CQ=cq, CK=ck, BLOCK_N=BN, DTYPE=dtype), outputs=["kc"])["kc"]
+
+
+def mta_fwd(q, k, v, w, scale, BM, BN, dtype="f16", layout="bnhd", conv_keys=False):
+    """conv_keys: the far key blocks through the convolved keys (CONV_KEYS, mta_conv_keys first)."""
     B, H, N, D = q.shape
     HKV = k.shape[1]
     _, cq, ck = w.shape
     sq, qb = _strided_args("sq", q, layout, dtype)
     sk, kb = _strided_args("sk", k, "bhnd", dtype)
     sv, vb = _strided_args("sv", v, layout, dtype)
-    args = dict(q=qb, k=kb, v=vb, w=tr.Buffer(w, "f32"), o=tr.full((B, H, N, D), 7.0, dtype),
-                lse=tr.full((B, H, N), 7.0, "f32"), **sq, **sk, **sv, H=H, HKV=HKV, N=N, scale=f32(scale))
+    kc = mta_conv_keys(k, w, scale, BN, dtype, "bhnd") if conv_keys else np.zeros(1)
+    args = dict(q=qb, k=kb, v=vb, w=tr.Buffer(w, "f32"), kc=tr.Buffer(kc.reshape(-1), dtype),
+                o=tr.full((B, H, N, D), 7.0, dtype), lse=tr.full((B, H, N), 7.0, "f32"), **sq, **sk,
+                **sv, H=H, HKV=HKV, N=N, scale=f32(scale))
     return tr.run("mta.tsl", "mta_fwd", (cdiv(N, BM), B * H), args,
-                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS),
-                  outputs=["o", "lse"])
+                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS,
+                       CONV_KEYS=conv_keys), outputs=["o", "lse"])
 
 
 def mta_bwd_preprocess(o, do, BM, dtype="f16", layout="bnhd"):

@@ -298,7 +298,7 @@ MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None
     "cq6-ck11-n-lt-cq":      (1, 2, 1, 4, 32, 6, 11, 16, 16, 1.0, None, ((4, 1, 16), (4, 3, 16))),
     "cq3-ck5-large":      (1, 2, 1, 37, 64, 3, 5, 16, 16, 35.0, None, ((37, 3, 16),)),
     "cq6-ck11-large-smallscale": (1, 2, 1, 29, 64, 6, 11, 16, 16, 35.0, 1e-3, ((29, 2, 16),)),
-    "wgmma-cq3-ck5":      (1, 2, 1, 150, 64, 3, 5, 128, 64, 1.0, None, ((150, 3, 64),)),
+    "wgmma-cq3-ck5":      (1, 2, 1, 150, 64, 3, 5, 128, 32, 1.0, None, ((150, 3, 64),)),
 }
 
 
@@ -315,11 +315,15 @@ def test_mta(name, dt):
     w[:, 0, (ck - 1) // 2] += 1.0               # near the identity kernel (C ~ S0), as trained MTA
     _header(f"mta {name} [{dt}]: B{B} H{H}/{HKV} N{N} D{D} cq{cq} ck{ck} blocks {BM}x{BN} "
             f"|q|,|k|~{s} scale {scale:.4g}")
-    fwd = kl.mta_fwd(q, k, v, w, scale, BM, BN, dt)
-    _unwritten("mta_fwd", fwd["o"], fwd["lse"])
     O, L = ref.mta_fwd(q, k, v, w, scale)
-    kl.compare("O", fwd["o"], O, TOL[dt]["out"])
-    kl.compare("LSE", fwd["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+    # Both forms of the forward: the convolution on S0 everywhere, and the convolved keys (their
+    # hi + lo split in the element type) on the blocks below the diagonal.
+    for conv_keys in (False, True):
+        fwd = kl.mta_fwd(q, k, v, w, scale, BM, BN, dt, conv_keys=conv_keys)
+        _unwritten("mta_fwd", fwd["o"], fwd["lse"])
+        form = " (convolved keys)" if conv_keys else ""
+        kl.compare("O" + form, fwd["o"], O, TOL[dt]["out"])
+        kl.compare("LSE" + form, fwd["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
 
     delta = kl.mta_bwd_preprocess(fwd["o"], do, BM, dt)
     kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),

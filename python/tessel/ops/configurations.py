@@ -5,7 +5,7 @@ from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_tiles
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .paged import paged_tiles
-from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S
+from .mta import CONV_KEYS_BLOCK_N, DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
 
 
 def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),),
@@ -14,8 +14,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
     with every query tile of LEAN_BLOCK_M, contiguous and paged (with and without the device
-    check of its tables); MTA's forward, backward and decode; the merges of
-    tessel.distributed)."""
+    check of its tables); MTA's forward (on sm_90a with its convolved keys), backward and
+    decode; the merges of tessel.distributed)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -51,8 +51,13 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 add(tsl, tsl[:-4] + "_bwd_preprocess", D=d,
                     BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)
             for cq, ck in mta_windows:
-                for kernel in ("mta_fwd", "mta_bwd"):
-                    add("mta.tsl", kernel, kernel, D=d, CQ=cq, CK=ck, DTYPE=dtype)
+                folded = conv_keys(True, cq, d, target)
+                if folded:
+                    add("mta.tsl", "mta_conv_keys", D=d, CQ=cq, CK=ck,
+                        BLOCK_N=CONV_KEYS_BLOCK_N, DTYPE=dtype)
+                add("mta.tsl", "mta_fwd", "mta_fwd", D=d, CQ=cq, CK=ck, DTYPE=dtype,
+                    CONV_KEYS=folded)
+                add("mta.tsl", "mta_bwd", "mta_bwd", D=d, CQ=cq, CK=ck, DTYPE=dtype)
                 add("mta.tsl", "mta_decode_split", D=d, CQ=cq, CK=ck,
                     BLOCK_N=DECODE_BLOCK_N["gpu"], DTYPE=dtype)
             add("mta.tsl", "mta_decode_combine", D=d, BLOCK_S=DECODE_BLOCK_S, DTYPE=dtype)

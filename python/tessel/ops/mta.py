@@ -9,16 +9,21 @@ form, W[h, a, b] = Wt[h, 0, cq - 1 - a, b] (the query axis flipped: a counts row
 
 import numpy as np
 
+from .. import gpu as _gpu
 from ..compiler import cdiv
 from . import plans
-from .common import (Backend, attention_args, autograd_function, backend, check_same, delta,
-                     element_type, is_torch, needs_autograd, scale_value, torch_module)
+from .common import (GPU_TUNED_SM90A, Backend, attention_args, autograd_function, backend,
+                     check_same, delta, element_type, is_torch, needs_autograd, scale_value,
+                     torch_module)
 
 WEIGHT_LAYOUTS = {"conv2d": "(H, 1, cq, ck)", "tessel": "(H, cq, ck)"}
 # mta_decode: key blocks per split (BLOCK_N) and the most splits (BLOCK_S, the combine kernel's
 # tile).  The splits fill about DECODE_PROGRAMS_PER_SM programs per SM of the GPU (a fixed count
 # on the interpreter), never more than there are key blocks.
 DECODE_BLOCK_N = {"interpreter": 16, "gpu": 64}
+# mta_conv_keys: keys per program; mta_fwd's convolved keys up to this depth cq·D on the GPU.
+CONV_KEYS_BLOCK_N = 32
+CONV_KEYS_MAX_DEPTH = 384
 DECODE_BLOCK_S = 32
 DECODE_PROGRAMS_PER_SM = 2
 _DECODE_INTERPRETER_PROGRAMS = 8
@@ -39,7 +44,8 @@ def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
     (used in f32): layout="conv2d" (default) the MTA reference's conv2d kernel (H, 1, cq, ck),
     layout="tessel" the (H, cq, ck) form with the query axis flipped; cq query offsets into the
     past, ck keys centred.  Returns O; with torch inputs the weight's gradient comes back in the
-    weight's own layout."""
+    weight's own layout.  Where the forward folds the convolution into the keys (conv_keys) it
+    takes a workspace of 2·cq·D elements of q's dtype per key and query head."""
     key = plans.key((q, k, v, weight), scale, type(scale), layout)
     out = _planned(_PLANS, key, q, k, v, weight, layout)
     if out is not None:
@@ -119,16 +125,39 @@ def user_weight_grad(dw, layout):
     return dw.flip(1).unsqueeze(1)
 
 
+def conv_keys(gpu, cq, d, target=None):
+    """Whether mta_fwd takes its key blocks below the diagonal through the convolved keys
+    (CONV_KEYS: the convolution folded into a tensor-core product of depth cq·d): on the
+    interpreter; on the GPU for Hopper (`target` sm_90a, default: this machine's GPU) at the
+    head dims with measured warpgroup tiles (GPU_TUNED_SM90A) and depths up to
+    CONV_KEYS_MAX_DEPTH, where the query rows and two stages of convolved keys fit the shared
+    memory (mma.sync would hold them in registers)."""
+    if not gpu:
+        return True
+    return ((target or _gpu.target()) == "sm_90a" and ("mta_fwd", d) in GPU_TUNED_SM90A
+            and cq * d <= CONV_KEYS_MAX_DEPTH)
+
+
 def _mta_forward(be, q, k, v, w, scale, dtype):
-    """(O, LSE); w the kernel weight (kernel_weight)."""
+    """(O, LSE); w the kernel weight (kernel_weight). With conv_keys, mta_conv_keys first
+    writes the convolved keys (hi and lo parts: 2·cq times the size of one query head's K, per
+    query head) that mta_fwd reads."""
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, N, D = q.shape
+    HKV = k.shape[1]
     _, cq, ck = w.shape
     o = be.empty((B, H, N, D), q)
     lse = be.empty((B, H, N), q, be.f32())
+    folded = conv_keys(be.gpu, cq, D)
+    kc = o  # not read without CONV_KEYS
+    if folded:
+        kc = be.empty((B * H, 2, N, cq * D), q)
+        be.kernel("mta.tsl", "mta_conv_keys")[(cdiv(N, CONV_KEYS_BLOCK_N), B * H)](
+            k, w, kc, *be.strides(k), H, HKV, N, scale, D=D, CQ=cq, CK=ck,
+            BLOCK_N=CONV_KEYS_BLOCK_N, DTYPE=dtype)
     be.launch("mta.tsl", "mta_fwd", D, lambda t: (cdiv(N, t["BLOCK_M"]), B * H),
-              (q, k, v, w, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H,
-               k.shape[1], N, scale), dict(D=D, CQ=cq, CK=ck, DTYPE=dtype),
+              (q, k, v, w, kc, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H,
+               HKV, N, scale), dict(D=D, CQ=cq, CK=ck, DTYPE=dtype, CONV_KEYS=folded),
               key=("q", "k", "CQ", "CK", "DTYPE"))
     return o, lse
 
