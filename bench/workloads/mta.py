@@ -2,14 +2,19 @@
 4k}, and the decode step (the newest position's output) at N in {4k, 16k, 64k}; against the
 PyTorch reference of the MTA paper's code (materialised scores, causal zeroing, F.conv2d with
 padding, -inf mask, softmax, @V) run in the benchmark's dtype. Its decode step computes the same
-row from the cq newest queries. Both take the paper's conv2d weight (H, 1, cq, ck) as it is."""
+row from the cq newest queries. Both take the paper's conv2d weight (H, 1, cq, ck) as it is.
+The forward rows also time SDPA flash causal on the same q, k, v (plain attention, checked
+against its own float32 reference): the cost of the convolution on top of attention."""
 
 NAME = "mta"
 TITLE = "Multi-Token Attention: B1 H16 D64, cq6 ck11"
 UNIT = "TFLOP/s"
 CEILING = "matmul_tflops"
-IMPLS = (("tessel", "Tessel"), ("torch", "PyTorch reference"))
-RATIOS = (("tessel", "torch", "vs PyTorch"),)
+# SDPA flash causal on the same q, k, v is plain attention (no convolution): what MTA's
+# convolution costs on top of it (forward and forward + backward; not in the decode rows).
+IMPLS = (("tessel", "Tessel"), ("torch", "PyTorch reference"),
+         ("sdpa-flash", "SDPA flash causal, no convolution"))
+RATIOS = (("tessel", "torch", "vs PyTorch"), ("tessel", "sdpa-flash", "vs flash causal"))
 COLUMNS = (("N", "N"), ("mode", "mode"))
 
 B, H, D, CQ, CK = 1, 16, 64, 6, 11
@@ -120,33 +125,40 @@ def run(ctx, cfg):
     leaves = (q, k, v, w)
     ref_leaves = tuple(x.detach().float().requires_grad_(backward) for x in leaves)
     ref_out = torch_mta(*ref_leaves, scale)
+    flash_ref_out = torch.nn.functional.scaled_dot_product_attention(*ref_leaves[:3],
+                                                                     is_causal=True)
     tessel = ctx.tessel_op("mta_attention", q, k, v, w)
 
     def peer():
         return torch_mta(q, k, v, w, scale)
 
+    flash = gpu.sdpa_call("flash", q, k, v, True)
     if not backward:
-        calls = {"tessel": tessel, "torch": peer}
-        refs = (ref_out.detach(),)
+        calls = {"tessel": tessel, "torch": peer, "sdpa-flash": flash}
+        refs = {"mta": (ref_out.detach(),), "flash": (flash_ref_out.detach(),)}
     else:
         do = gpu.randn(gen, shape, ctx.dtype)
-        refs = (ref_out.detach(), *torch.autograd.grad(ref_out, ref_leaves, do.float()))
+        refs = {"mta": (ref_out.detach(),
+                        *torch.autograd.grad(ref_out, ref_leaves, do.float())),
+                "flash": (flash_ref_out.detach(),
+                          *torch.autograd.grad(flash_ref_out, ref_leaves[:3], do.float()))}
 
-        def with_grads(forward):
+        def with_grads(forward, inputs=leaves):
             def call():
                 out = forward()
-                return (out.detach(), *torch.autograd.grad(out, leaves, do))
+                return (out.detach(), *torch.autograd.grad(out, inputs, do))
             return call
 
         calls = {"tessel": tessel if isinstance(tessel, str) else with_grads(tessel),
-                 "torch": with_grads(peer)}
-    del ref_out, ref_leaves
+                 "torch": with_grads(peer), "sdpa-flash": with_grads(flash, leaves[:3])}
+    del ref_out, ref_leaves, flash_ref_out
 
     def check(impl, out):
+        want = refs["flash" if impl == "sdpa-flash" else "mta"]
         outs = out if backward else (out,)
-        if not isinstance(outs, tuple) or len(outs) != len(refs):
+        if not isinstance(outs, tuple) or len(outs) != len(want):
             return float("inf")
-        return max(gpu.rel_err(got, want) for got, want in zip(outs, refs))
+        return max(gpu.rel_err(got, ref) for got, ref in zip(outs, want))
     results = gpu.run_impls(ctx, work(cfg), calls, check,
                             tolerance(ctx.dtype_name, grads=backward))
     return {"results": results, "note": ""}

@@ -485,7 +485,8 @@ def test_run_end_to_end(tmp_path, fake_worker, capsys):
     # MTA's rows, decode included: 1 ms for 2·16·4096·(7·64 + 66) FLOPs = 0.0674 TFLOP/s
     mta_rows = [r["id"] for r in doc["workloads"]["mta"]["rows"]]
     assert mta_rows == ["N1024-fwd", "N1024-fwdbwd", "N4096-decode"]
-    assert "| 4096 | decode | 1 ms · 0.1 TFLOP/s (0%) | 2 ms · 0.0 TFLOP/s (0%) | 2.00× |" in md
+    assert ("| 4096 | decode | 1 ms · 0.1 TFLOP/s (0%) | 2 ms · 0.0 TFLOP/s (0%) | "
+            "3 ms · 0.0 TFLOP/s (0%) | 2.00× | 3.00× |") in md
     assert doc["plots"] or doc["plot_note"] == "matplotlib is not installed: no plots"
     for png in doc["plots"]:
         assert (tmp_path / png).stat().st_size > 0
