@@ -299,6 +299,7 @@ MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None
     "cq3-ck5-large":      (1, 2, 1, 37, 64, 3, 5, 16, 16, 35.0, None, ((37, 3, 16),)),
     "cq6-ck11-large-smallscale": (1, 2, 1, 29, 64, 6, 11, 16, 16, 35.0, 1e-3, ((29, 2, 16),)),
     "wgmma-cq3-ck5":      (1, 2, 1, 150, 64, 3, 5, 128, 32, 1.0, None, ((150, 3, 64),)),
+    "wgmma-cq5-ck14-gqa2": (1, 4, 2, 170, 64, 5, 14, 128, 32, 1.0, None, ((170, 2, 64),)),
 }
 
 
