@@ -138,3 +138,17 @@ func.func @not_split() attributes {tessel.kernel, tessel.num_warps = 8 : i32, te
   return
 }
 }
+
+// -----
+
+// A kernel asked for warp specialisation that has no tensor-map copy stays
+// whole (tessel-warp-specialize leaves it): ping-pong leaves it too.
+
+module attributes {tessel.target = "sm_90a"} {
+// CHECK-LABEL: func.func @no_copies
+// CHECK-NOT: tessel.named_barrier
+// CHECK: return
+func.func @no_copies() attributes {tessel.kernel, tessel.num_warps = 8 : i32, tessel.warp_specialize, tessel.ping_pong} {
+  return
+}
+}
