@@ -251,3 +251,22 @@ def test_gpu_configurations_compile(tmp_path):
                        "attention_kl_bwd", "softmax_merge_parts", "kl_merge_parts"}
     paths = precompile_ops(str(tmp_path), "sm_90", (64,), ("bf16",), ((3, 5),), jobs=2)
     assert len(set(paths)) == len(configs) == len(os.listdir(tmp_path))
+
+
+def test_mta_forward_forms_on_hopper(tmp_path):
+    """On sm_90a MTA's forward takes the convolved keys with their own tiles (and
+    mta_conv_keys before it) up to cq·D = 384; deeper windows take the direct form with its
+    own tiles (no warp-specialised schedule meant for the convolved keys), and both compile."""
+    from tessel.precompile import precompile_ops
+    windows = ((6, 11), (8, 15))
+    configs = [(name, c) for _, name, c, _ in
+               tessel.ops.gpu_configurations((64,), ("bf16",), windows, target="sm_90a")
+               if name.startswith("mta_fwd") or name == "mta_conv_keys"]
+    forms = {(c["CQ"], name): c for name, c in configs}
+    assert set(forms) == {(6, "mta_conv_keys"), (6, "mta_fwd"), (8, "mta_fwd")}
+    folded, direct = forms[(6, "mta_fwd")], forms[(8, "mta_fwd")]
+    assert folded["CONV_KEYS"] and folded.get("WARP_SPECIALIZE") and folded["BLOCK_M"] == 128
+    assert not direct["CONV_KEYS"] and not direct.get("WARP_SPECIALIZE")
+    assert not direct.get("PING_PONG")
+    paths = precompile_ops(str(tmp_path), "sm_90a", (64,), ("bf16",), windows, jobs=2)
+    assert len(set(paths)) == len(os.listdir(tmp_path))

@@ -24,10 +24,11 @@ HEAD_DIMS = (16, 32, 64, 128)
 BLOCKS = {
     "interpreter": {"attention_fwd": (32, 32), "attention_bwd": (32, 32),
                     "lean_attention": (None, 32), "mta_fwd": (16, 16),
+                    "mta_fwd_conv_keys": (16, 16),
                     "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
                     "attention_kl_bwd": (32, 32)},
     "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
-            "mta_fwd": (32, 32), "mta_bwd": (16, 32),
+            "mta_fwd": (32, 32), "mta_fwd_conv_keys": (32, 32), "mta_bwd": (16, 32),
             "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
 }
 # On the GPU, per (kernel, head dim): tiles, warps and pipeline depths measured fastest on an H100
@@ -69,11 +70,12 @@ GPU_TUNED_SM90A = {
     # N 8192 D128 causal: 2274 / 2285 against 2302 / 2303 us).
     ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
                                     WARP_SPECIALIZE=True),
-    # With the convolved keys (ops/mta.py conv_keys): two warpgroups share each block of them,
-    # a producer warpgroup copies them, the two take turns on the tensor cores (H200, N 4096:
-    # 646 us; 742 unspecialised, 1000 at 64 x 32 on one warpgroup, 1226 without them).
-    ("mta_fwd", 64): dict(BLOCK_M=128, BLOCK_N=32, NUM_WARPS=8, NUM_STAGES=2,
-                          WARP_SPECIALIZE=True, PING_PONG=True),
+    ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
+    # mta_fwd with the convolved keys (ops/mta.py conv_keys): two warpgroups share each block
+    # of them, a producer warpgroup copies them, the two take turns on the tensor cores (H200,
+    # N 4096: 646 us; 742 unspecialised, 1000 at 64 x 32 on one warpgroup, 1226 without them).
+    ("mta_fwd_conv_keys", 64): dict(BLOCK_M=128, BLOCK_N=32, NUM_WARPS=8, NUM_STAGES=2,
+                                    WARP_SPECIALIZE=True, PING_PONG=True),
     # Its halo rows of Q and dO copied ahead (tessel-pipeline reads them back): 4 warps now
     # beat 8 (H200, forward + backward at N 2048: 5.38 against 5.83 ms).
     ("mta_bwd", 64): dict(BLOCK_M=32, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
@@ -136,29 +138,32 @@ class Backend:
                                     interpret=not self.gpu, stream_k=stream_k)
         return _jit_kernels[key]
 
-    def launch(self, tsl, name, d, grid, args, constants, key, restore=()):
+    def launch(self, tsl, name, d, grid, args, constants, key, restore=(), table=None):
         """Launches kernel `name` of kernels/`tsl` with `args` and `constants` and its tiles for
         head dim `d` over grid(tiles) (a function of the tile constexprs). The tiles are the
-        table's (tiles()); with op tuning on (tuning.tune_ops()) and candidates for the kernel,
+        table's (tiles()) under `table` (default `name`: a kernel launched in two forms keeps
+        an entry per form); with op tuning on (tuning.tune_ops()) and candidates for the entry,
         the fastest of the table's entry and the candidates for the call's `key` (argument
         names, see tessel.autotune), `restore` naming the arguments a trial changes that later
         ones must find as they were (accumulated outputs)."""
+        table = table or name
         # Tuning synchronises the device, which a CUDA graph being captured forbids: the
         # table's tiles there.
         tune = tuning.tune_ops() and not (self.gpu and _capturing())
-        tuner = self._tuner(tsl, name, d, key, restore) if tune else None
+        tuner = self._tuner(tsl, name, table, d, key, restore) if tune else None
         if tuner is None:
-            tiles = self.tiles(name, d)
+            tiles = self.tiles(table, d)
             self.kernel(tsl, name)[grid(tiles)](*args, **constants, **tiles)
         else:
             tuner[grid](*args, **constants)
 
-    def _tuner(self, tsl, name, d, key, restore):
-        """The Autotuner of kernel `name` at head dim `d` (made once), or None: no candidates."""
-        tuner_key = (tsl, name, d, self.gpu)
+    def _tuner(self, tsl, name, table, d, key, restore):
+        """The Autotuner of kernel `name` with the tiles of entry `table` at head dim `d` (made
+        once), or None: no candidates."""
+        tuner_key = (tsl, name, table, d, self.gpu)
         if tuner_key not in _tuners:
-            table = self.tiles(name, d)
-            candidates = [c for c in tuning.candidates(name, d) if c != table]
+            table = self.tiles(table, d)
+            candidates = [c for c in tuning.candidates(tuner_key[2], d) if c != table]
             _tuners[tuner_key] = autotune(
                 self.kernel(tsl, name), configs=[table] + candidates, key=key,
                 restore=restore, budget_s=tuning.TUNE_BUDGET_S,

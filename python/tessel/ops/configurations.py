@@ -55,8 +55,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 if folded:
                     add("mta.tsl", "mta_conv_keys", D=d, CQ=cq, CK=ck,
                         BLOCK_N=CONV_KEYS_BLOCK_N, DTYPE=dtype)
-                add("mta.tsl", "mta_fwd", "mta_fwd", D=d, CQ=cq, CK=ck, DTYPE=dtype,
-                    CONV_KEYS=folded)
+                add("mta.tsl", "mta_fwd", "mta_fwd_conv_keys" if folded else "mta_fwd", D=d,
+                    CQ=cq, CK=ck, DTYPE=dtype, CONV_KEYS=folded)
                 add("mta.tsl", "mta_bwd", "mta_bwd", D=d, CQ=cq, CK=ck, DTYPE=dtype)
                 add("mta.tsl", "mta_decode_split", D=d, CQ=cq, CK=ck,
                     BLOCK_N=DECODE_BLOCK_N["gpu"], DTYPE=dtype)

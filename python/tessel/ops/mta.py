@@ -129,12 +129,12 @@ def conv_keys(gpu, cq, d, target=None):
     """Whether mta_fwd takes its key blocks below the diagonal through the convolved keys
     (CONV_KEYS: the convolution folded into a tensor-core product of depth cq·d): on the
     interpreter; on the GPU for Hopper (`target` sm_90a, default: this machine's GPU) at the
-    head dims with measured warpgroup tiles (GPU_TUNED_SM90A) and depths up to
-    CONV_KEYS_MAX_DEPTH, where the query rows and two stages of convolved keys fit the shared
-    memory (mma.sync would hold them in registers)."""
+    head dims with measured warpgroup tiles (GPU_TUNED_SM90A's "mta_fwd_conv_keys" entries)
+    and depths up to CONV_KEYS_MAX_DEPTH, where the query rows and two stages of convolved keys
+    fit the shared memory (mma.sync would hold them in registers)."""
     if not gpu:
         return True
-    return ((target or _gpu.target()) == "sm_90a" and ("mta_fwd", d) in GPU_TUNED_SM90A
+    return ((target or _gpu.target()) == "sm_90a" and ("mta_fwd_conv_keys", d) in GPU_TUNED_SM90A
             and cq * d <= CONV_KEYS_MAX_DEPTH)
 
 
@@ -158,7 +158,8 @@ def _mta_forward(be, q, k, v, w, scale, dtype):
     be.launch("mta.tsl", "mta_fwd", D, lambda t: (cdiv(N, t["BLOCK_M"]), B * H),
               (q, k, v, w, kc, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H,
                HKV, N, scale), dict(D=D, CQ=cq, CK=ck, DTYPE=dtype, CONV_KEYS=folded),
-              key=("q", "k", "CQ", "CK", "DTYPE"))
+              key=("q", "k", "CQ", "CK", "DTYPE"),
+              table="mta_fwd_conv_keys" if folded else "mta_fwd")
     return o, lse
 
 
