@@ -162,10 +162,10 @@ class Backend:
         once), or None: no candidates."""
         tuner_key = (tsl, name, table, d, self.gpu)
         if tuner_key not in _tuners:
-            table = self.tiles(table, d)
-            candidates = [c for c in tuning.candidates(tuner_key[2], d) if c != table]
+            tiles = self.tiles(table, d)
+            candidates = [c for c in tuning.candidates(table, d) if c != tiles]
             _tuners[tuner_key] = autotune(
-                self.kernel(tsl, name), configs=[table] + candidates, key=key,
+                self.kernel(tsl, name), configs=[tiles] + candidates, key=key,
                 restore=restore, budget_s=tuning.TUNE_BUDGET_S,
                 margin=tuning.TUNE_MARGIN) if candidates else None
         return _tuners[tuner_key]

@@ -21,12 +21,12 @@ WEIGHT_LAYOUTS = {"conv2d": "(H, 1, cq, ck)", "tessel": "(H, cq, ck)"}
 # tile).  The splits fill about DECODE_PROGRAMS_PER_SM programs per SM of the GPU (a fixed count
 # on the interpreter), never more than there are key blocks.
 DECODE_BLOCK_N = {"interpreter": 16, "gpu": 64}
-# mta_conv_keys: keys per program; mta_fwd's convolved keys up to this depth cq·D on the GPU.
-CONV_KEYS_BLOCK_N = 32
-CONV_KEYS_MAX_DEPTH = 384
 DECODE_BLOCK_S = 32
 DECODE_PROGRAMS_PER_SM = 2
 _DECODE_INTERPRETER_PROGRAMS = 8
+# mta_conv_keys: keys per program; mta_fwd's convolved keys up to this depth cq·D on the GPU.
+CONV_KEYS_BLOCK_N = 32
+CONV_KEYS_MAX_DEPTH = 384
 # The plans take the kernels' weight (kernel_weight), made on each call.
 _PLANS, _DECODE_PLANS = plans.Plans(), plans.Plans()
 _GPU = Backend(gpu=True)
