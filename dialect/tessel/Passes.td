@@ -242,6 +242,26 @@ def TesselDeferWarpGroupWaits : Pass<"tessel-defer-warpgroup-waits", "ModuleOp">
   }];
 }
 
+def TesselDoubleBufferStores : Pass<"tessel-double-buffer-stores", "ModuleOp"> {
+  let summary = "Give a loop's per-iteration shared tile two buffers, one barrier fewer";
+  let description = [{
+    Runs after tessel-defer-warpgroup-waits. A tessel.local_store waits at a
+    CTA barrier for the earlier readers of its buffer before it writes. A
+    buffer that a loop allocates, stores once and reads in each iteration
+    (the backward's dSᵀ, read by the warpgroup dot dQ = dS·K) takes two
+    buffers instead, allocated before the loop, iteration i using buffer
+    i % 2: the readers of that buffer are iteration i - 2's, done before
+    the CTA barrier that ends iteration i - 1's store, so the store needs no
+    barrier of its own (`readers_done`). One barrier before the loop orders
+    what earlier readers of the memory did before its first iterations.
+    Only for buffers a warpgroup dot reads (the tensor cores read them
+    behind the threads' back until the wait; buffers only the threads read,
+    as mma.sync kernels' staged tiles, were measured slower so), where every
+    reader is in the iteration (a warpgroup dot with the wait for its
+    product) and the kernel still fits its shared memory.
+  }];
+}
+
 def TesselWarpSpecialize : Pass<"tessel-warp-specialize", "ModuleOp"> {
   let summary = "Issue a kernel's tensor-map copies from a producer warpgroup";
   let description = [{

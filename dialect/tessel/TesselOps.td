@@ -503,10 +503,14 @@ def Tessel_LocalStoreOp : Tessel_Op<"local_store", [
   let description = [{
     After it, every thread sees the whole tile in `dst` (the op ends with a
     CTA barrier, and starts with one so that earlier readers of `dst` are
-    done).
+    done). With `readers_done` a pass has proved those readers done (a CTA
+    barrier already lies between them and the store): no barrier before it.
   }];
-  let arguments = (ins Tessel_Tile:$src, Tessel_MemDesc:$dst);
-  let assemblyFormat = "$src `,` $dst attr-dict `:` type($src) `,` type($dst)";
+  let arguments = (ins Tessel_Tile:$src, Tessel_MemDesc:$dst,
+                       UnitAttr:$readers_done);
+  let assemblyFormat = [{
+    $src `,` $dst (`readers_done` $readers_done^)? attr-dict `:` type($src) `,` type($dst)
+  }];
   let hasVerifier = 1;
 }
 

@@ -94,6 +94,27 @@ func.func @vectorised_local_store(%x: bf16, %y: f32) attributes {tessel.kernel, 
 
 // -----
 
+// A store whose buffer's earlier readers are known done (readers_done:
+// tessel-double-buffer-stores) has no barrier before it, only the one after
+// that lets every thread read the tile.
+
+#blk = #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// CHECK-LABEL: llvm.func @readers_done
+// CHECK-NOT: nvvm.barrier
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: nvvm.barrier
+// CHECK-NOT: nvvm.barrier
+// CHECK: llvm.return
+func.func @readers_done(%y: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %f = tessel.splat %y : f32 -> !tessel.tile<32x32xf32, #blk>
+  %fbuf = tessel.local_alloc : !tessel.memdesc<32x32xf32, order = [1, 0]>
+  tessel.local_store %f, %fbuf readers_done : !tessel.tile<32x32xf32, #blk>, !tessel.memdesc<32x32xf32, order = [1, 0]>
+  return
+}
+
+// -----
+
 #blk = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]>
 !m = !tessel.memdesc<16x40xf32, order = [1, 0]>
 

@@ -129,6 +129,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselRotateWarpGroupDots());
   tiles.addPass(createTesselOrderWarpGroupDots());
   tiles.addPass(createTesselDeferWarpGroupWaits());
+  tiles.addPass(createTesselDoubleBufferStores());
   tiles.addPass(createTesselWarpSpecialize());
   tiles.addPass(createTesselPingPong());
   if (failed(tiles.run(module)))

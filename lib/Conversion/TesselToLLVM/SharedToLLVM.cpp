@@ -258,8 +258,8 @@ struct AsyncCopyLowering : VectorisedPattern<AsyncCopyOp> {
 };
 
 /// Each element by its owner, between barriers (earlier readers of the
-/// region are done; every thread then sees the tile); a thread's runs along
-/// the buffer's contiguous dimension as one access each.
+/// region are done, unless known done; every thread then sees the tile); a
+/// thread's runs along the buffer's contiguous dimension as one access each.
 struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -278,7 +278,8 @@ struct LocalStoreLowering : OpConversionPattern<LocalStoreOp> {
     int64_t width = runWidth(srcType, contiguous,
                              srcType.getElementType().getIntOrFloatBitWidth(),
                              rows.getLayout().getAccessElems());
-    emitBarrier(rewriter, loc);
+    if (!op.getReadersDone())
+      emitBarrier(rewriter, loc);
     ThreadLayout thread(rewriter, loc, getLayout(srcType));
     // A run is owned as a whole (its copies are whole runs too).
     for (ArrayRef<int64_t> group : accessGroups(srcType, contiguous, width)) {
