@@ -127,9 +127,7 @@ static bool doubleBuffer(LocalAllocOp alloc, LocalStoreOp store,
   alloc.replaceAllUsesWith(view);
 
   func::FuncOp kernel = loop->getParentOfType<func::FuncOp>();
-  int64_t limit =
-      hasWarpGroupMma(kernel) ? kHopperSharedBytes : kSm80SharedBytes;
-  if (getKernelSharedBytes(kernel) > limit) {
+  if (getKernelSharedBytes(kernel) > getKernelSharedLimit(kernel)) {
     view.replaceAllUsesWith(alloc.getResult());
     for (Operation *op : llvm::reverse(made))
       op->erase();

@@ -673,16 +673,15 @@ static func::FuncOp kernelOf(scf::ForOp loop) {
 }
 
 /// Whether `kernel` keeps within the shared memory its target's CTAs may
-/// use (kHopperSharedBytes, else kSm80SharedBytes) once a loop takes buffers
-/// for `candidates`. The copies that only hide latency (tiles read back) are
-/// left out of a loop where it would not.
+/// use (getKernelSharedLimit) once a loop takes buffers for `candidates`.
+/// The copies that only hide latency (tiles read back) are left out of a
+/// loop where it would not.
 static bool fitsSharedMemory(func::FuncOp kernel,
                              ArrayRef<Candidate> candidates, unsigned stages) {
   int64_t bytes = getKernelSharedBytes(kernel);
   for (const Candidate &c : candidates)
     bytes += c.slots(stages) * getMemDescBytes(c.bufferType);
-  return bytes <=
-         (hasWarpGroupMma(kernel) ? kHopperSharedBytes : kSm80SharedBytes);
+  return bytes <= getKernelSharedLimit(kernel);
 }
 
 struct PipelinePass : tessel::impl::TesselPipelineBase<PipelinePass> {

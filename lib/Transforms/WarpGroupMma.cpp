@@ -124,7 +124,7 @@ static bool fitsSharedMemory(func::FuncOp kernel,
     detached.emplace_back(op, op->getNextNode());
     op->remove();
   }
-  bool fits = getKernelSharedBytes(kernel) <= kHopperSharedBytes;
+  bool fits = getKernelSharedBytes(kernel) <= getKernelSharedLimit(kernel);
   for (auto [op, next] : llvm::reverse(detached))
     next->getBlock()->getOperations().insert(Block::iterator(next), op);
   return fits;

@@ -235,6 +235,10 @@ int64_t mlir::tessel::getKernelSharedBytes(func::FuncOp kernel) {
   return bytes;
 }
 
+int64_t mlir::tessel::getKernelSharedLimit(func::FuncOp kernel) {
+  return hasWarpGroupMma(kernel) ? kHopperSharedBytes : kSm80SharedBytes;
+}
+
 SmallVector<int64_t> mlir::tessel::getWorkspaceSlotBytes(func::FuncOp kernel) {
   auto sizes = kernel->getAttrOfType<DenseI64ArrayAttr>(
       TesselDialect::getWorkspaceAttrName());

@@ -49,6 +49,10 @@ constexpr int64_t kSm80SharedBytes = 99 * 1024;
 /// barriers), then its local_alloc regions; more than half of an SM's when
 /// its warps resize their registers (tessel.warp_specialize).
 int64_t getKernelSharedBytes(func::FuncOp kernel);
+/// The dynamic shared memory a CTA of `kernel` may use on its target:
+/// kHopperSharedBytes where it runs warpgroup MMA (sm_90a), else
+/// kSm80SharedBytes.
+int64_t getKernelSharedLimit(func::FuncOp kernel);
 
 /// For each workspace argument of a persistent kernel (the trailing
 /// pointers `tessel.workspace` describes), the bytes of one program's slot
