@@ -11,12 +11,15 @@
 // movement. A class that no memory op or dot places and that takes a reduction
 // result back to full shape (`acc += where(..., sum(x, axis=1)[:, None], 0)`)
 // follows the reduced tile's layout instead of converting the row vector at
-// every use. Where a value is asked for two layouts, a tessel.convert_layout
+// every use; one whose tiles slice an accumulator where each thread holds the
+// slice's elements already (the halves of a product of two operands side by
+// side) keeps the accumulator's layout. Where a value is asked for two layouts, a tessel.convert_layout
 // provides the second (free where both hold the same elements in the same
 // registers, as the probabilities of attention do between its two dots).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/TesselToLLVM/TileLayout.h"
 #include "tessel/Passes.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -231,6 +234,7 @@ private:
   SmallVector<ExpandDimsOp> expands;
   SmallVector<BroadcastOp> broadcasts;
   SmallVector<TransOp> transposes;
+  SmallVector<ExtractSliceOp> slices;
   SmallVector<DotOp> dots;
   /// Tiles whose class a memory op places (pointers, masks, values).
   SmallVector<Value> memoryTiles;
@@ -328,8 +332,12 @@ LogicalResult KernelLayouts::collect(Operation *op) {
         transposes.push_back(op);
         return success();
       })
-      .Case<SplatOp, ArangeOp, ReshapeOp, ExtractSliceOp, ConvertLayoutOp,
-            scf::YieldOp, func::ReturnOp>([](Operation *) { return success(); })
+      .Case([&](ExtractSliceOp op) {
+        slices.push_back(op);
+        return success();
+      })
+      .Case<SplatOp, ArangeOp, ReshapeOp, ConvertLayoutOp, scf::YieldOp,
+            func::ReturnOp>([](Operation *) { return success(); })
       .Default([](Operation *op) -> LogicalResult {
         auto isTile = [](Type t) { return isa<TileType>(t); };
         if (llvm::any_of(op->getOperandTypes(), isTile) ||
@@ -380,6 +388,11 @@ bool KernelLayouts::propagate() {
   return changed;
 }
 
+static TileType withEncoding(Value v, Attribute enc) {
+  TileType t = tileOf(v);
+  return TileType::get(t.getShape(), t.getElementType(), enc);
+}
+
 void KernelLayouts::chooseEncodings() {
   // Classes that some op wants in a derived layout wait for propagation.
   DenseSet<unsigned> derived;
@@ -409,6 +422,20 @@ void KernelLayouts::chooseEncodings() {
                            mmaLayout(func.getContext(),
                                      tileOf(dot.getResult()).getShape(),
                                      numWarps));
+  // A slice of a product's accumulator that each thread holds already (say
+  // the halves of a product of two operands side by side) keeps its layout,
+  // unless memory or a product places its class.
+  for (ExtractSliceOp slice : slices) {
+    Attribute src = encoding.lookup(classOf(slice.getSrc()));
+    unsigned c = classOf(slice.getResult());
+    if (!isa_and_present<MmaEncodingAttr>(src) || placed.contains(c) ||
+        !slice.getOffsets().empty())
+      continue;
+    if (succeeded(sliceSlots(withEncoding(slice.getSrc(), src),
+                             withEncoding(slice.getResult(), src),
+                             slice.getStaticOffsets())))
+      encoding.try_emplace(c, src);
+  }
   llvm::MapVector<unsigned, ArrayRef<int64_t>> shapes;
   for (Value v : values)
     shapes.try_emplace(classOf(v), tileOf(v).getShape());
@@ -436,11 +463,6 @@ void KernelLayouts::applyEncodings() {
     v.setType(TileType::get(t.getShape(), t.getElementType(),
                             encoding.lookup(classOf(v))));
   }
-}
-
-static TileType withEncoding(Value v, Attribute enc) {
-  TileType t = tileOf(v);
-  return TileType::get(t.getShape(), t.getElementType(), enc);
 }
 
 /// `op`'s result gets `want`; its users keep the class encoding through a

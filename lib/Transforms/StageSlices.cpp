@@ -1,6 +1,7 @@
 //===- StageSlices.cpp - One shared copy of a tile sliced many times ------===//
 
 #include "Conversion/TesselToLLVM/SharedBanks.h"
+#include "Conversion/TesselToLLVM/TileLayout.h"
 #include "tessel/Passes.h"
 
 namespace mlir::tessel {
@@ -13,15 +14,25 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// The slices of `tile` in its own block or in regions nested there, if it
-/// is sliced more than once: by two or more slices, or by one that a loop
-/// repeats or that has runtime offsets.
+/// Whether each thread holds its elements of `slice` already (its
+/// lowering moves no data).
+bool inRegisters(ExtractSliceOp slice) {
+  return slice.getOffsets().empty() &&
+         succeeded(sliceSlots(cast<TileType>(slice.getSrc().getType()),
+                              cast<TileType>(slice.getType()),
+                              slice.getStaticOffsets()));
+}
+
+/// The slices of `tile` in its own block or in regions nested there that
+/// move data, if it is sliced more than once: by two or more slices, or by
+/// one that a loop repeats or that has runtime offsets.
 SmallVector<ExtractSliceOp> slicesOf(Value tile) {
   SmallVector<ExtractSliceOp> slices;
   bool repeated = false;
   Block *block = tile.getParentBlock();
   for (Operation *user : tile.getUsers())
-    if (auto slice = dyn_cast<ExtractSliceOp>(user))
+    if (auto slice = dyn_cast<ExtractSliceOp>(user);
+        slice && !inRegisters(slice))
       if (Operation *ancestor = block->findAncestorOpInBlock(*slice)) {
         slices.push_back(slice);
         repeated |= ancestor != slice || !slice.getOffsets().empty();

@@ -157,3 +157,38 @@ func.func @padded_scratch(%x: bf16, %o: !tessel.ptr<f32>) attributes {tessel.ker
   tessel.store %o, %s : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// A slice whose elements every thread holds already (the right half of an
+// mma accumulator) takes the thread's own values: no shared memory, no
+// barrier. Offset 4 splits the 8-column blocks, so that slice moves data.
+
+#acc = #tessel.mma<warpsPerCTA = [4, 1]>
+
+// CHECK-LABEL: llvm.func @extract_slice_in_registers
+// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK: llvm.fadd
+// CHECK-LABEL: llvm.func @extract_slice_across_lanes
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+func.func @extract_slice_in_registers(%v: f32, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %v : f32 -> !tessel.tile<64x64xf32, #acc>
+  %a = tessel.extract_slice %t [0, 0] : !tessel.tile<64x64xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %b = tessel.extract_slice %t [0, 32] : !tessel.tile<64x64xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %s = tessel.binary add %a, %b : !tessel.tile<64x32xf32, #acc>
+  %r = tessel.reduce sum %s {axis = 1 : i32} : !tessel.tile<64x32xf32, #acc> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>>
+  %z = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>> -> f32
+  tessel.store %out, %z : !tessel.ptr<f32>
+  return
+}
+
+func.func @extract_slice_across_lanes(%v: f32, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %v : f32 -> !tessel.tile<64x64xf32, #acc>
+  %a = tessel.extract_slice %t [0, 4] : !tessel.tile<64x64xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %r = tessel.reduce sum %a {axis = 1 : i32} : !tessel.tile<64x32xf32, #acc> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>>
+  %z = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>> -> f32
+  tessel.store %out, %z : !tessel.ptr<f32>
+  return
+}

@@ -283,3 +283,34 @@ func.func @not_lowered(%units: i32) attributes {tessel.kernel} {
   }
   return
 }
+
+// -----
+
+// The halves of a product of two operands side by side (MTA's hi and lo
+// convolved keys) keep the accumulator's layout: each thread holds both
+// halves of its rows already. A slice at a column that splits the 8-column
+// blocks of the accumulator does not.
+
+// CHECK-LABEL: func.func @accumulator_halves
+func.func @accumulator_halves(%a: f16, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %x = tessel.splat %a : f16 -> !tessel.tile<64x64xf16>
+  %z = arith.constant 0.0 : f32
+  %zs = tessel.splat %z : f32 -> !tessel.tile<64x64xf32>
+  // CHECK: %[[S:.*]] = tessel.dot {{.*}} -> !tessel.tile<64x64xf32, [[M:#tessel.mma<warpsPerCTA = \[4, 1\]>]]>
+  %s = tessel.dot %x, %x, %zs : !tessel.tile<64x64xf16>, !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf32>
+  // CHECK: tessel.extract_slice %[[S]] [0, 0] : !tessel.tile<64x64xf32, [[M]]> -> !tessel.tile<64x32xf32, [[M]]>
+  %lo = tessel.extract_slice %s [0, 0] : !tessel.tile<64x64xf32> -> !tessel.tile<64x32xf32>
+  // CHECK: tessel.extract_slice %[[S]] [0, 32] : !tessel.tile<64x64xf32, [[M]]> -> !tessel.tile<64x32xf32, [[M]]>
+  %hi = tessel.extract_slice %s [0, 32] : !tessel.tile<64x64xf32> -> !tessel.tile<64x32xf32>
+  %sum = tessel.binary add %lo, %hi : !tessel.tile<64x32xf32>
+  // CHECK: tessel.extract_slice %[[S]] [0, 4] : !tessel.tile<64x64xf32, [[M]]> -> !tessel.tile<64x32xf32, #tessel.blocked
+  %odd = tessel.extract_slice %s [0, 4] : !tessel.tile<64x64xf32> -> !tessel.tile<64x32xf32>
+  %both = tessel.binary add %odd, %odd : !tessel.tile<64x32xf32>
+  %r = tessel.reduce sum %sum {axis = 1 : i32} : !tessel.tile<64x32xf32> -> !tessel.tile<64xf32>
+  %t = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32> -> f32
+  %u = tessel.reduce sum %both {axis = 1 : i32} : !tessel.tile<64x32xf32> -> !tessel.tile<64xf32>
+  %v = tessel.reduce sum %u {axis = 0 : i32} : !tessel.tile<64xf32> -> f32
+  %w = arith.addf %t, %v : f32
+  tessel.store %o, %w : !tessel.ptr<f32>
+  return
+}

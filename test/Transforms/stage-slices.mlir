@@ -126,3 +126,25 @@ func.func @odd_windows(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel,
   tessel.store %o, %t : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// Slices that every thread holds already (the halves of an mma accumulator)
+// move no data: nothing is staged for them.
+
+#acc = #tessel.mma<warpsPerCTA = [4, 1]>
+
+// CHECK-LABEL: func.func @accumulator_halves
+// CHECK-NOT: tessel.local_alloc
+// CHECK: tessel.extract_slice %{{.*}} [0, 0]
+// CHECK: tessel.extract_slice %{{.*}} [0, 32]
+func.func @accumulator_halves(%x: f32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %x : f32 -> !tessel.tile<64x64xf32, #acc>
+  %a = tessel.extract_slice %t [0, 0] : !tessel.tile<64x64xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %b = tessel.extract_slice %t [0, 32] : !tessel.tile<64x64xf32, #acc> -> !tessel.tile<64x32xf32, #acc>
+  %s = tessel.binary add %a, %b : !tessel.tile<64x32xf32, #acc>
+  %r = tessel.reduce sum %s {axis = 1 : i32} : !tessel.tile<64x32xf32, #acc> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>>
+  %z = tessel.reduce sum %r {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #acc>> -> f32
+  tessel.store %o, %z : !tessel.ptr<f32>
+  return
+}

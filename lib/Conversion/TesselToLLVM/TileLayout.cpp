@@ -136,19 +136,21 @@ int64_t TileLayout::getSlot(ArrayRef<int64_t> local) const {
   return slot;
 }
 
-bool DimLayout::sameDistribution(const DimLayout &o) const {
-  if (size != o.size || numLocal() != o.numLocal())
-    return false;
+bool DimLayout::sameThreadBases(const DimLayout &o) const {
   // The same lanes and warps, stepping the same distance.
   auto sameField = [](unsigned count, unsigned stride, int64_t step,
                       unsigned oCount, unsigned oStride, int64_t oStep) {
     return count == oCount &&
            (count == 1 || (stride == oStride && step == oStep));
   };
-  if (!sameField(lanes, laneStride, laneStep(), o.lanes, o.laneStride,
-                 o.laneStep()) ||
-      !sameField(warps, warpStride, warpStep(), o.warps, o.warpStride,
-                 o.warpStep()))
+  return sameField(lanes, laneStride, laneStep(), o.lanes, o.laneStride,
+                   o.laneStep()) &&
+         sameField(warps, warpStride, warpStep(), o.warps, o.warpStride,
+                   o.warpStep());
+}
+
+bool DimLayout::sameDistribution(const DimLayout &o) const {
+  if (size != o.size || numLocal() != o.numLocal() || !sameThreadBases(o))
     return false;
   for (int64_t j = 0, e = numLocal(); j < e; ++j)
     if (offset(j) != o.offset(j))
@@ -180,6 +182,50 @@ bool TileLayout::sameDistribution(const TileLayout &other,
     if (!dims[d].sameDistribution(other.dims[perm.empty() ? d : perm[d]]))
       return false;
   return true;
+}
+
+FailureOr<SmallVector<int64_t>>
+TileLayout::slotsWithin(const TileLayout &source,
+                        ArrayRef<int64_t> offsets) const {
+  if (dims.size() != source.dims.size() || offsets.size() != dims.size() ||
+      replicatedIds(replicas) != replicatedIds(source.replicas))
+    return failure();
+  // Per dimension, the source's local index of each local index: the same
+  // thread bases, no wrapped copies in either, and the offset element among
+  // the source's.
+  SmallVector<SmallVector<int64_t>> within(dims.size());
+  for (auto [d, mine, theirs] : llvm::enumerate(dims, source.dims)) {
+    if (!mine.sameThreadBases(theirs) || mine.size % mine.span() != 0 ||
+        theirs.size % theirs.span() != 0)
+      return failure();
+    DenseMap<int64_t, int64_t> localOf;
+    for (int64_t k = 0, e = theirs.numLocal(); k < e; ++k)
+      localOf[theirs.offset(k)] = k;
+    for (int64_t j = 0, e = mine.numLocal(); j < e; ++j) {
+      auto it = localOf.find(mine.offset(j) + offsets[d]);
+      if (it == localOf.end())
+        return failure();
+      within[d].push_back(it->second);
+    }
+  }
+  SmallVector<int64_t> slots;
+  for (int64_t slot = 0, e = getNumSlots(); slot < e; ++slot) {
+    SmallVector<int64_t> local = getLocalIndices(slot);
+    for (auto [d, j] : llvm::enumerate(local))
+      j = within[d][j];
+    slots.push_back(source.getSlot(local));
+  }
+  return slots;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::tessel::sliceSlots(TileType source, TileType slice,
+                         ArrayRef<int64_t> offsets) {
+  FailureOr<TileLayout> from = TileLayout::get(source);
+  FailureOr<TileLayout> to = TileLayout::get(slice);
+  if (failed(from) || failed(to))
+    return failure();
+  return to->slotsWithin(*from, offsets);
 }
 
 //===----------------------------------------------------------------------===//

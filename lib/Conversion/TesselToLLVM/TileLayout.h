@@ -57,6 +57,8 @@ struct DimLayout {
   /// Whether both put the same elements at the same local indices of the
   /// same threads (the fields may differ: one register group is no group).
   bool sameDistribution(const DimLayout &o) const;
+  /// Whether both give every thread the same base coordinate.
+  bool sameThreadBases(const DimLayout &o) const;
 };
 
 /// Lanes and warps whose threads hold the same elements: what slicing a
@@ -85,6 +87,11 @@ public:
   /// same threads (`perm` maps dimensions of `this` to those of `other`).
   bool sameDistribution(const TileLayout &other,
                         ArrayRef<int32_t> perm = {}) const;
+  /// For a slice at `offsets` of a tile laid out as `source`, laid out as
+  /// this: the slot of `source` where each thread holds the element of each
+  /// of its slots; failure if a thread does not hold them all.
+  FailureOr<SmallVector<int64_t>> slotsWithin(const TileLayout &source,
+                                              ArrayRef<int64_t> offsets) const;
 
 private:
   SmallVector<DimLayout> dims;
@@ -124,6 +131,10 @@ private:
   Value lane, warp;
   SmallVector<Value> bases;
 };
+
+/// TileLayout::slotsWithin for the tiles of a slice and its source.
+FailureOr<SmallVector<int64_t>> sliceSlots(TileType source, TileType slice,
+                                           ArrayRef<int64_t> offsets);
 
 /// Row-major linear index of `coords` in `shape`, as i32.
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords,
