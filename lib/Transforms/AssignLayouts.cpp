@@ -13,9 +13,10 @@
 // follows the reduced tile's layout instead of converting the row vector at
 // every use; one whose tiles slice an accumulator where each thread holds the
 // slice's elements already (the halves of a product of two operands side by
-// side) keeps the accumulator's layout. Where a value is asked for two layouts, a tessel.convert_layout
-// provides the second (free where both hold the same elements in the same
-// registers, as the probabilities of attention do between its two dots).
+// side) keeps the accumulator's layout. Where a value is asked for two layouts,
+// a tessel.convert_layout provides the second (free where both hold the same
+// elements in the same registers, as the probabilities of attention do between
+// its two dots).
 //
 //===----------------------------------------------------------------------===//
 
