@@ -389,11 +389,6 @@ bool KernelLayouts::propagate() {
   return changed;
 }
 
-static TileType withEncoding(Value v, Attribute enc) {
-  TileType t = tileOf(v);
-  return TileType::get(t.getShape(), t.getElementType(), enc);
-}
-
 void KernelLayouts::chooseEncodings() {
   // Classes that some op wants in a derived layout wait for propagation.
   DenseSet<unsigned> derived;
@@ -429,12 +424,8 @@ void KernelLayouts::chooseEncodings() {
   for (ExtractSliceOp slice : slices) {
     Attribute src = encoding.lookup(classOf(slice.getSrc()));
     unsigned c = classOf(slice.getResult());
-    if (!isa_and_present<MmaEncodingAttr>(src) || placed.contains(c) ||
-        !slice.getOffsets().empty())
-      continue;
-    if (succeeded(sliceSlots(withEncoding(slice.getSrc(), src),
-                             withEncoding(slice.getResult(), src),
-                             slice.getStaticOffsets())))
+    if (isa_and_present<MmaEncodingAttr>(src) && !placed.contains(c) &&
+        succeeded(sliceSlots(slice, src)))
       encoding.try_emplace(c, src);
   }
   llvm::MapVector<unsigned, ArrayRef<int64_t>> shapes;
@@ -464,6 +455,11 @@ void KernelLayouts::applyEncodings() {
     v.setType(TileType::get(t.getShape(), t.getElementType(),
                             encoding.lookup(classOf(v))));
   }
+}
+
+static TileType withEncoding(Value v, Attribute enc) {
+  TileType t = tileOf(v);
+  return TileType::get(t.getShape(), t.getElementType(), enc);
 }
 
 /// `op`'s result gets `want`; its users keep the class encoding through a

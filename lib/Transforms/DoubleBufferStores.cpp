@@ -91,9 +91,9 @@ static LocalStoreOp soleStoreReadInIteration(LocalAllocOp alloc) {
 }
 
 /// Puts `alloc` (stored once per iteration of `loop`, read in it) in two
-/// buffers taken in turn; false, with nothing changed, where the kernel
-/// would then exceed its shared memory.
-static bool doubleBuffer(LocalAllocOp alloc, LocalStoreOp store,
+/// buffers taken in turn; leaves it as it is where the kernel would then
+/// exceed its shared memory.
+static void doubleBuffer(LocalAllocOp alloc, LocalStoreOp store,
                          scf::ForOp loop) {
   auto type = cast<MemDescType>(alloc.getType());
   SmallVector<int64_t> shape = {2};
@@ -133,11 +133,10 @@ static bool doubleBuffer(LocalAllocOp alloc, LocalStoreOp store,
       op->erase();
     barrier.erase();
     buffers.erase();
-    return false;
+    return;
   }
   alloc.erase();
   store.setReadersDone(true);
-  return true;
 }
 
 struct DoubleBufferStoresPass

@@ -14,15 +14,6 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// Whether each thread holds its elements of `slice` already (its
-/// lowering moves no data).
-bool inRegisters(ExtractSliceOp slice) {
-  return slice.getOffsets().empty() &&
-         succeeded(sliceSlots(cast<TileType>(slice.getSrc().getType()),
-                              cast<TileType>(slice.getType()),
-                              slice.getStaticOffsets()));
-}
-
 /// The slices of `tile` in its own block or in regions nested there that
 /// move data, if it is sliced more than once: by two or more slices, or by
 /// one that a loop repeats or that has runtime offsets.
@@ -32,7 +23,7 @@ SmallVector<ExtractSliceOp> slicesOf(Value tile) {
   Block *block = tile.getParentBlock();
   for (Operation *user : tile.getUsers())
     if (auto slice = dyn_cast<ExtractSliceOp>(user);
-        slice && !inRegisters(slice))
+        slice && failed(sliceSlots(slice)))
       if (Operation *ancestor = block->findAncestorOpInBlock(*slice)) {
         slices.push_back(slice);
         repeated |= ancestor != slice || !slice.getOffsets().empty();

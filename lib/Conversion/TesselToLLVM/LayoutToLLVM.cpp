@@ -136,17 +136,15 @@ struct ExtractSliceLowering : OpConversionPattern<ExtractSliceOp> {
     auto srcType = cast<TileType>(op.getSrc().getType());
     auto type = cast<TileType>(op.getType());
     // Every thread already holds its elements of the slice: no data moves.
-    if (op.getOffsets().empty())
-      if (FailureOr<SmallVector<int64_t>> slots =
-              sliceSlots(srcType, type, op.getStaticOffsets());
-          succeeded(slots)) {
-        ValueRange src = adaptor.getSrc();
-        SmallVector<Value> values;
-        for (int64_t slot : *slots)
-          values.push_back(src[slot]);
-        rewriter.replaceOpWithMultiple(op, {values});
-        return success();
-      }
+    if (FailureOr<SmallVector<int64_t>> slots = sliceSlots(op);
+        succeeded(slots)) {
+      ValueRange src = adaptor.getSrc();
+      SmallVector<Value> values;
+      for (int64_t slot : *slots)
+        values.push_back(src[slot]);
+      rewriter.replaceOpWithMultiple(op, {values});
+      return success();
+    }
     SmallVector<OpFoldResult> origin =
         sliceOrigin(rewriter, loc, op.getStaticOffsets(), adaptor.getOffsets(),
                     type.getShape(), srcType.getShape());

@@ -218,14 +218,20 @@ TileLayout::slotsWithin(const TileLayout &source,
   return slots;
 }
 
-FailureOr<SmallVector<int64_t>>
-mlir::tessel::sliceSlots(TileType source, TileType slice,
-                         ArrayRef<int64_t> offsets) {
-  FailureOr<TileLayout> from = TileLayout::get(source);
-  FailureOr<TileLayout> to = TileLayout::get(slice);
+FailureOr<SmallVector<int64_t>> mlir::tessel::sliceSlots(ExtractSliceOp slice,
+                                                         Attribute encoding) {
+  if (!slice.getOffsets().empty())
+    return failure();
+  auto layoutOf = [&](Value tile) {
+    auto type = cast<TileType>(tile.getType());
+    return TileLayout::get(encoding ? encoding : type.getEncoding(),
+                           type.getShape());
+  };
+  FailureOr<TileLayout> from = layoutOf(slice.getSrc());
+  FailureOr<TileLayout> to = layoutOf(slice.getResult());
   if (failed(from) || failed(to))
     return failure();
-  return to->slotsWithin(*from, offsets);
+  return to->slotsWithin(*from, slice.getStaticOffsets());
 }
 
 //===----------------------------------------------------------------------===//

@@ -132,9 +132,12 @@ private:
   SmallVector<Value> bases;
 };
 
-/// TileLayout::slotsWithin for the tiles of a slice and its source.
-FailureOr<SmallVector<int64_t>> sliceSlots(TileType source, TileType slice,
-                                           ArrayRef<int64_t> offsets);
+/// For `slice` (static offsets), the slot of its source where each thread
+/// holds each of its slots' elements (TileLayout::slotsWithin); failure where
+/// the slice moves data. With `encoding`, as if both tiles had it (a layout
+/// being chosen); else their own.
+FailureOr<SmallVector<int64_t>> sliceSlots(ExtractSliceOp slice,
+                                           Attribute encoding = {});
 
 /// Row-major linear index of `coords` in `shape`, as i32.
 Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords,
