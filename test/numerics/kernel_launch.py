@@ -115,7 +115,8 @@ def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
     return _bwd_preprocess("attention.tsl", "attention_bwd_preprocess", "Nq", o, do, BM, dtype, layout)
 
 
-def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd"):
+def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd",
+                  unmasked_loop=False):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layout, dtype)
@@ -127,7 +128,8 @@ def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", l
                 dv=tr.full((B, HKV, Nk, D), 7.0, dtype),
                 **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale))
     return tr.run("attention.tsl", "attention_bwd", (cdiv(Nk, BN), B * HKV), args,
-                  dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype), outputs=["dq", "dk", "dv"])
+                  dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
+                       UNMASKED_LOOP=unmasked_loop), outputs=["dq", "dk", "dv"])
 
 
 # ---------------------------------------------------------------------------------------------

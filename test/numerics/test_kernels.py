@@ -142,6 +142,9 @@ ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, sco
     # at D = 128), two 64-row slices per warpgroup at BLOCK_M = 128.
     "wgmma-causal-d128":  (1, 2, 1, 150, 150, 128, True, 64, 64, "bhnd", 1.0, None),
     "wgmma-ragged-bm128": (2, 4, 2, 77, 203, 64, False, 128, 128, "bnhd", 1.0, None),
+    # More keys than queries per block (the tuned sm_90a backward's 64 x 128): the causal
+    # diagonal spans two query blocks of every key block.
+    "causal-bn-gt-bm":    (1, 2, 1, 150, 150, 64, True, 32, 64, "bhnd", 1.0, None),
 }
 
 
@@ -163,19 +166,47 @@ def _run_attention(name, dt):
     delta = kl.attention_bwd_preprocess(fwd["o"], do, BM, dt, layout)
     kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
                scaled_tol(dt, "f32", np.max(np.abs(fwd["o"] * do).sum(-1))))
-    bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout)
-    _unwritten("attention_bwd", bwd["dk"], bwd["dv"])
     grads = ref.attention_bwd(q, k, v, do, scale, causal, delta=(fwd["o"] * do).sum(-1))
     exact = ref.attention_bwd(q, k, v, do, scale, causal)
-    for n, g, want, want_exact in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]), grads, exact):
-        kl.compare(n, g, want, TOL[dt]["grad"])
-        kl.report(f"{n} end-to-end (exact Delta)", g, want_exact)
+    # Both forms of the query loop: masks on every block, and the fully visible blocks apart.
+    for unmasked_loop in (False, True):
+        bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout,
+                               unmasked_loop)
+        _unwritten("attention_bwd", bwd["dk"], bwd["dv"])
+        for n, g, want, want_exact in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]),
+                                          grads, exact):
+            n += " (unmasked loop)" if unmasked_loop else ""
+            kl.compare(n, g, want, TOL[dt]["grad"])
+            kl.report(f"{n} end-to-end (exact Delta)", g, want_exact)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("name", list(ATTN_CASES))
 def test_attention(name, dt):
     _run_attention(name, dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_attention_backward_negative_scores(dt):
+    """Every score far below zero (q >= 0, k <= 0), LSE below -88: exp(0 - LSE) overflows, and a key
+    row past Nk (read as zeros, score 0) must stay masked in a ragged key block or its inf times
+    the zero row gives NaN in dQ."""
+    B, H, HKV, Nq, Nk, D = 1, 2, 1, 70, 45, 64
+    rng = _seed("attention-negative-scores", dt)
+    q = np.abs(kl.randn(rng, (B, H, Nq, D), dt, 5.0))
+    k = -np.abs(kl.randn(rng, (B, HKV, Nk, D), dt, 5.0))
+    v, do = kl.randn(rng, (B, HKV, Nk, D), dt), kl.randn(rng, (B, H, Nq, D), dt)
+    scale = kl.f32(0.25)
+    _header(f"attention backward, scores far below zero [{dt}]: Nq{Nq} Nk{Nk} D{D}")
+    fwd = kl.attention_fwd(q, k, v, scale, False, 32, 32, dt)
+    assert np.max(fwd["lse"]) < -88, "LSE must be below log(FLT_MIN) for the test to bite"
+    delta = kl.attention_bwd_preprocess(fwd["o"], do, 32, dt)
+    grads = ref.attention_bwd(q, k, v, do, scale, False, delta=(fwd["o"] * do).sum(-1))
+    for unmasked_loop in (False, True):
+        bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, False, 32, 32, dt,
+                               unmasked_loop=unmasked_loop)
+        for n, g, want in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]), grads):
+            kl.compare(f"{n} (unmasked loop={unmasked_loop})", g, want, TOL[dt]["grad"])
 
 
 @pytest.mark.parametrize("dt", DTYPES)
