@@ -258,7 +258,7 @@ def kl_fwd(tq, tk, sq, sk, scale_t, scale_s, causal, BM, BN, dtype="f16",
 
 
 def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dtype="f16",
-           layouts=("bnhd", "bhnd", "bhnd", "bnhd")):
+           layouts=("bnhd", "bhnd", "bhnd", "bnhd"), unmasked_loop=False):
     B, H, Nq, DT = tq.shape
     HKT, Nk, DS, HKS = tk.shape[1], tk.shape[2], sq.shape[3], sk.shape[1]
     bufs, strides = _kl_args(tq, tk, sq, sk, layouts, dtype)
@@ -266,5 +266,5 @@ def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dt
                 dsq=tr.zeros((B, H, Nq, DS), "f32"), dsk=tr.full((B, HKS, Nk, DS), 7.0, dtype),
                 **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk, scale_t=f32(scale_t), scale_s=f32(scale_s))
     return tr.run("attention_kl.tsl", "attention_kl_bwd", (cdiv(Nk, BN), B * HKS), args,
-                  dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype),
-                  outputs=["dsq", "dsk"])
+                  dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
+                       UNMASKED_LOOP=unmasked_loop), outputs=["dsq", "dsk"])

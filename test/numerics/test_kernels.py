@@ -396,6 +396,8 @@ KL_CASES = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, BM, BN, teacher input sc
     "large-teacher":      (1, 2, 1, 2, 29, 41, 64, 32, False, 16, 16, 35.0, "sum"),
     # 128 rows over the kernels' 8 warps: warpgroup MMA on sm_90a.
     "wgmma-causal-d128":  (1, 2, 1, 1, 140, 140, 128, 64, True, 128, 64, 1.0, "sum"),
+    # More keys than queries per block: the causal diagonal spans two query blocks.
+    "causal-bn-gt-bm":    (1, 2, 1, 1, 100, 90, 64, 32, True, 16, 32, 1.0, "sum"),
 }
 
 
@@ -436,12 +438,16 @@ def test_attention_kl(name, dt):
     kl.compare(f"loss = Σ g·KL ({reduction})", np.sum(g * fwd["kl"]), np.sum(g * KL),
                scaled_tol(dt, "f32", mag * np.sum(np.abs(g))))
 
-    bwd = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc_t, sc_s, causal, BM, BN, dt)
-    _unwritten("attention_kl_bwd", bwd["dsk"])
     _, dSQ, dSK = ref.kl_bwd(tq, tk, sq, sk, g, sc_t, sc_s, causal)
-    kl.compare("dQs", bwd["dsq"], dSQ, TOL[dt]["grad"])
-    kl.compare("dKs", bwd["dsk"], dSK, TOL[dt]["grad"])
-    assert np.all(bwd["dsq"][keep == 0] == 0), "masked rows (g = 0) got a gradient"
+    # Both forms of the query loop: masks on every block, and the fully visible blocks apart.
+    for unmasked_loop in (False, True):
+        bwd = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc_t, sc_s, causal, BM, BN,
+                        dt, unmasked_loop=unmasked_loop)
+        _unwritten("attention_kl_bwd", bwd["dsk"])
+        form = " (unmasked loop)" if unmasked_loop else ""
+        kl.compare("dQs" + form, bwd["dsq"], dSQ, TOL[dt]["grad"])
+        kl.compare("dKs" + form, bwd["dsk"], dSK, TOL[dt]["grad"])
+        assert np.all(bwd["dsq"][keep == 0] == 0), "masked rows (g = 0) got a gradient"
 
 
 @pytest.mark.parametrize("dt", DTYPES)

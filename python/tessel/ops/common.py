@@ -72,7 +72,7 @@ GPU_TUNED_SM90A = {
     # A producer warpgroup copies the teacher's and the student's query blocks (H200, B1 H16
     # N 8192 D128 causal: 2274 / 2285 against 2302 / 2303 us).
     ("attention_kl_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
-                                    WARP_SPECIALIZE=True),
+                                    WARP_SPECIALIZE=True, UNMASKED_LOOP=True),
     ("mta_fwd", 64): dict(BLOCK_M=64, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
     # mta_fwd with the convolved keys (ops/mta.py conv_keys): two warpgroups share each block
     # of them, a producer warpgroup copies them, the two take turns on the tensor cores (H200,
