@@ -58,23 +58,34 @@ class Watchdog(threading.Thread):
         self._lock = threading.Lock()
         self._armed = None
 
-    def arm(self, cfg_id, seconds):
+    def arm(self, cfg_id, seconds, out_of_time=False):
+        """out_of_time: the limit is the workload's deadline (budget.deadline_limits), so a
+        configuration still running then is reported unfinished, not hung."""
         with self._lock:
-            self._armed = (cfg_id, time.monotonic() + seconds, seconds)
+            self._armed = (cfg_id, time.monotonic() + seconds, seconds, out_of_time)
 
     def disarm(self):
         with self._lock:
             self._armed = None
 
+    def expired(self, now):
+        """(configuration id, status, note) once the armed configuration ran past its limit."""
+        with self._lock:
+            armed = self._armed
+        if not armed or now <= armed[1]:
+            return None
+        cfg_id, _, seconds, out_of_time = armed
+        if out_of_time:
+            return cfg_id, "skipped", f"not finished: the time budget ran out after {seconds:.0f} s"
+        return cfg_id, "crashed", f"hung: no result after {seconds:.0f} s"
+
     def run(self):
         while True:
             time.sleep(0.5)
-            with self._lock:
-                armed = self._armed
-            if armed and time.monotonic() > armed[1]:
-                cfg_id, _, seconds = armed
-                self._events.row(cfg_id, "crashed", f"hung: no result after {seconds:.0f} s")
-                print(f"  {cfg_id}: hung after {seconds:.0f} s, ending the worker", flush=True)
+            expired = self.expired(time.monotonic())
+            if expired:
+                self._events.row(*expired)
+                print(f"  {expired[0]}: {expired[2]}, ending the worker", flush=True)
                 os._exit(EXIT_HUNG)
 
 
@@ -145,9 +156,9 @@ def run_workload(module, ctx, events, skip, quick, memory_bytes):
             return EXIT_LEAK
         events.emit("start", id=cfg["id"])
         known = any(s is not None for s in calls.values())
-        watchdog.arm(cfg["id"], budget.hang_limit_s(predicted if known else None,
-                                                    ctx.clock.config_slot(ctx.configs_left),
-                                                    ctx.clock.left()))
+        limits = (predicted if known else None, ctx.clock.config_slot(ctx.configs_left),
+                  ctx.clock.left())
+        watchdog.arm(cfg["id"], budget.hang_limit_s(*limits), budget.deadline_limits(*limits))
         try:
             out = module.run(ctx, cfg)
             row = {"status": "done", "note": out["note"], "results": out["results"]}

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -18,6 +19,7 @@ sys.path.insert(0, ROOT)
 
 from bench import budget, common, report  # noqa: E402
 from bench import run as bench_run  # noqa: E402
+from bench import worker as bench_worker  # noqa: E402
 from bench.workloads import WORKLOADS, decode, kl, launch, mta, prefill, prefill_bwd  # noqa: E402
 
 H100_MEMORY = 81559 << 20  # what an H100 80GB reports
@@ -265,6 +267,21 @@ def test_clock_and_hang_limit():
     assert budget.hang_limit_s(20.0, 1.0, 500.0) == 80.0
     assert budget.hang_limit_s(None, 60.0, 500.0) == 120.0      # repetitions fill the slot
     assert budget.hang_limit_s(20.0, 1.0, 10.0) == 15.0
+    assert budget.deadline_limits(20.0, 1.0, 10.0)                  # 80 s wanted, 15 s left
+    assert not budget.deadline_limits(20.0, 1.0, 500.0)
+    assert not budget.deadline_limits(None, 1.0, 100.0)
+
+
+def test_watchdog_tells_a_hang_from_the_deadline():
+    dog = bench_worker.Watchdog(events=None)
+    dog.arm("a", 10.0)
+    assert dog.expired(time.monotonic()) is None
+    assert dog.expired(time.monotonic() + 11.0) == ("a", "crashed", "hung: no result after 10 s")
+    dog.arm("b", 15.0, out_of_time=True)
+    assert dog.expired(time.monotonic() + 16.0) == (
+        "b", "skipped", "not finished: the time budget ran out after 15 s")
+    dog.disarm()
+    assert dog.expired(time.monotonic() + 100.0) is None
 
 
 # ---------------------------------------------------------------------------------------------
