@@ -11,7 +11,8 @@ events file as it goes (so a killed worker loses nothing it finished):
     {"event": "start", "id"}                          before each configuration it runs
     {"event": "row", "id", "status", "note", "results"}
     {"event": "fatal", "error"}                       no GPU, no torch
-Exit codes: 0 done, 2 fatal, 3 the CUDA context was lost, 4 a configuration hung, 5 memory of
+Exit codes: 0 done, 2 fatal, 3 the CUDA context was lost, 4 a configuration hung (or was still
+running at the workload's deadline), 5 memory of
 a failed call was not released (a fresh process measures the rest on a clean allocator).
 """
 
@@ -69,24 +70,28 @@ class Watchdog(threading.Thread):
             self._armed = None
 
     def expired(self, now):
-        """(configuration id, status, note) once the armed configuration ran past its limit."""
-        with self._lock:
-            armed = self._armed
+        """(configuration id, status, note) once the armed configuration ran past its limit.
+        The caller holds the lock."""
+        armed = self._armed
         if not armed or now <= armed[1]:
             return None
         cfg_id, _, seconds, out_of_time = armed
         if out_of_time:
-            return cfg_id, "skipped", f"not finished: the time budget ran out after {seconds:.0f} s"
+            return cfg_id, "skipped", (f"not finished when the time budget ran out, after "
+                                       f"{seconds:.0f} s (slow or hung)")
         return cfg_id, "crashed", f"hung: no result after {seconds:.0f} s"
 
     def run(self):
         while True:
             time.sleep(0.5)
-            expired = self.expired(time.monotonic())
-            if expired:
-                self._events.row(*expired)
-                print(f"  {expired[0]}: {expired[2]}, ending the worker", flush=True)
-                os._exit(EXIT_HUNG)
+            # Under the lock to the end: a configuration that finishes now cannot disarm and
+            # record its row in between.
+            with self._lock:
+                expired = self.expired(time.monotonic())
+                if expired:
+                    self._events.row(*expired)
+                    print(f"  {expired[0]}: {expired[2]}, ending the worker", flush=True)
+                    os._exit(EXIT_HUNG)
 
 
 def parse_args(argv):

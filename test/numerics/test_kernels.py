@@ -143,7 +143,7 @@ ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, sco
     "wgmma-causal-d128":  (1, 2, 1, 150, 150, 128, True, 64, 64, "bhnd", 1.0, None),
     "wgmma-ragged-bm128": (2, 4, 2, 77, 203, 64, False, 128, 128, "bnhd", 1.0, None),
     # More keys than queries per block (the tuned sm_90a backward's 64 x 128): the causal
-    # diagonal spans two query blocks of every key block.
+    # diagonal spans two query blocks of every full key block.
     "causal-bn-gt-bm":    (1, 2, 1, 150, 150, 64, True, 32, 64, "bhnd", 1.0, None),
 }
 
@@ -397,7 +397,7 @@ KL_CASES = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal, BM, BN, teacher input sc
     # 128 rows over the kernels' 8 warps: warpgroup MMA on sm_90a.
     "wgmma-causal-d128":  (1, 2, 1, 1, 140, 140, 128, 64, True, 128, 64, 1.0, "sum"),
     # More keys than queries per block: the causal diagonal spans two query blocks.
-    "causal-bn-gt-bm":    (1, 2, 1, 1, 100, 90, 64, 32, True, 16, 32, 1.0, "sum"),
+    "causal-bn-gt-bm":    (1, 2, 1, 1, 100, 100, 64, 32, True, 16, 32, 1.0, "sum"),
 }
 
 
@@ -448,6 +448,27 @@ def test_attention_kl(name, dt):
         kl.compare("dQs" + form, bwd["dsq"], dSQ, TOL[dt]["grad"])
         kl.compare("dKs" + form, bwd["dsk"], dSK, TOL[dt]["grad"])
         assert np.all(bwd["dsq"][keep == 0] == 0), "masked rows (g = 0) got a gradient"
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_attention_kl_backward_negative_scores(dt):
+    """As test_attention_backward_negative_scores, for both distributions: a zero key row past Nk
+    that escaped its mask would give inf - inf in dQs."""
+    B, H, Nq, Nk, D = 1, 2, 70, 45, 64
+    rng = _seed("kl-negative-scores", dt)
+    tq, sq = (np.abs(kl.randn(rng, (B, H, Nq, D), dt, 5.0)) for _ in range(2))
+    tk, sk = (-np.abs(kl.randn(rng, (B, 1, Nk, D), dt, 5.0)) for _ in range(2))
+    sc = kl.f32(0.25)
+    _header(f"attention_kl backward, scores far below zero [{dt}]: Nq{Nq} Nk{Nk} D{D}")
+    fwd = kl.kl_fwd(tq, tk, sq, sk, sc, sc, False, 32, 32, dt)
+    assert max(np.max(fwd["lse_t"]), np.max(fwd["lse_s"])) < -88, "LSEs must be below -88"
+    g = np.ones((B, H, Nq))
+    _, dSQ, dSK = ref.kl_bwd(tq, tk, sq, sk, g, sc, sc, False)
+    for unmasked_loop in (False, True):
+        bwd = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc, sc, False, 32, 32, dt,
+                        unmasked_loop=unmasked_loop)
+        kl.compare(f"dQs (unmasked loop={unmasked_loop})", bwd["dsq"], dSQ, TOL[dt]["grad"])
+        kl.compare(f"dKs (unmasked loop={unmasked_loop})", bwd["dsk"], dSK, TOL[dt]["grad"])
 
 
 @pytest.mark.parametrize("dt", DTYPES)

@@ -62,8 +62,8 @@ GPU_TUNED_SM90A = {
     # along D between them), half the dQ reductions of 64 keys. At D64 a
     # producer warpgroup issues the Q and dO copies (H200, B1 H32 N4096:
     # 1030 against 1177 us once ptxas honoured its setmaxnreg), and the query
-    # blocks that see every key go through a loop without masks (932-936
-    # against 992-1002 us). At D128 (255 registers) that loop spills: 1713-1726
+    # blocks that see every key go through a loop without masks (936-937
+    # against 1000 us). At D128 (255 registers) that loop spills: 1713-1726
     # against 1491-1493 us.
     ("attention_bwd", 64): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=3,
                                 WARP_SPECIALIZE=True, UNMASKED_LOOP=True),
