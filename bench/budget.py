@@ -90,18 +90,10 @@ def skip_note(predicted_s, left_s):
             f"{left_s:.1f} s left)")
 
 
-def hang_limit_s(predicted_s, slot_s, left_s):
-    """Seconds one configuration may run before its worker declares it hung: the largest of
-    HANG_S, four times its predicted least cost (None: unknown) and twice its slot (its
-    repetitions fill the slot), but never far past the workload's deadline."""
-    return min(_hang_s(predicted_s, slot_s), left_s + 5.0)
-
-
-def deadline_limits(predicted_s, slot_s, left_s):
-    """Whether the workload's deadline, not a hang, sets hang_limit_s: a configuration stopped
-    at that limit ran out of time."""
-    return _hang_s(predicted_s, slot_s) > left_s + 5.0
-
-
-def _hang_s(predicted_s, slot_s):
-    return max(HANG_S, 2 * slot_s, 4 * (predicted_s or 0.0))
+def hang_limit(predicted_s, slot_s, left_s):
+    """(seconds, by_deadline): how long one configuration may run before its worker declares it
+    hung, the largest of HANG_S, four times its predicted least cost (None: unknown) and twice
+    its slot (its repetitions fill the slot), but never far past the workload's deadline; and
+    whether the deadline set it (a configuration stopped then ran out of time)."""
+    wanted = max(HANG_S, 2 * slot_s, 4 * (predicted_s or 0.0))
+    return min(wanted, left_s + 5.0), wanted > left_s + 5.0

@@ -60,7 +60,7 @@ class Watchdog(threading.Thread):
         self._armed = None
 
     def arm(self, cfg_id, seconds, out_of_time=False):
-        """out_of_time: the limit is the workload's deadline (budget.deadline_limits), so a
+        """out_of_time: the limit is the workload's deadline (budget.hang_limit), so a
         configuration still running then is reported unfinished, not hung."""
         with self._lock:
             self._armed = (cfg_id, time.monotonic() + seconds, seconds, out_of_time)
@@ -161,9 +161,9 @@ def run_workload(module, ctx, events, skip, quick, memory_bytes):
             return EXIT_LEAK
         events.emit("start", id=cfg["id"])
         known = any(s is not None for s in calls.values())
-        limits = (predicted if known else None, ctx.clock.config_slot(ctx.configs_left),
-                  ctx.clock.left())
-        watchdog.arm(cfg["id"], budget.hang_limit_s(*limits), budget.deadline_limits(*limits))
+        watchdog.arm(cfg["id"], *budget.hang_limit(predicted if known else None,
+                                                   ctx.clock.config_slot(ctx.configs_left),
+                                                   ctx.clock.left()))
         try:
             out = module.run(ctx, cfg)
             row = {"status": "done", "note": out["note"], "results": out["results"]}
