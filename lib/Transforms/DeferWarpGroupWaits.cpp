@@ -77,6 +77,8 @@ static bool mayOverwriteOperands(Operation *op, WarpGroupDotWaitOp wait) {
     written = store.getDst();
   else if (auto copy = dyn_cast<AsyncCopyOp>(op))
     written = copy.getDst();
+  else if (auto copy = dyn_cast<TMALoadOp>(op))
+    written = copy.getDst();
   else
     return isa<AsyncWaitOp>(op);
   Operation *target = bufferOf(written);

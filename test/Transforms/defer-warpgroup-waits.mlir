@@ -141,6 +141,38 @@ func.func @other_buffer(%a: !a, %c: !c, %t: !tessel.tile<64x64xbf16>, %n: i32) -
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 !a = !tessel.tile<64x64xbf16, #opa>
+!c = !tessel.tile<64x64xf32, #mma>
+!m = !tessel.memdesc<64x64xbf16, order = [1, 0]>
+!d = !tessel.tensor_desc<64x64xbf16>
+
+// A tensor-map copy writes its buffer like a store: one into another
+// buffer lets the wait pass, one into (a slot of) the buffer the dot reads
+// stops it.
+// CHECK-LABEL: func.func @tma_loads
+// CHECK: %[[P:.*]] = tessel.warpgroup_dot
+// CHECK-NEXT: tessel.tma_load %{{.*}}, %[[Y:.*]], %{{.*}}[%{{.*}}]
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[P]] pendings = 0
+// CHECK-NEXT: tessel.tma_load %{{.*}}, %[[B1:.*]], %{{.*}}[%{{.*}}]
+func.func @tma_loads(%a: !a, %c: !c, %kd: !d, %i: i32) -> !c {
+  %bufs = tessel.local_alloc : !tessel.memdesc<2x64x64xbf16, order = [1, 0]>
+  %y = tessel.local_alloc : !m
+  %full = tessel.mbarrier_alloc : !tessel.mbarriers<2>
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %b0 = tessel.memdesc_index %bufs[%zero] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !m
+  %b1 = tessel.memdesc_index %bufs[%one] : !tessel.memdesc<2x64x64xbf16, order = [1, 0]> -> !m
+  %p = tessel.warpgroup_dot %a, %b0, %c : !a, !m -> !c
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !c
+  tessel.tma_load %kd[%i, %zero], %y, %full[%zero] : !d, !m, !tessel.mbarriers<2>
+  tessel.tma_load %kd[%i, %zero], %b1, %full[%one] : !d, !m, !tessel.mbarriers<2>
+  return %r : !c
+}
+
+// -----
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+!a = !tessel.tile<64x64xbf16, #opa>
 !b = !tessel.memdesc<64x64xbf16, order = [0, 1]>
 !c = !tessel.tile<64x64xf32, #mma>
 
