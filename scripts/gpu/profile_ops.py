@@ -8,7 +8,7 @@ reports the median of CUDA-event timings of the op alone and of the op's kernels
 profiler), so host overhead shows as the difference. Under `ncu` the same script gives the
 kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
 
-    profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--n N] [--host]
+    profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--n N] [--causal] [--host]
 
 --host also prints where the host time of a call goes (each layer of the launch path timed
 alone).
@@ -180,11 +180,14 @@ def main():
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--host", action="store_true")
     p.add_argument("--n", type=int, help="sequence length of every case (queries and keys)")
+    p.add_argument("--causal", action="store_true", help="every attention case causal")
     a = p.parse_args()
     for name in a.cases.split(","):
         c = dict(CASES[name])
         if a.n:
             c.update(Nq=a.n if c["Nq"] > 1 else 1, Nk=a.n)
+        if a.causal and c["op"] in ("attention", "attention_kl"):
+            c.update(causal=True)
         q, k, v = inputs(c)
         out = run_op(c, q, k, v)
         ref = reference(c, q, k, v)

@@ -267,6 +267,9 @@ def test_clock_and_hang_limit():
     assert budget.hang_limit(20.0, 1.0, 500.0) == (80.0, False)
     assert budget.hang_limit(None, 60.0, 500.0) == (120.0, False)   # repetitions fill the slot
     assert budget.hang_limit(20.0, 1.0, 10.0) == (15.0, True)       # 80 s wanted, 15 s left
+    # The last two configurations: twice the slot is all the time left (a stop is not a hang).
+    assert budget.hang_limit(1.0, 17.0, 34.0) == (34.0, True)
+    assert budget.hang_limit(1.0, 17.0, 60.0) == (34.0, False)
 
 
 def test_watchdog_tells_a_hang_from_the_deadline():
