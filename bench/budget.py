@@ -94,7 +94,6 @@ def hang_limit(predicted_s, slot_s, left_s):
     """(seconds, by_deadline): how long one configuration may run before its worker declares it
     hung, the largest of HANG_S, four times its predicted least cost (None: unknown) and twice
     its slot (its repetitions fill the slot), but never far past the workload's deadline; and
-    whether it was given all the time left (a configuration stopped then ran out of time: with
-    two configurations left, twice the slot is the whole of it)."""
+    whether the deadline set it (a configuration stopped then ran out of time)."""
     wanted = max(HANG_S, 2 * slot_s, 4 * (predicted_s or 0.0))
-    return min(wanted, left_s + 5.0), wanted >= left_s
+    return min(wanted, left_s + 5.0), wanted > left_s + 5.0

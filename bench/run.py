@@ -138,12 +138,27 @@ class Worker:
             cls.proc.wait()
 
 
-def worker_command(args, workload, seconds, events, skip):
+def worker_command(args, workload, seconds, events, skip, history=None):
     cmd = [sys.executable, "-m", "bench.worker", "--workload", workload, "--seconds",
            f"{seconds:.1f}", "--events", events, "--dtype", args.dtype, "--seed", str(args.seed)]
     if skip:
         cmd += ["--skip", ",".join(sorted(skip))]
+    if history:
+        cmd += ["--history", json.dumps(history)]
     return cmd + (["--quick"] if args.quick else [])
+
+
+def measured_history(module, quick, rows):
+    """{implementation: (seconds per call, work)} of the largest configuration each one was timed
+    on so far, as a worker keeps it: a replacement worker predicts the next configurations' costs
+    (and so their hang limits) from it as its predecessor would have. Without it a slow
+    configuration after a restart got only the slot's limit and was reported hung."""
+    history = {}
+    for cfg in sorted(module.configs(quick), key=module.work):
+        for impl, res in (rows.get(cfg["id"]) or {}).get("results", {}).items():
+            if isinstance(res, dict) and res.get("ms") is not None:
+                history[impl] = (res["ms"] / 1e3, module.work(cfg))
+    return history
 
 
 def worker_env():
@@ -160,7 +175,8 @@ def run_workload(args, name, seconds, tmp, doc, rows):
     restarts = launches = 0
     while True:
         events = os.path.join(tmp, f"{name}-{launches}.jsonl")
-        cmd = worker_command(args, name, clock.left(), events, set(rows))
+        cmd = worker_command(args, name, clock.left(), events, set(rows),
+                             measured_history(WORKLOADS[name], args.quick, rows))
         rc, killed, tail = Worker.run(cmd, worker_env(), clock.left() + budget.GRACE_S,
                                       os.path.join(tmp, f"{name}-{launches}.stderr"))
         launches += 1

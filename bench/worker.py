@@ -100,6 +100,8 @@ def parse_args(argv):
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--events", required=True)
     p.add_argument("--skip", default="")
+    p.add_argument("--history", default="{}",
+                   help="JSON {implementation: [seconds per call, work]} of an earlier worker")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     p.add_argument("--seed", type=int, default=0)
@@ -215,6 +217,7 @@ def main(argv=None):
         return 0
     max_reps = budget.QUICK_MAX_REPS if args.quick else budget.MAX_REPS
     ctx = gpu.Context(args.dtype, args.seed, clock, max_reps, tessel, tessel_error)
+    ctx.history.update({impl: tuple(last) for impl, last in json.loads(args.history).items()})
     skip = set(filter(None, args.skip.split(",")))
     return run_workload(WORKLOADS[args.workload], ctx, events, skip, args.quick,
                         info["memory_bytes"])
