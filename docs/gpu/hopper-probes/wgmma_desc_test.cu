@@ -4,11 +4,13 @@
 #include <cstdlib>
 #include <vector>
 typedef uint64_t u64; typedef uint32_t u32; typedef uint16_t u16;
+// A image: 64 rows of K = 64 bf16, and 16 more for the cases whose A starts SHIFT rows into it
+constexpr int AROWS=80, AWORDS=AROWS*32;
 template<int SS,int TA,int TB> __global__ void kern(const u32* bimg,const u32* aimg,const u16* A,const u64* bd,const u64* ad,float* out){
-  __shared__ alignas(1024) u32 sb[4096]; __shared__ alignas(1024) u32 sa[2048];
+  __shared__ alignas(1024) u32 sb[4096]; __shared__ alignas(1024) u32 sa[AWORDS];
   int t=threadIdx.x;
   for(int i=t;i<4096;i+=128) sb[i]=bimg[i];
-  for(int i=t;i<2048;i+=128) sa[i]=aimg[i];
+  for(int i=t;i<AWORDS;i+=128) sa[i]=aimg[i];
   asm volatile("fence.proxy.async.shared::cta;":::"memory");
   __syncthreads();
   u64 bb=((u32)__cvta_generic_to_shared(sb)&0x3FFFF)>>4, ab=((u32)__cvta_generic_to_shared(sa)&0x3FFFF)>>4;
@@ -57,10 +59,13 @@ int main(int argc,char**argv){
   for(int i=0;i<K*N;i++)Bf[i]=float(rand()%5-2);
   for(int m=0;m<M;m++)for(int n=0;n<N;n++){float s=0;for(int k=0;k<K;k++)s+=Af[m*K+k]*Bf[k*N+n];ref[m*N+n]=s;}
   u32 *dB,*dAi; u16* dA; u64 *dbd,*dad; float* dO;
-  cudaMalloc(&dB,16384);cudaMalloc(&dAi,8192);cudaMalloc(&dA,M*K*2);cudaMalloc(&dbd,32);cudaMalloc(&dad,32);cudaMalloc(&dO,M*N*4);
+  cudaMalloc(&dB,16384);cudaMalloc(&dAi,AWORDS*4);cudaMalloc(&dA,M*K*2);cudaMalloc(&dbd,32);cudaMalloc(&dad,32);cudaMalloc(&dO,M*N*4);
   cudaMemcpy(dA,Ah.data(),M*K*2,cudaMemcpyHostToDevice);
-  // case: ss, amajor, asw, bmajor, bsw, swapB, lboOverrideB, name
-  struct C{int ss,am,asw,bm,bsw,swap;u32 lbo;const char* nm;} cs[]={
+  // case: ss, amajor, asw, bmajor, bsw, swapB, lboOverrideB, name, A shift (rows), A base offset
+  // The shift cases ask whether a K-major SW128 A may start any number of rows into a swizzled
+  // tile whose pattern starts 1024-aligned (MTA's query offsets as row-shifted views of one
+  // staged halo tile): with the base-offset field 0, or (start >> 7) & 7.
+  struct C{int ss,am,asw,bm,bsw,swap;u32 lbo;const char* nm;int shift,boff;} cs[]={
    {0,0,0,0,128,0,0,"RS B K-major SW128"},{0,0,0,0,64,0,0,"RS B K-major SW64"},{0,0,0,0,32,0,0,"RS B K-major SW32"},{0,0,0,0,0,0,0,"RS B K-major INTERLEAVE"},
    {0,0,0,1,128,0,0,"RS B MN-major SW128"},{0,0,0,1,64,0,0,"RS B MN-major SW64"},{0,0,0,1,32,0,0,"RS B MN-major SW32"},{0,0,0,1,0,0,0,"RS B MN-major INTERLEAVE"},
    {0,0,0,0,128,0,0x3FF0,"RS B K-major SW128 LBO=garbage (expect PASS if ignored)"},
@@ -69,13 +74,22 @@ int main(int argc,char**argv){
    {0,0,0,1,0,1,0,"RS B MN-major INTERLEAVE LBO/SBO swapped (expect FAIL)"},
    {1,0,128,1,128,0,0,"SS A K-major SW128, B MN-major SW128"},{1,1,128,0,128,0,0,"SS A MN-major SW128, B K-major SW128"},
    {1,0,64,1,64,0,0,"SS A K-major SW64, B MN-major SW64"},{1,1,32,0,32,0,0,"SS A MN-major SW32, B K-major SW32"},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 1 row, base offset 0",1,0},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 3 rows, base offset 0",3,0},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 5 rows, base offset 0",5,0},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 5 rows, base offset 5",5,1},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 8 rows (one atom), base offset 0",8,0},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 13 rows, base offset 0",13,0},
+   {1,0,128,1,128,0,0,"SS A K-major SW128 shifted 13 rows, base offset 5",13,1},
   };
   for(auto& c:cs){ if(argc>1&&(&c-cs)!=atoi(argv[1])) continue;
-    std::vector<uint8_t> bi(16384,0),ai(8192,0); u64 bd[4],ad[4]={0,0,0,0};
+    std::vector<uint8_t> bi(16384,0),ai(AWORDS*4,0); u64 bd[4],ad[4]={0,0,0,0};
     for(int k=0;k<K;k++)for(int n=0;n<N;n++){u16 v=bf(Bf[k*N+n]);memcpy(&bi[place(c.bm,c.bsw,k,n,N,K)],&v,2);}
-    for(int k=0;k<K;k++)for(int m=0;m<M;m++){memcpy(&ai[place(c.am,c.asw,k,m,M,K)],&Ah[m*K+k],2);}
+    // (shift cases: K-major SW128 with K = 64, one 128-byte row per M row whatever the rows)
+    for(int k=0;k<K;k++)for(int m=0;m<M;m++){memcpy(&ai[place(c.am,c.asw,k,m+c.shift,M,K)],&Ah[m*K+k],2);}
     descs(c.bm,c.bsw,N,K,bd,c.swap,c.lbo); descs(c.am,c.asw,M,K,ad,0,0);
-    cudaMemcpy(dB,bi.data(),16384,cudaMemcpyHostToDevice);cudaMemcpy(dAi,ai.data(),8192,cudaMemcpyHostToDevice);
+    for(int s=0;s<4;s++) ad[s]+=u64(c.shift*128>>4)+(u64(c.boff?((c.shift*128)>>7)&7:0)<<49);
+    cudaMemcpy(dB,bi.data(),16384,cudaMemcpyHostToDevice);cudaMemcpy(dAi,ai.data(),AWORDS*4,cudaMemcpyHostToDevice);
     cudaMemcpy(dbd,bd,32,cudaMemcpyHostToDevice);cudaMemcpy(dad,ad,32,cudaMemcpyHostToDevice);cudaMemset(dO,0,M*N*4);
     if(!c.ss){ if(c.bm) kern<0,0,1><<<1,128>>>(dB,dAi,dA,dbd,dad,dO); else kern<0,0,0><<<1,128>>>(dB,dAi,dA,dbd,dad,dO);}
     else { if(c.am&&!c.bm) kern<1,1,0><<<1,128>>>(dB,dAi,dA,dbd,dad,dO); else if(!c.am&&c.bm) kern<1,0,1><<<1,128>>>(dB,dAi,dA,dbd,dad,dO); else {printf("unsupported\n");continue;}}
