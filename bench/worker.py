@@ -12,8 +12,8 @@ events file as it goes (so a killed worker loses nothing it finished):
     {"event": "row", "id", "status", "note", "results"}
     {"event": "fatal", "error"}                       no GPU, no torch
 Exit codes: 0 done, 2 fatal, 3 the CUDA context was lost, 4 a configuration hung (or was still
-running at the workload's deadline), 5 memory of
-a failed call was not released (a fresh process measures the rest on a clean allocator).
+running at the workload's deadline), 5 memory of a failed call was not released (a fresh process
+measures the rest on a clean allocator, starting from the timings so far: --history).
 """
 
 import argparse

@@ -26,6 +26,9 @@ for v in "${variants[@]}"; do
   [ "$files" = "$v" ] && continue
   for f in ${files//,/ }; do
     [ -f "$f" ] || { echo "kernel_ab.sh: variant ${v%%=*}: no file $f" >&2; exit 2; }
+    # It replaces the installed kernel file of its name: any other name would change nothing.
+    [ -f "$root/kernels/$(basename "$f")" ] ||
+      { echo "kernel_ab.sh: variant ${v%%=*}: $(basename "$f") is no kernel file of kernels/" >&2; exit 2; }
   done
 done
 
