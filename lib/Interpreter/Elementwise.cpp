@@ -486,7 +486,8 @@ static std::optional<LaneOp> upstreamLaneOp(Operation *op) {
       .Case<math::RsqrtOp>([](auto) { return unary(U::Rsqrt); })
       .Case<math::AbsFOp, math::AbsIOp>([](auto) { return unary(U::Abs); })
       .Case<math::TanhOp>([](auto) { return unary(U::Tanh); })
-      .Case<arith::ExtUIOp>([](auto) { return convert(true); })
+      // Unsigned sources (the front end makes them of booleans: 0 or 1).
+      .Case<arith::ExtUIOp, arith::UIToFPOp>([](auto) { return convert(true); })
       .Case<arith::ExtSIOp, arith::TruncIOp, arith::SIToFPOp, arith::FPToSIOp,
             arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp>(
           [](auto) { return convert(false); })

@@ -538,7 +538,7 @@ func.func @k(%lo: i32, %hi: i32, %out: !tessel.ptr<f32>, %count: !tessel.ptr<i32
 
 TEST(Interpreter, FloatSemantics) {
   // cmpf unordered/ordered, maximumf vs maxnumf on NaN, fptosi saturation,
-  // f16 arithmetic rounding.
+  // f16 arithmetic rounding, a boolean to float (`(x < y).to(f32)`).
   TestModule t(R"(
 func.func @k(%a: f32, %out: !tessel.ptr<f32>, %iout: !tessel.ptr<i32>) attributes {tessel.kernel} {
   %nan = arith.constant 0x7FC00000 : f32
@@ -565,14 +565,21 @@ func.func @k(%a: f32, %out: !tessel.ptr<f32>, %iout: !tessel.ptr<i32>) attribute
   tessel.store %p2, %sat : !tessel.ptr<i32>
   %q1 = tessel.addptr %out, %c1 : !tessel.ptr<f32>, i32
   %q2 = tessel.addptr %out, %c2 : !tessel.ptr<f32>, i32
+  %q3 = tessel.addptr %out, %c3 : !tessel.ptr<f32>, i32
+  %c4 = arith.constant 4 : i32
+  %q4 = tessel.addptr %out, %c4 : !tessel.ptr<f32>, i32
+  %uf = arith.uitofp %une : i1 to f32
+  %of = arith.uitofp %one_ : i1 to f32
   tessel.store %out, %mx : !tessel.ptr<f32>
   tessel.store %q1, %mn : !tessel.ptr<f32>
   tessel.store %q2, %back : !tessel.ptr<f32>
+  tessel.store %q3, %uf : !tessel.ptr<f32>
+  tessel.store %q4, %of : !tessel.ptr<f32>
   return
 }
 )");
   ASSERT_EQ(t.parseErrors(), "");
-  int out = t.buffer(DType::F32, 3), iout = t.buffer(DType::I32, 3);
+  int out = t.buffer(DType::F32, 5), iout = t.buffer(DType::I32, 3);
   EXPECT_EQ(t.run("k", {f(2049), buf(out), buf(iout)}), "");
   EXPECT_EQ(t.memory.readInts(iout), (std::vector<int64_t>{1, 0, INT32_MAX}));
   std::vector<double> o = t.memory.read(out);
@@ -580,6 +587,8 @@ func.func @k(%a: f32, %out: !tessel.ptr<f32>, %iout: !tessel.ptr<i32>) attribute
   EXPECT_EQ(o[1], 1.0);
   // 2049 is a tie in f16 (spacing 2): to 2048; 2048 + 1 again.
   EXPECT_EQ(o[2], 2048.0);
+  EXPECT_EQ(o[3], 1.0);
+  EXPECT_EQ(o[4], 0.0);
 }
 
 TEST(Interpreter, UnsupportedOpIsAnErrorWithLocation) {
