@@ -116,7 +116,7 @@ def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
 
 
 def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd",
-                  unmasked_loop=False):
+                  unmasked_loop=False, num_sms=1):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layout, dtype)
@@ -126,7 +126,8 @@ def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", l
     args = dict(q=qb, k=kb, v=vb, do=dob, lse=tr.Buffer(lse, "f32"), delta=tr.Buffer(delta, "f32"),
                 dq=tr.zeros((B, H, Nq, D), "f32"), dk=tr.full((B, HKV, Nk, D), 7.0, dtype),
                 dv=tr.full((B, HKV, Nk, D), 7.0, dtype),
-                **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale))
+                **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale),
+                num_sms=num_sms)
     return tr.run("attention.tsl", "attention_bwd", (cdiv(Nk, BN), B * HKV), args,
                   dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
                        UNMASKED_LOOP=unmasked_loop), outputs=["dq", "dk", "dv"])

@@ -133,6 +133,8 @@ ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, sco
     "nq1":                (2, 2, 1, 1, 19, 64, False, 16, 16, "bnhd", 1.0, None),
     "gqa8":               (1, 8, 1, 13, 29, 32, False, 16, 16, "bnhd", 1.0, None),
     "causal-n1":          (1, 2, 2, 1, 1, 32, True, 16, 16, "bhnd", 1.0, None),
+    # Five KV heads of three key blocks: the backward's causal groups of heads end short.
+    "causal-heads5":      (1, 5, 5, 40, 40, 32, True, 16, 16, "bhnd", 1.0, None),
     # ±1e4 raw scores (q, k ~ N(0, 35^2), D = 64: q·k ~ ±1e4): with 1/sqrt(D) the softmax is one-hot
     # (scaled scores ~1e3), with scale 1e-3 it is spread out but every score passes through 1e4.
     "large-causal":       (1, 4, 2, 45, 45, 64, True, 16, 16, "bnhd", 35.0, None),
@@ -168,14 +170,16 @@ def _run_attention(name, dt):
                scaled_tol(dt, "f32", np.max(np.abs(fwd["o"] * do).sum(-1))))
     grads = ref.attention_bwd(q, k, v, do, scale, causal, delta=(fwd["o"] * do).sum(-1))
     exact = ref.attention_bwd(q, k, v, do, scale, causal)
-    # Both forms of the query loop: masks on every block, and the fully visible blocks apart.
-    for unmasked_loop in (False, True):
+    # Both forms of the query loop: masks on every block, and the fully visible blocks apart;
+    # and causal orders of the blocks (num_sms 0: head-major; 3: groups of heads, the last one
+    # short where they do not divide the heads; 1000: every head in one group).
+    for unmasked_loop, num_sms in ((False, 0), (True, 3), (False, 1000)):
         bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout,
-                               unmasked_loop)
+                               unmasked_loop, num_sms)
         _unwritten("attention_bwd", bwd["dk"], bwd["dv"])
         for n, g, want, want_exact in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]),
                                           grads, exact):
-            n += " (unmasked loop)" if unmasked_loop else ""
+            n += f" (unmasked loop {unmasked_loop}, num_sms {num_sms})"
             kl.compare(n, g, want, TOL[dt]["grad"])
             kl.report(f"{n} end-to-end (exact Delta)", g, want_exact)
 

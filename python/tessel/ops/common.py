@@ -84,6 +84,8 @@ GPU_TUNED_SM90A = {
     # beat 8 (H200, forward + backward at N 2048: 5.38 against 5.83 ms).
     ("mta_bwd", 64): dict(BLOCK_M=32, BLOCK_N=32, NUM_WARPS=4, NUM_STAGES=3),
 }
+# The multiprocessors the interpreter stands for (Backend.multiprocessor_count).
+INTERPRETER_SMS = 2
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
 
@@ -129,10 +131,10 @@ class Backend:
         self.gpu = gpu
         self.name = "gpu" if gpu else "interpreter"
 
-    @staticmethod
-    def multiprocessor_count():
-        """The GPU's SMs."""
-        return _gpu.runtime().multiprocessor_count
+    def multiprocessor_count(self):
+        """The GPU's SMs; on the interpreter INTERPRETER_SMS, so that schedules which depend on
+        it (attention_bwd's causal order) run there with several programs per SM."""
+        return _gpu.runtime().multiprocessor_count if self.gpu else INTERPRETER_SMS
 
     def kernel(self, tsl, name, stream_k="persistent"):
         """The JITKernel `name` of kernels/`tsl` on this back end, made once per process."""

@@ -71,7 +71,8 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
     be.launch("attention.tsl", "attention_bwd", D, lambda t: (cdiv(Nk, t["BLOCK_N"]), B * HKV),
               (q, k, v, do, lse, dlt, dq, dk, dv, *be.strides(q), *be.strides(k),
-               *be.strides(v), *be.strides(do), H, HKV, Nq, Nk, scale),
+               *be.strides(v), *be.strides(do), H, HKV, Nq, Nk, scale,
+               be.multiprocessor_count()),
               dict(D=D, CAUSAL=causal, DTYPE=dtype), key=("q", "k", "CAUSAL", "DTYPE"),
               restore=("dq",))
     return be.cast(dq, q.dtype), dk, dv
