@@ -64,7 +64,9 @@ int main(int argc,char**argv){
   // case: ss, amajor, asw, bmajor, bsw, swapB, lboOverrideB, name, A shift (rows), A base offset
   // The shift cases ask whether a K-major SW128 A may start any number of rows into a swizzled
   // tile whose pattern starts 1024-aligned (MTA's query offsets as row-shifted views of one
-  // staged halo tile): with the base-offset field 0, or (start >> 7) & 7.
+  // staged halo tile): with the base-offset field 0, or (start >> 7) & 7. H200, 2026-11-29:
+  // every shift passes with 0 and fails with (start >> 7) & 7. Run one case per process
+  // (./t IDX): the negative controls fault and poison the context for later cases.
   struct C{int ss,am,asw,bm,bsw,swap;u32 lbo;const char* nm;int shift,boff;} cs[]={
    {0,0,0,0,128,0,0,"RS B K-major SW128"},{0,0,0,0,64,0,0,"RS B K-major SW64"},{0,0,0,0,32,0,0,"RS B K-major SW32"},{0,0,0,0,0,0,0,"RS B K-major INTERLEAVE"},
    {0,0,0,1,128,0,0,"RS B MN-major SW128"},{0,0,0,1,64,0,0,"RS B MN-major SW64"},{0,0,0,1,32,0,0,"RS B MN-major SW32"},{0,0,0,1,0,0,0,"RS B MN-major INTERLEAVE"},
