@@ -37,7 +37,7 @@ print(k["name"], c.get("D", c.get("DT")), elem["q" if "q" in elem else "tq"], c[
     args=(--arg q="$dt[$E]:randn" --arg k="$dt[$E]:randn" --arg v="$dt[$E]:randn"
           --arg do="$dt[$E]:randn" --arg lse="f32[$R]:fill=8" --arg delta="f32[$R]:randn"
           --arg dq="f32[$E]" --arg dk="$dt[$E]" --arg dv="$dt[$E]"
-          --arg H=$H --arg HKV=$H --arg scale=0.088)
+          --arg H=$H --arg HKV=$H --arg scale=0.088 --arg num_sms=132)
     for t in q k v do; do
       args+=(--arg "s${t}b=$E" --arg "s${t}h=$((N * d))" --arg "s${t}n=$d")
     done

@@ -143,7 +143,8 @@ def run(names):
                     args = [q, kk, v, o, lse, *strides, B, H, HKV, Nq, Nk, 1 / math.sqrt(d)]
                     call = lambda: k(*args, **c)
                 else:
-                    args = [q, kk, v, o, lse, *strides, H, HKV, Nq, Nk, 1 / math.sqrt(d)]
+                    args = [q, kk, v, o, lse, *strides, H, HKV, Nq, Nk, 1 / math.sqrt(d),
+                            torch.cuda.get_device_properties(0).multi_processor_count]
                     grid = (math.ceil(Nq / cfg[0]), B * H)
                     call = lambda: k[grid](*args, **c)
                 try:

@@ -89,14 +89,14 @@ def compare(label, got, want, tol):
 # attention.tsl
 
 def attention_fwd(q, k, v, scale, causal, BM, BN, dtype="f16", layout="bhnd", tsl="attention.tsl",
-                  extra_defines=None):
+                  extra_defines=None, num_sms=1):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layout, dtype)
     sk, kb = _strided_args("sk", k, layout, dtype)
     sv, vb = _strided_args("sv", v, layout, dtype)
     args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype), lse=tr.full((B, H, Nq), 7.0, "f32"),
-                **sq, **sk, **sv, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale))
+                **sq, **sk, **sv, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale), num_sms=num_sms)
     defines = dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, **(extra_defines or {}))
     return tr.run(tsl, "attention_fwd", (cdiv(Nq, BM), B * H), args, defines, outputs=["o", "lse"])
 

@@ -159,11 +159,15 @@ def _run_attention(name, dt):
     do = kl.randn(rng, (B, H, Nq, D), dt)
     _header(f"attention {name} [{dt}]: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} causal={causal} "
             f"blocks {BM}x{BN} {layout} |q|,|k|~{s} scale {scale:.4g}")
-    fwd = kl.attention_fwd(q, k, v, scale, causal, BM, BN, dt, layout)
-    _unwritten("attention_fwd", fwd["o"], fwd["lse"])
-    O, L = ref.attention_fwd(q, k, v, scale, causal)
-    kl.compare("O", fwd["o"], O, TOL[dt]["out"])
-    kl.compare("LSE", fwd["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+    # Causal orders of the blocks, as the backward's below (num_sms 0: head-major; 1: groups of
+    # heads, the first one short where they do not divide the heads).
+    for num_sms in (1, 0):
+        fwd = kl.attention_fwd(q, k, v, scale, causal, BM, BN, dt, layout, num_sms=num_sms)
+        _unwritten("attention_fwd", fwd["o"], fwd["lse"])
+        O, L = ref.attention_fwd(q, k, v, scale, causal)
+        kl.compare(f"O (num_sms {num_sms})", fwd["o"], O, TOL[dt]["out"])
+        kl.compare(f"LSE (num_sms {num_sms})", fwd["lse"], L,
+                   scaled_tol(dt, "f32", np.max(np.abs(L))))
 
     delta = kl.attention_bwd_preprocess(fwd["o"], do, BM, dt, layout)
     kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
@@ -171,7 +175,7 @@ def _run_attention(name, dt):
     grads = ref.attention_bwd(q, k, v, do, scale, causal, delta=(fwd["o"] * do).sum(-1))
     exact = ref.attention_bwd(q, k, v, do, scale, causal)
     # Both forms of the query loop: masks on every block, and the fully visible blocks apart;
-    # and causal orders of the blocks (num_sms 0: head-major; 3: groups of heads, the last one
+    # and causal orders of the blocks (num_sms 0: head-major; 3: groups of heads, the first one
     # short where they do not divide the heads; 1000: every head in one group).
     for unmasked_loop, num_sms in ((False, 0), (True, 3), (False, 1000)):
         bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout,

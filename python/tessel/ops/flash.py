@@ -41,7 +41,7 @@ def _attention_forward(be, q, k, v, causal, scale, dtype):
     be.launch("attention.tsl", "attention_fwd", D,
               lambda t: (_query_programs(be, cdiv(Nq, t["BLOCK_M"]), B * H, t), B * H),
               (q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk,
-               scale), dict(D=D, CAUSAL=causal, DTYPE=dtype),
+               scale, be.multiprocessor_count()), dict(D=D, CAUSAL=causal, DTYPE=dtype),
               key=("q", "k", "CAUSAL", "DTYPE"))
     return o, lse
 
