@@ -133,7 +133,7 @@ class Backend:
 
     def multiprocessor_count(self):
         """The GPU's SMs; on the interpreter INTERPRETER_SMS, so that schedules which depend on
-        it (attention_bwd's causal order) run there with several programs per SM."""
+        it (attention's causal block orders) run there with several programs per SM."""
         return _gpu.runtime().multiprocessor_count if self.gpu else INTERPRETER_SMS
 
     def kernel(self, tsl, name, stream_k="persistent"):
