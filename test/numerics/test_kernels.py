@@ -336,6 +336,10 @@ MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None
                            ((70, 3, 16), (6, 1, 32), (8, 8, 16), (9, 2, 64))),
     "cq2-ck4-even":       (2, 2, 1, 40, 64, 2, 4, 16, 32, 1.0, None, ((40, 3, 16), (2, 1, 32), (4, 8, 16))),
     "cq1-ck1":            (1, 2, 1, 19, 64, 1, 1, 16, 16, 1.0, None, ((19, 3, 16), (1, 1, 32), (3, 8, 16))),
+    # The widest windows the issue names, and an odd cq with an even ck (mta_conv_keys takes the
+    # query offsets in pairs: an odd cq ends on one).
+    "cq8-ck15":           (1, 2, 1, 45, 32, 8, 15, 16, 16, 1.0, None, ((45, 2, 16),)),
+    "cq7-ck2":            (1, 3, 3, 33, 32, 7, 2, 16, 16, 1.0, None, ((33, 3, 16),)),
     "cq6-ck11-n-lt-cq":      (1, 2, 1, 4, 32, 6, 11, 16, 16, 1.0, None, ((4, 1, 16), (4, 3, 16))),
     "cq3-ck5-large":      (1, 2, 1, 37, 64, 3, 5, 16, 16, 35.0, None, ((37, 3, 16),)),
     "cq6-ck11-large-smallscale": (1, 2, 1, 29, 64, 6, 11, 16, 16, 35.0, 1e-3, ((29, 2, 16),)),
