@@ -133,7 +133,7 @@ ATTN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, layout, input scale, sco
     "nq1":                (2, 2, 1, 1, 19, 64, False, 16, 16, "bnhd", 1.0, None),
     "gqa8":               (1, 8, 1, 13, 29, 32, False, 16, 16, "bnhd", 1.0, None),
     "causal-n1":          (1, 2, 2, 1, 1, 32, True, 16, 16, "bhnd", 1.0, None),
-    # Five KV heads of three key blocks: the backward's causal groups of heads end short.
+    # Five heads of three blocks: the causal orders' groups of heads start with a short one.
     "causal-heads5":      (1, 5, 5, 40, 40, 32, True, 16, 16, "bhnd", 1.0, None),
     # ±1e4 raw scores (q, k ~ N(0, 35^2), D = 64: q·k ~ ±1e4): with 1/sqrt(D) the softmax is one-hot
     # (scaled scores ~1e3), with scale 1e-3 it is spread out but every score passes through 1e4.
@@ -336,8 +336,8 @@ MTA_CASES = {  # B, H, HKV, N, D, cq, ck, BM, BN, input scale, score scale (None
                            ((70, 3, 16), (6, 1, 32), (8, 8, 16), (9, 2, 64))),
     "cq2-ck4-even":       (2, 2, 1, 40, 64, 2, 4, 16, 32, 1.0, None, ((40, 3, 16), (2, 1, 32), (4, 8, 16))),
     "cq1-ck1":            (1, 2, 1, 19, 64, 1, 1, 16, 16, 1.0, None, ((19, 3, 16), (1, 1, 32), (3, 8, 16))),
-    # The widest windows the issue names, and an odd cq with an even ck (mta_conv_keys takes the
-    # query offsets in pairs: an odd cq ends on one).
+    # Wide windows (cq 8, ck 15), and an odd cq with an even ck (mta_conv_keys takes the query
+    # offsets in pairs: an odd cq ends on a single one).
     "cq8-ck15":           (1, 2, 1, 45, 32, 8, 15, 16, 16, 1.0, None, ((45, 2, 16),)),
     "cq7-ck2":            (1, 3, 3, 33, 32, 7, 2, 16, 16, 1.0, None, ((33, 3, 16),)),
     "cq6-ck11-n-lt-cq":      (1, 2, 1, 4, 32, 6, 11, 16, 16, 1.0, None, ((4, 1, 16), (4, 3, 16))),
