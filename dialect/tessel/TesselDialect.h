@@ -138,6 +138,9 @@ MemDescType getWarpGroupDotOperandA(MLIRContext *ctx, ArrayRef<int64_t> mk,
 /// `contiguousDim`, in the layout wgmma reads; null if none exists.
 MemDescType getWarpGroupDotOperandB(MLIRContext *ctx, ArrayRef<int64_t> kn,
                                     Type elem, unsigned contiguousDim);
+/// The memdesc that `op` views when it is a view of a place in shared
+/// memory (memdesc_index, memdesc_trans, memdesc_rows); null otherwise.
+Value getViewedMemDesc(Operation *op);
 } // namespace mlir::tessel
 
 #define GET_OP_CLASSES

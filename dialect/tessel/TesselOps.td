@@ -497,6 +497,24 @@ def Tessel_MemDescTransOp : Tessel_Op<"memdesc_trans", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tessel_MemDescRowsOp : Tessel_Op<"memdesc_rows", [Pure]> {
+  let summary = "Rows [offset, offset + rows) of a shared-memory tile, for a warpgroup dot";
+  let description = [{
+    A view of consecutive rows of a 2-D tile whose rows are one column block
+    (K contiguous, a row no wider than the tensor cores' swizzle): its
+    descriptor starts `offset` rows into the tile. Hopper's warpgroup MMA
+    swizzles by the address bits, so the view reads the tile's rows at any
+    offset (docs/gpu/hopper-isa-notes.md); threads swizzle by the row index
+    within the tile, so a view whose offset is not a multiple of 8 is only
+    read as a warpgroup dot's A. Several row-shifted operands (MTA's query
+    rows shifted by each offset of the convolution) then share one buffer.
+  }];
+  let arguments = (ins Tessel_MemDesc:$src, I64Attr:$offset);
+  let results = (outs Tessel_MemDesc:$result);
+  let assemblyFormat = "$src `[` $offset `]` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tessel_LocalStoreOp : Tessel_Op<"local_store", [
     MemoryEffects<[MemWrite]>]> {
   let summary = "Write a tile into shared memory, for every thread of the CTA to read";
@@ -734,8 +752,10 @@ def Tessel_WarpGroupDotOp : Tessel_Op<"warpgroup_dot", [
     wgmma's transpose bit); B and a memdesc A are in a layout a descriptor
     describes (a swizzle of 128, 64 or 32 bytes; SharedTileLayout). The
     product runs in the background: `result` may only be read through a
-    tessel.warpgroup_dot_wait that leaves it finished, and neither memdesc
-    may be written before then. A product that is only sometimes wanted
+    tessel.warpgroup_dot_wait that leaves it finished, or be the `acc` of a
+    later warpgroup dot of the same warpgroups (a chain: the MMAs add to the
+    same registers in issue order, and the last one's wait finishes them
+    all); neither memdesc may be written before then. A product that is only sometimes wanted
     goes in a branch (ptxas serialises every warpgroup MMA of a function
     around one it must predicate).
   }];

@@ -546,6 +546,41 @@ LogicalResult MemDescTransOp::verify() {
   return success();
 }
 
+Value mlir::tessel::getViewedMemDesc(Operation *op) {
+  if (isa_and_present<MemDescIndexOp, MemDescTransOp, MemDescRowsOp>(op))
+    return op->getOperand(0);
+  return {};
+}
+
+LogicalResult MemDescRowsOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  auto result = cast<MemDescType>(getType());
+  ArrayRef<int64_t> s = src.getShape();
+  int64_t offset = getOffset();
+  if (s.size() != 2 || result.getShape().size() != 2 ||
+      result != src.withShape({result.getShape()[0], s[1]}, src.getOrder()) ||
+      offset < 0 || offset + result.getShape()[0] > s[0])
+    return emitOpError() << "result must be rows [" << offset << ", " << offset
+                         << " + its rows) of " << src << ", got " << result;
+  SharedTileLayout layout = src.getSharedLayout();
+  if (src.getContiguousDim() != 1 || layout.blocks != 1 ||
+      layout.getNvmmaSwizzleBytes() == 0)
+    return emitOpError() << "expects a tile whose rows (K contiguous) are one "
+                            "swizzled column block, got "
+                         << src;
+  if (offset % 8 != 0)
+    for (OpOperand &use : getResult().getUses()) {
+      auto dot = dyn_cast<WarpGroupDotOp>(use.getOwner());
+      if (!dot || use.getOperandNumber() != 0)
+        return emitOpError()
+               << "starting at row " << offset
+               << " (not a multiple of 8) may only be a warpgroup dot's A, "
+                  "read by "
+               << *use.getOwner();
+    }
+  return success();
+}
+
 LogicalResult LocalStoreOp::verify() {
   auto src = cast<TileType>(getSrc().getType());
   auto dst = cast<MemDescType>(getDst().getType());

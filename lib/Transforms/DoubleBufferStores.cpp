@@ -61,7 +61,7 @@ static LocalStoreOp soleStoreReadInIteration(LocalAllocOp alloc) {
   while (!views.empty()) {
     Value view = views.pop_back_val();
     for (Operation *user : view.getUsers()) {
-      if (isa<MemDescIndexOp, MemDescTransOp>(user)) {
+      if (getViewedMemDesc(user)) {
         views.push_back(user->getResult(0));
         continue;
       }

@@ -10,11 +10,8 @@ Operation *mlir::tessel::bufferOf(Value memdesc) {
   while (Operation *def = memdesc.getDefiningOp()) {
     if (isa<LocalAllocOp>(def))
       return def;
-    if (auto index = dyn_cast<MemDescIndexOp>(def))
-      memdesc = index.getSrc();
-    else if (auto trans = dyn_cast<MemDescTransOp>(def))
-      memdesc = trans.getSrc();
-    else
+    memdesc = getViewedMemDesc(def);
+    if (!memdesc)
       return nullptr;
   }
   return nullptr;

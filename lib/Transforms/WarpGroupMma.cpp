@@ -14,14 +14,22 @@
 // need (one buffer when another dot reads the same tile as B in the same
 // layout). An A that is the transpose of a tile computed in registers (the
 // backward's dS of dQ = dS·K, computed as dSᵀ) is stored as it is and read
-// M-major: one store instead of a transpose through shared memory.
+// M-major: one store instead of a transpose through shared memory. An A
+// that is whole rows of a tile staged before the loop, read back at a
+// constant offset (MTA's queries shifted by each offset of its convolution),
+// becomes a row view of that buffer (tessel.memdesc_rows). A dot whose
+// accumulator is the product of the dot before it takes that product
+// unfinished, so that a chain of dots waits once.
 //
 //===----------------------------------------------------------------------===//
+
+#include "WarpGroupDots.h"
 
 #include "tessel/Passes.h"
 
 #include "Conversion/TesselToLLVM/TesselToLLVM.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -95,6 +103,68 @@ static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
         type && whyNotWarpGroupDot(dot.getA().getType(), type, acc).empty())
       return storeOnce(b, type, dot.getLoc(), copies);
   return {};
+}
+
+/// Whether something in `loop` may write the buffer `memdesc` views.
+static bool writtenIn(scf::ForOp loop, Value memdesc) {
+  Operation *buffer = bufferOf(memdesc);
+  if (!buffer)
+    return true;
+  SmallVector<Value> views = {buffer->getResult(0)};
+  while (!views.empty())
+    for (Operation *user : views.pop_back_val().getUsers()) {
+      if (getViewedMemDesc(user))
+        views.push_back(user->getResult(0));
+      else if (!isa<LocalLoadOp, WarpGroupDotOp>(user) &&
+               loop->isAncestor(user))
+        return true;
+    }
+  return false;
+}
+
+/// Gives a loop's dot whose A is rows of a tile staged in shared memory
+/// before the loop (read back whole rows at a constant offset, through
+/// layout conversions) a view of those rows instead: one buffer for every
+/// such A, no copy, no registers (MTA's query rows shifted by each offset
+/// of the convolution, from its staged halo rows). The buffer must be in
+/// the layout a descriptor reads and, for a view not of all its rows, one
+/// column block wide (memdesc_rows).
+static void readStagedRowsA(func::FuncOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  kernel.walk([&](WarpGroupDotOp dot) {
+    auto a = dyn_cast<TileType>(dot.getA().getType());
+    Value v = dot.getA();
+    while (auto convert = v.getDefiningOp<ConvertLayoutOp>())
+      v = convert.getSrc();
+    auto load = v.getDefiningOp<LocalLoadOp>();
+    auto loop = dot->getParentOfType<scf::ForOp>();
+    if (!a || !load || !load.getOffsets().empty() || !loop)
+      return;
+    auto src = cast<MemDescType>(load.getSrc().getType());
+    ArrayRef<int64_t> at = load.getStaticOffsets();
+    MemDescType view =
+        getWarpGroupDotOperandA(ctx, a.getShape(), a.getElementType());
+    if (src.getShape().size() != 2 || at[1] != 0 ||
+        src.getShape()[1] != a.getDimSize(1) || !view ||
+        src !=
+            getWarpGroupDotOperandA(ctx, src.getShape(), a.getElementType()) ||
+        (src.getShape() != a.getShape() && src.getSharedLayout().blocks != 1) ||
+        writtenIn(loop, load.getSrc()))
+      return;
+    OpBuilder b(dot);
+    Value rows = load.getSrc();
+    if (src.getShape() != a.getShape())
+      rows = MemDescRowsOp::create(b, dot.getLoc(), view, rows, at[0]);
+    SmallVector<Operation *> chain;
+    for (Operation *op = dot.getA().getDefiningOp(); op != load;
+         op = op->getOperand(0).getDefiningOp())
+      chain.push_back(op);
+    chain.push_back(load);
+    dot.getAMutable().assign(rows);
+    for (Operation *op : chain)
+      if (op->use_empty())
+        op->erase();
+  });
 }
 
 /// The register tile to keep in shared memory for the A of `dot`: A, or
@@ -241,6 +311,49 @@ static void moveTransposedOperandsA(func::FuncOp kernel) {
   }
 }
 
+/// Whether `op`, between two dots, leaves what `dot` reads as it was: it
+/// writes no memory, or only another buffer (a store of the next dot's B).
+static bool keepsOperandsOf(Operation *op, WarpGroupDotOp dot) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto store = dyn_cast<LocalStoreOp>(op);
+  Operation *written = store ? bufferOf(store.getDst()) : nullptr;
+  return written && written != bufferOf(dot.getB()) &&
+         (!isa<MemDescType>(dot.getA().getType()) ||
+          written != bufferOf(dot.getA()));
+}
+
+/// Lets a dot whose accumulator is the product of an earlier dot of its
+/// block, through a wait for that product alone that nothing else reads,
+/// take the product unfinished: warpgroup MMAs add to the same registers in
+/// issue order, so a chain of products (a sum of dots over row views of one
+/// tile, say) needs one wait, at its end. Not where something between the
+/// two may write what the first reads, nor for a first dot with A in
+/// registers (its wait keeps them live).
+static void chainAccumulatingDots(func::FuncOp kernel) {
+  SmallVector<WarpGroupDotOp> dots;
+  kernel.walk([&](WarpGroupDotOp dot) { dots.push_back(dot); });
+  for (WarpGroupDotOp dot : dots) {
+    auto wait = dot.getAcc().getDefiningOp<WarpGroupDotWaitOp>();
+    if (!wait || wait.getPendings() != 0 || wait.getInputs().size() != 1 ||
+        !wait.getReads().empty() || !wait->hasOneUse() ||
+        wait->getBlock() != dot->getBlock())
+      continue;
+    auto first = wait.getInputs().front().getDefiningOp<WarpGroupDotOp>();
+    if (!first || first->getBlock() != dot->getBlock() ||
+        !isa<MemDescType>(first.getA().getType()))
+      continue;
+    bool kept = true;
+    for (Operation *op = first->getNextNode(); kept && op != dot;
+         op = op->getNextNode())
+      kept = op == wait.getOperation() || keepsOperandsOf(op, first);
+    if (!kept)
+      continue;
+    dot.getAccMutable().assign(first.getResult());
+    wait.erase();
+  }
+}
+
 struct WarpGroupMmaPass
     : tessel::impl::TesselWarpGroupMmaBase<WarpGroupMmaPass> {
   void runOnOperation() override {
@@ -273,8 +386,10 @@ struct WarpGroupMmaPass
     // Measured with every dot in its final form: mma.sync dots stage their
     // operands in scratch memory, warpgroup dots do not.
     for (auto kernel : module.getOps<func::FuncOp>()) {
+      readStagedRowsA(kernel);
       moveInvariantOperandsA(kernel, copies);
       moveTransposedOperandsA(kernel);
+      chainAccumulatingDots(kernel);
     }
   }
 };

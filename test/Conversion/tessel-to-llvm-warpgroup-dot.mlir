@@ -347,3 +347,37 @@ func.func @wait_keeps_a(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num
   %r = tessel.warpgroup_dot_wait %p reads %a : !tessel.tile<64x32xbf16, #opa> pendings = 0 : !tessel.tile<64x64xf32, #mma>
   return
 }
+
+// -----
+
+// A as rows of a staged tile (tessel.memdesc_rows): 72 x 64 bf16 (one
+// column block of 128-byte rows), rows from 3 and from 2; the views start
+// 3 * 128 = 384 and 256 bytes into the region, unswizzled (the tensor cores
+// swizzle by address bits). The second dot accumulates onto the first's
+// unfinished product: two groups, one wait.
+
+#mma4 = #tessel.mma<warpsPerCTA = [4, 1]>
+
+// CHECK-LABEL: llvm.func @shared_a_rows
+// CHECK: %[[ROWS3:.*]] = llvm.mlir.constant(384 : i32) : i32
+// CHECK: llvm.getelementptr %{{.*}}[%[[ROWS3]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: wgmma.wait_group
+// CHECK: %[[ROWS2:.*]] = llvm.mlir.constant(256 : i32) : i32
+// CHECK: llvm.getelementptr %{{.*}}[%[[ROWS2]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-NOT: wgmma.wait_group
+func.func @shared_a_rows(%z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma4>
+  %x = tessel.local_alloc : !tessel.memdesc<72x64xbf16, order = [1, 0]>
+  %b = tessel.local_alloc : !tessel.memdesc<64x32xbf16, order = [0, 1]>
+  %a3 = tessel.memdesc_rows %x[3] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a3, %b, %acc : !tessel.memdesc<64x64xbf16, order = [1, 0]>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma4>
+  %a2 = tessel.memdesc_rows %x[2] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  %q = tessel.warpgroup_dot %a2, %b, %p : !tessel.memdesc<64x64xbf16, order = [1, 0]>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma4>
+  %r = tessel.warpgroup_dot_wait %q pendings = 0 : !tessel.tile<64x32xf32, #mma4>
+  return
+}

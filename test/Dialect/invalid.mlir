@@ -1413,6 +1413,31 @@ func.func @index_pitch(%b: !tessel.memdesc<2x64x36xf32, order = [1, 0], pitch = 
 
 // -----
 
+func.func @rows_outside(%v: !tessel.memdesc<72x64xbf16, order = [1, 0]>) {
+  // expected-error @+1 {{result must be rows [9, 9 + its rows) of '!tessel.memdesc<72x64xbf16, order = [1, 0]>', got '!tessel.memdesc<64x64xbf16, order = [1, 0]>'}}
+  %r = tessel.memdesc_rows %v[9] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @rows_two_blocks(%v: !tessel.memdesc<72x128xbf16, order = [1, 0]>) {
+  // expected-error @+1 {{expects a tile whose rows (K contiguous) are one swizzled column block, got '!tessel.memdesc<72x128xbf16, order = [1, 0]>'}}
+  %r = tessel.memdesc_rows %v[8] : !tessel.memdesc<72x128xbf16, order = [1, 0]> -> !tessel.memdesc<64x128xbf16, order = [1, 0]>
+  return
+}
+
+// -----
+
+func.func @rows_unaligned_load(%v: !tessel.memdesc<72x64xbf16, order = [1, 0]>) {
+  // expected-error @+1 {{starting at row 3 (not a multiple of 8) may only be a warpgroup dot's A, read by}}
+  %r = tessel.memdesc_rows %v[3] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+  %t = tessel.local_load %r [0, 0] : !tessel.memdesc<64x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xbf16>
+  return
+}
+
+// -----
+
 func.func @trans_order(%v: !tessel.memdesc<64x32xf16, order = [1, 0]>) {
   // expected-error @+1 {{result must be the transpose of '!tessel.memdesc<64x32xf16, order = [1, 0]>' (dimensions and order swapped), got '!tessel.memdesc<32x64xf16, order = [1, 0]>'}}
   %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [1, 0]>

@@ -254,6 +254,8 @@ func.func @shared(%p: !tessel.tile<64x32x!tessel.ptr<f16>>, %m: !tessel.tile<64x
   tessel.async_wait 1
   // CHECK: %[[T:.*]] = tessel.memdesc_trans %[[V]] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
   %t = tessel.memdesc_trans %v : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<32x64xf16, order = [0, 1]>
+  // CHECK: tessel.memdesc_rows %[[V]][8] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<48x32xf16, order = [1, 0]>
+  %rows = tessel.memdesc_rows %v[8] : !tessel.memdesc<64x32xf16, order = [1, 0]> -> !tessel.memdesc<48x32xf16, order = [1, 0]>
   // Rows of f32 as far apart as the pitch says, in every view.
   // CHECK: %[[F:.*]] = tessel.local_alloc : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56>
   %f = tessel.local_alloc : !tessel.memdesc<2x37x42xf32, order = [1, 0], pitch = 56>

@@ -354,3 +354,122 @@ func.func @transposed_a_too_big(%dst: !tessel.tile<64x64xbf16, #blk>, %i: i32, %
   return
 }
 }
+
+// -----
+
+// A read back from a tile staged before the loop, whole rows at a constant
+// offset (MTA's queries shifted by each offset of its convolution): the
+// dots read row views of that buffer, no copy, and the loads and
+// conversions go. The second dot accumulates onto the first's unfinished
+// product: one wait for both.
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @staged_rows
+// CHECK: %[[X:.*]] = tessel.local_alloc : !tessel.memdesc<72x64xbf16, order = [1, 0]>
+// CHECK-NOT: tessel.local_alloc
+// CHECK: scf.for
+// CHECK-NOT: tessel.local_load
+// CHECK-NOT: tessel.convert_layout
+// CHECK: %[[V3:.*]] = tessel.memdesc_rows %[[X]][3] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.memdesc<64x64xbf16, order = [1, 0]>
+// CHECK-NEXT: %[[P:.*]] = tessel.warpgroup_dot %[[V3]], %{{.*}}, %{{.*}} :
+// CHECK-NEXT: %[[V0:.*]] = tessel.memdesc_rows %[[X]][0]
+// CHECK-NEXT: %[[Q:.*]] = tessel.warpgroup_dot %[[V0]], %{{.*}}, %[[P]] :
+// CHECK-NEXT: %[[R:.*]] = tessel.warpgroup_dot_wait %[[Q]] pendings = 0
+// CHECK-NEXT: scf.yield %[[R]]
+module attributes {tessel.target = "sm_90a"} {
+func.func @staged_rows(%xt: !tessel.tile<72x64xbf16, #blk>, %b: !tessel.memdesc<64x32xbf16, order = [0, 1]>, %acc0: !tessel.tile<64x32xf32, #mma>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %x = tessel.local_alloc : !tessel.memdesc<72x64xbf16, order = [1, 0]>
+  tessel.local_store %xt, %x : !tessel.tile<72x64xbf16, #blk>, !tessel.memdesc<72x64xbf16, order = [1, 0]>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x32xf32, #mma>) : i32 {
+    %l3 = tessel.local_load %x [3, 0] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xbf16, #blk>
+    %a3 = tessel.convert_layout %l3 : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #opa>
+    %d = tessel.dot %a3, %b, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    %l0 = tessel.local_load %x [0, 0] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xbf16, #blk>
+    %a0 = tessel.convert_layout %l0 : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #opa>
+    %e = tessel.dot %a0, %b, %d : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    scf.yield %e : !tessel.tile<64x32xf32, #mma>
+  }
+  return
+}
+}
+
+// -----
+
+// A buffer the loop writes keeps its loads (a view would read the rows as
+// they are when the dot runs).
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @written_in_loop
+// CHECK: scf.for
+// CHECK: tessel.local_store
+// CHECK: tessel.local_load
+// CHECK-NOT: tessel.memdesc_rows
+// CHECK: tessel.warpgroup_dot %{{.*}} : !tessel.tile<64x64xbf16
+module attributes {tessel.target = "sm_90a"} {
+func.func @written_in_loop(%xt: !tessel.tile<72x64xbf16, #blk>, %b: !tessel.memdesc<64x32xbf16, order = [0, 1]>, %acc0: !tessel.tile<64x32xf32, #mma>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %x = tessel.local_alloc : !tessel.memdesc<72x64xbf16, order = [1, 0]>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x32xf32, #mma>) : i32 {
+    tessel.local_store %xt, %x : !tessel.tile<72x64xbf16, #blk>, !tessel.memdesc<72x64xbf16, order = [1, 0]>
+    %l3 = tessel.local_load %x [3, 0] : !tessel.memdesc<72x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xbf16, #blk>
+    %a3 = tessel.convert_layout %l3 : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #opa>
+    %d = tessel.dot %a3, %b, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    scf.yield %d : !tessel.tile<64x32xf32, #mma>
+  }
+  return
+}
+}
+
+// -----
+
+// Between two dots, a store to the first's B keeps the first's wait (it
+// would overwrite what the product reads); a store to another buffer does
+// not. A first dot with A in registers keeps its wait (it keeps them live);
+// a last one needs none of its own.
+
+#blk = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: func.func @chains
+// CHECK: scf.for
+// CHECK: %[[P1:.*]] = tessel.warpgroup_dot %{{.*}}, %[[B1:[^,]*]], %{{.*}} : !tessel.memdesc
+// CHECK-NEXT: %[[W1:.*]] = tessel.warpgroup_dot_wait %[[P1]] pendings = 0
+// CHECK-NEXT: tessel.local_store %{{.*}}, %[[B1]]
+// CHECK-NEXT: %[[P2:.*]] = tessel.warpgroup_dot %{{.*}}, %[[B1]], %[[W1]] : !tessel.memdesc
+// CHECK-NOT: tessel.warpgroup_dot_wait
+// CHECK: tessel.local_store %{{.*}}, %[[B2:[^ ]*]] :
+// CHECK-NEXT: %[[P3:.*]] = tessel.warpgroup_dot %{{.*}}, %[[B2]], %[[P2]] : !tessel.memdesc
+// CHECK: %[[P4:.*]] = tessel.warpgroup_dot %{{.*}}, %[[B2]], %[[P3]] : !tessel.tile
+// CHECK-NEXT: %[[W4:.*]] = tessel.warpgroup_dot_wait %[[P4]] pendings = 0
+// CHECK-NEXT: tessel.warpgroup_dot %{{.*}}, %[[B2]], %[[W4]] : !tessel.memdesc
+module attributes {tessel.target = "sm_90a"} {
+func.func @chains(%at: !tessel.tile<64x64xbf16, #opa>, %ar: !tessel.tile<64x64xbf16, #blk>, %bt: !tessel.tile<64x32xbf16, #blk>, %acc0: !tessel.tile<64x32xf32, #mma>, %n: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %b1 = tessel.local_alloc : !tessel.memdesc<64x32xbf16, order = [0, 1]>
+  %b2 = tessel.local_alloc : !tessel.memdesc<64x32xbf16, order = [0, 1]>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (!tessel.tile<64x32xf32, #mma>) : i32 {
+    %d = tessel.dot %at, %b1, %acc : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    tessel.local_store %bt, %b1 : !tessel.tile<64x32xbf16, #blk>, !tessel.memdesc<64x32xbf16, order = [0, 1]>
+    %e = tessel.dot %at, %b1, %d : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    tessel.local_store %bt, %b2 : !tessel.tile<64x32xbf16, #blk>, !tessel.memdesc<64x32xbf16, order = [0, 1]>
+    %f = tessel.dot %at, %b2, %e : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    %ai = tessel.convert_layout %ar : !tessel.tile<64x64xbf16, #blk> -> !tessel.tile<64x64xbf16, #opa>
+    %ar2 = tessel.binary add %ai, %ai : !tessel.tile<64x64xbf16, #opa>
+    %g = tessel.dot %ar2, %b2, %f : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    %h = tessel.dot %at, %b2, %g : !tessel.tile<64x64xbf16, #opa>, !tessel.memdesc<64x32xbf16, order = [0, 1]> -> !tessel.tile<64x32xf32, #mma>
+    scf.yield %h : !tessel.tile<64x32xf32, #mma>
+  }
+  return
+}
+}

@@ -93,7 +93,7 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     while (!views.empty()) {
       Value v = views.pop_back_val();
       for (Operation *user : v.getUsers()) {
-        if (isa<MemDescIndexOp, MemDescTransOp>(user))
+        if (getViewedMemDesc(user))
           views.push_back(user->getResult(0));
         SmallVector<Operation *> readers = {user};
         if (isa<WarpGroupDotOp>(user))
@@ -175,6 +175,23 @@ struct MemDescIndexLowering : OpConversionPattern<MemDescIndexOp> {
         rewriter, loc, adaptor.getIndex(),
         i32Constant(rewriter, loc,
                     getMemDescBytes(cast<MemDescType>(op.getType()))));
+    rewriter.replaceOp(op, advance(rewriter, loc, adaptor.getSrc(), bytes));
+    return success();
+  }
+};
+
+/// The tile's address advanced by `offset` rows (one column block: rows are
+/// its width apart, unswizzled; the tensor cores swizzle by address bits).
+struct MemDescRowsLowering : OpConversionPattern<MemDescRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MemDescRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SharedTileLayout layout =
+        cast<MemDescType>(op.getSrc().getType()).getSharedLayout();
+    Value bytes =
+        i32Constant(rewriter, loc, op.getOffset() * layout.getBlockBytes());
     rewriter.replaceOp(op, advance(rewriter, loc, adaptor.getSrc(), bytes));
     return success();
   }
@@ -366,7 +383,7 @@ void mlir::tessel::populateSharedPatterns(
     const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets) {
   patterns.add<LocalAllocLowering>(converter, offsets);
   patterns.add<AsyncCopyLowering>(converter, widths);
-  patterns.add<MemDescIndexLowering, MemDescTransLowering, LocalStoreLowering,
-               LocalLoadLowering, AsyncCommitLowering, AsyncWaitLowering>(
-      converter, patterns.getContext());
+  patterns.add<MemDescIndexLowering, MemDescRowsLowering, MemDescTransLowering,
+               LocalStoreLowering, LocalLoadLowering, AsyncCommitLowering,
+               AsyncWaitLowering>(converter, patterns.getContext());
 }
