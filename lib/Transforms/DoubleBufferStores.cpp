@@ -21,6 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "WarpGroupDots.h"
+
 #include "tessel/Passes.h"
 
 #include "Conversion/TesselToLLVM/TesselToLLVM.h"
@@ -57,31 +59,23 @@ static LocalStoreOp soleStoreReadInIteration(LocalAllocOp alloc) {
   LocalStoreOp store;
   bool dotReads = false;
   SmallVector<Operation *> accesses;
-  SmallVector<Value> views = {alloc.getResult()};
-  while (!views.empty()) {
-    Value view = views.pop_back_val();
-    for (Operation *user : view.getUsers()) {
-      if (getViewedMemDesc(user)) {
-        views.push_back(user->getResult(0));
-        continue;
-      }
-      if (auto write = dyn_cast<LocalStoreOp>(user)) {
-        if (store || write.getDst() != alloc.getResult() ||
-            write->getBlock() != block)
-          return {};
-        store = write;
-        continue;
-      }
-      if (auto dot = dyn_cast<WarpGroupDotOp>(user)) {
-        if (dot->getBlock() != block || !waitedInBlock(dot, block))
-          return {};
-        dotReads = true;
-      } else if (!isa<LocalLoadOp>(user) ||
-                 !block->findAncestorOpInBlock(*user)) {
+  for (Operation *user : accessesOf(alloc.getResult())) {
+    if (auto write = dyn_cast<LocalStoreOp>(user)) {
+      if (store || write.getDst() != alloc.getResult() ||
+          write->getBlock() != block)
         return {};
-      }
-      accesses.push_back(block->findAncestorOpInBlock(*user));
+      store = write;
+      continue;
     }
+    if (auto dot = dyn_cast<WarpGroupDotOp>(user)) {
+      if (dot->getBlock() != block || !waitedInBlock(dot, block))
+        return {};
+      dotReads = true;
+    } else if (!isa<LocalLoadOp>(user) ||
+               !block->findAncestorOpInBlock(*user)) {
+      return {};
+    }
+    accesses.push_back(block->findAncestorOpInBlock(*user));
   }
   if (!store || !dotReads || llvm::any_of(accesses, [&](Operation *access) {
         return !store->isBeforeInBlock(access);

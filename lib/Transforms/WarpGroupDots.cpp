@@ -17,6 +17,19 @@ Operation *mlir::tessel::bufferOf(Value memdesc) {
   return nullptr;
 }
 
+SmallVector<Operation *> mlir::tessel::accessesOf(Value memdesc) {
+  SmallVector<Operation *> accesses;
+  SmallVector<Value> views = {memdesc};
+  while (!views.empty())
+    for (Operation *user : views.pop_back_val().getUsers()) {
+      if (getViewedMemDesc(user))
+        views.push_back(user->getResult(0));
+      else
+        accesses.push_back(user);
+    }
+  return accesses;
+}
+
 bool mlir::tessel::regionsOnlyCompute(Operation *op) {
   if (!op->getNumRegions())
     return true;

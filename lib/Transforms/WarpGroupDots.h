@@ -17,6 +17,10 @@ namespace mlir::tessel {
 /// The local_alloc whose region `memdesc` views; null if unknown.
 Operation *bufferOf(Value memdesc);
 
+/// The ops that read or write `memdesc` or any view of it (the views left
+/// out).
+SmallVector<Operation *> accessesOf(Value memdesc);
+
 /// Whether a dot's issue or wait may move past `op`'s regions: it has none,
 /// or they only compute (a branch between reductions, say), with no dot or
 /// wait inside.

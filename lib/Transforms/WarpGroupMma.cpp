@@ -108,18 +108,11 @@ static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
 /// Whether something in `loop` may write the buffer `memdesc` views.
 static bool writtenIn(scf::ForOp loop, Value memdesc) {
   Operation *buffer = bufferOf(memdesc);
-  if (!buffer)
-    return true;
-  SmallVector<Value> views = {buffer->getResult(0)};
-  while (!views.empty())
-    for (Operation *user : views.pop_back_val().getUsers()) {
-      if (getViewedMemDesc(user))
-        views.push_back(user->getResult(0));
-      else if (!isa<LocalLoadOp, WarpGroupDotOp>(user) &&
-               loop->isAncestor(user))
-        return true;
-    }
-  return false;
+  return !buffer ||
+         llvm::any_of(accessesOf(buffer->getResult(0)), [&](Operation *user) {
+           return !isa<LocalLoadOp, WarpGroupDotOp>(user) &&
+                  loop->isAncestor(user);
+         });
 }
 
 /// Gives a loop's dot whose A is rows of a tile staged in shared memory
@@ -133,9 +126,13 @@ static void readStagedRowsA(func::FuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
   kernel.walk([&](WarpGroupDotOp dot) {
     auto a = dyn_cast<TileType>(dot.getA().getType());
+    // The ops that make the register A, users first.
+    SmallVector<Operation *> chain;
     Value v = dot.getA();
-    while (auto convert = v.getDefiningOp<ConvertLayoutOp>())
+    while (auto convert = v.getDefiningOp<ConvertLayoutOp>()) {
+      chain.push_back(convert);
       v = convert.getSrc();
+    }
     auto load = v.getDefiningOp<LocalLoadOp>();
     auto loop = dot->getParentOfType<scf::ForOp>();
     if (!a || !load || !load.getOffsets().empty() || !loop)
@@ -155,10 +152,6 @@ static void readStagedRowsA(func::FuncOp kernel) {
     Value rows = load.getSrc();
     if (src.getShape() != a.getShape())
       rows = MemDescRowsOp::create(b, dot.getLoc(), view, rows, at[0]);
-    SmallVector<Operation *> chain;
-    for (Operation *op = dot.getA().getDefiningOp(); op != load;
-         op = op->getOperand(0).getDefiningOp())
-      chain.push_back(op);
     chain.push_back(load);
     dot.getAMutable().assign(rows);
     for (Operation *op : chain)
