@@ -163,11 +163,13 @@ MTA_WARPS = 8
 
 
 def mta_conv_keys(k, w, scale, BN, dtype="f16", layout="bnhd"):
-    """The convolved keys kc [B*H, 2, N, cq*D] (hi, lo) of mta_conv_keys on grid (cdiv(N, BN), B*H)."""
+    """The convolved keys kc [B*H, cdiv(N, BN), 2*BN, cq*D] of mta_conv_keys on grid
+    (cdiv(N, BN), B*H): per key block its BN hi rows, then its BN lo rows."""
     B, HKV, N, D = k.shape
     H, cq, ck = w.shape
     sk, kb = _strided_args("sk", k, layout, dtype)
-    args = dict(k=kb, w=tr.Buffer(w, "f32"), kc=tr.full((B * H, 2, N, cq * D), 7.0, dtype), **sk,
+    kc = tr.full((B * H, cdiv(N, BN), 2 * BN, cq * D), 7.0, dtype)
+    args = dict(k=kb, w=tr.Buffer(w, "f32"), kc=kc, **sk,
                 H=H, HKV=HKV, N=N, scale=f32(scale))
     return tr.run("mta.tsl", "mta_conv_keys", (cdiv(N, BN), B * H), args,
                   dict(D=D, CQ=cq, CK=ck, BLOCK_N=BN, DTYPE=dtype), outputs=["kc"])["kc"]

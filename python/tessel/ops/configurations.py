@@ -5,7 +5,7 @@ from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_tiles
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .paged import paged_tiles
-from .mta import CONV_KEYS_BLOCK_N, DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
+from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
 
 
 def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),),
@@ -54,7 +54,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 folded = conv_keys(True, cq, d, target)
                 if folded:
                     add("mta.tsl", "mta_conv_keys", D=d, CQ=cq, CK=ck,
-                        BLOCK_N=CONV_KEYS_BLOCK_N, DTYPE=dtype)
+                        BLOCK_N=gpu_tiles("mta_fwd_conv_keys", d, target)["BLOCK_N"],
+                        DTYPE=dtype)
                 add("mta.tsl", "mta_fwd", "mta_fwd_conv_keys" if folded else "mta_fwd", D=d,
                     CQ=cq, CK=ck, DTYPE=dtype, CONV_KEYS=folded)
                 add("mta.tsl", "mta_bwd", "mta_bwd", D=d, CQ=cq, CK=ck, DTYPE=dtype)

@@ -24,8 +24,7 @@ DECODE_BLOCK_N = {"interpreter": 16, "gpu": 64}
 DECODE_BLOCK_S = 32
 DECODE_PROGRAMS_PER_SM = 2
 _DECODE_INTERPRETER_PROGRAMS = 8
-# mta_conv_keys: keys per program; mta_fwd's convolved keys up to this depth cq·D on the GPU.
-CONV_KEYS_BLOCK_N = 32
+# mta_fwd's convolved keys up to this depth cq·D on the GPU.
 CONV_KEYS_MAX_DEPTH = 384
 # The plans take the kernels' weight (kernel_weight), made on each call.
 _PLANS, _DECODE_PLANS = plans.Plans(), plans.Plans()
@@ -151,10 +150,12 @@ def _mta_forward(be, q, k, v, w, scale, dtype):
     folded = conv_keys(be.gpu, cq, D)
     kc = o  # not read without CONV_KEYS
     if folded:
-        kc = be.empty((B * H, 2, N, cq * D), q)
-        be.kernel("mta.tsl", "mta_conv_keys")[(cdiv(N, CONV_KEYS_BLOCK_N), B * H)](
-            k, w, kc, *be.strides(k), H, HKV, N, scale, D=D, CQ=cq, CK=ck,
-            BLOCK_N=CONV_KEYS_BLOCK_N, DTYPE=dtype)
+        # In key blocks of the forward's (hi rows, then lo rows: see kernels/mta.tsl).
+        bn = be.tiles("mta_fwd_conv_keys", D)["BLOCK_N"]
+        kc = be.empty((B * H, cdiv(N, bn), 2 * bn, cq * D), q)
+        be.kernel("mta.tsl", "mta_conv_keys")[(cdiv(N, bn), B * H)](
+            k, w, kc, *be.strides(k), H, HKV, N, scale, D=D, CQ=cq, CK=ck, BLOCK_N=bn,
+            DTYPE=dtype)
     be.launch("mta.tsl", "mta_fwd", D, lambda t: (cdiv(N, t["BLOCK_M"]), B * H),
               (q, k, v, w, kc, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H,
                HKV, N, scale), dict(D=D, CQ=cq, CK=ck, DTYPE=dtype, CONV_KEYS=folded),
