@@ -68,8 +68,10 @@ TESSEL_C_API void tesselResultDestroy(TesselResult *result);
 
 typedef struct TesselCompileOptions {
   const char *source;
-  const char *filename; /* for diagnostics */
-  const char *kernel;   /* NULL or "": every kernel of the source */
+  /* For diagnostics, and where `from MODULE import ...` finds MODULE.tsl:
+     beside it (in the working directory for a name such as "<string>"). */
+  const char *filename;
+  const char *kernel; /* NULL or "": every kernel of the source */
   /* Constexpr values as DSL text ("64", "True", "bf16"). */
   const char *const *defineNames;
   const char *const *defineValues;

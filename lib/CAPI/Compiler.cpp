@@ -96,7 +96,8 @@ TesselResult *compileWith(const TesselCompileOptions &options, Tail tail) {
     return TesselResult::ok(std::move(result));
   TesselResult *r = TesselResult::error(TesselCompileError, printed.str());
   for (const Diagnostic &d : diag.getDiagnostics())
-    r->diagnostics.push_back({severityName(d.severity), sm.getFilename(),
+    r->diagnostics.push_back({severityName(d.severity),
+                              diag.getSource(d.loc.file).getFilename(),
                               d.message, d.loc.line, d.loc.col});
   return r;
 }

@@ -75,11 +75,19 @@ const Keyword *Call::findKeyword(const std::string &name) const {
   return nullptr;
 }
 
+Module::Module(std::vector<std::unique_ptr<FunctionDef>> functions,
+               std::vector<Import> imports)
+    : functions(std::move(functions)), imports(std::move(imports)) {
+  for (const auto &fn : this->functions)
+    fn->setOwner(this);
+}
+
 const FunctionDef *Module::lookup(const std::string &name) const {
   for (const auto &fn : functions)
     if (fn->getName() == name)
       return fn.get();
-  return nullptr;
+  auto it = imported.find(name);
+  return it == imported.end() ? nullptr : it->second;
 }
 
 /// Shortest spelling that reads back as the same double, like Python's repr.

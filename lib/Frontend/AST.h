@@ -17,6 +17,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -450,6 +451,8 @@ struct Decorator {
   std::vector<Keyword> keywords;
 };
 
+class Module;
+
 /// A `def`, at top level (a kernel or helper) or nested in another function.
 /// Located at `def`.
 class FunctionDef : public Stmt {
@@ -472,11 +475,16 @@ public:
   const Expr *getReturnAnnotation() const { return returnAnnotation.get(); }
   const StmtList &getBody() const { return body; }
   bool isNested() const { return nested; }
+  /// The module (file) a top-level function is defined in; null for nested
+  /// ones. The names its body calls are looked up there.
+  const Module *getOwner() const { return owner; }
+  void setOwner(const Module *m) { owner = m; }
   static bool classof(const Stmt *s) {
     return s->getKind() == Kind::FunctionDef;
   }
 
 private:
+  const Module *owner = nullptr;
   std::string name;
   SourceLoc nameLoc;
   std::optional<Decorator> decorator;
@@ -486,18 +494,39 @@ private:
   bool nested;
 };
 
+/// `from MODULE import NAME, ...` at the top level: the @func helpers NAME of
+/// the file MODULE.tsl beside this one.
+struct Import {
+  std::string module;
+  SourceLoc moduleLoc;
+  std::vector<std::pair<std::string, SourceLoc>> names;
+};
+
+/// One file: its top-level functions and its imports. The imported helpers
+/// are bound by an ImportResolver (Imports.h), which owns their modules.
 class Module {
 public:
-  explicit Module(std::vector<std::unique_ptr<FunctionDef>> functions)
-      : functions(std::move(functions)) {}
+  Module(std::vector<std::unique_ptr<FunctionDef>> functions,
+         std::vector<Import> imports = {});
   const std::vector<std::unique_ptr<FunctionDef>> &getFunctions() const {
     return functions;
   }
-  /// The first top-level function called `name`, or null.
+  const std::vector<Import> &getImports() const { return imports; }
+  /// The first top-level function called `name`, else the helper imported
+  /// under it, or null.
   const FunctionDef *lookup(const std::string &name) const;
+  /// Makes `fn` (a function of an imported module) callable as `name`.
+  void bindImport(const std::string &name, const FunctionDef *fn) {
+    imported.emplace(name, fn);
+  }
+  const std::map<std::string, const FunctionDef *> &getImported() const {
+    return imported;
+  }
 
 private:
   std::vector<std::unique_ptr<FunctionDef>> functions;
+  std::vector<Import> imports;
+  std::map<std::string, const FunctionDef *> imported;
 };
 
 //===----------------------------------------------------------------------===//

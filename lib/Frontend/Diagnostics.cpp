@@ -48,6 +48,29 @@ DiagnosticEngine::DiagnosticEngine(const SourceManager &sm, std::ostream &os,
                                    unsigned maxErrors)
     : sm(sm), os(os), maxErrors(maxErrors) {}
 
+unsigned DiagnosticEngine::addSource(SourceManager source) {
+  imported.push_back(std::move(source));
+  return imported.size();
+}
+
+const SourceManager &DiagnosticEngine::getSource(unsigned file) const {
+  return file == 0 || file > imported.size() ? sm : imported[file - 1];
+}
+
+unsigned DiagnosticEngine::getFileId(const SourceManager &source) const {
+  for (size_t i = 0; i < imported.size(); ++i)
+    if (&imported[i] == &source)
+      return i + 1;
+  return 0;
+}
+
+unsigned DiagnosticEngine::getFileId(std::string_view filename) const {
+  for (size_t i = 0; i < imported.size(); ++i)
+    if (imported[i].getFilename() == filename)
+      return i + 1;
+  return 0;
+}
+
 void DiagnosticEngine::error(SourceLoc loc, std::string_view message) {
   ++numErrors;
   if (limitReached) {
@@ -133,6 +156,7 @@ static std::string caretLine(std::string_view line, size_t col) {
 }
 
 std::string DiagnosticEngine::format(const Diagnostic &diag) const {
+  const SourceManager &sm = getSource(diag.loc.file);
   std::string out = sm.getFilename();
   if (diag.loc.isValid())
     out += ":" + std::to_string(diag.loc.line) + ":" +

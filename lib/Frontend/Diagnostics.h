@@ -9,6 +9,7 @@
 #define TESSEL_FRONTEND_DIAGNOSTICS_H
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,15 +18,18 @@
 
 namespace tessel {
 
-/// A position in the source buffer. Both fields are 1-based; columns count
-/// bytes (as MLIR's FileLineColLoc does). {0, 0} means "no location".
+/// A position in a source buffer. Line and column are 1-based; columns count
+/// bytes (as MLIR's FileLineColLoc does). {0, 0} means "no location". `file`
+/// names the buffer among the DiagnosticEngine's: 0 the file being compiled,
+/// others the files it imports from.
 struct SourceLoc {
   unsigned line = 0;
   unsigned col = 0;
+  unsigned file = 0;
 
   bool isValid() const { return line != 0; }
   bool operator==(const SourceLoc &o) const {
-    return line == o.line && col == o.col;
+    return line == o.line && col == o.col && file == o.file;
   }
   bool operator!=(const SourceLoc &o) const { return !(*this == o); }
 };
@@ -92,7 +96,19 @@ public:
 
   /// The diagnostics that were printed, in order.
   const std::vector<Diagnostic> &getDiagnostics() const { return diags; }
+  /// The file being compiled (file 0).
   const SourceManager &getSourceManager() const { return sm; }
+
+  /// Takes a file the compiled one imports from; its locations carry the
+  /// returned number. The engine keeps it for as long as diagnostics may
+  /// point into it (a pass's error names the line of an imported helper).
+  unsigned addSource(SourceManager source);
+  /// The buffer of a location's `file` (file 0 for an unknown number).
+  const SourceManager &getSource(unsigned file) const;
+  /// The number of the buffer `source` (0 if the engine does not hold it).
+  unsigned getFileId(const SourceManager &source) const;
+  /// The number of the buffer named `filename`, or 0.
+  unsigned getFileId(std::string_view filename) const;
 
   /// Renders one diagnostic (header, source line, caret) as printed.
   std::string format(const Diagnostic &diag) const;
@@ -101,6 +117,8 @@ private:
   void emit(Severity severity, SourceLoc loc, std::string_view message);
 
   const SourceManager &sm;
+  /// Files 1, 2, ...; a deque so that references to them stay valid.
+  std::deque<SourceManager> imported;
   std::ostream &os;
   unsigned maxErrors;
   unsigned numErrors = 0;

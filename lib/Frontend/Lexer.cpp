@@ -107,10 +107,10 @@ std::string Token::describe() const {
 }
 
 Lexer::Lexer(const SourceManager &sm, DiagnosticEngine &diag)
-    : diag(diag), buffer(sm.getBuffer()) {}
+    : diag(diag), buffer(sm.getBuffer()), file(diag.getFileId(sm)) {}
 
 SourceLoc Lexer::locAt(size_t offset) const {
-  return {line, static_cast<unsigned>(offset - lineStart + 1)};
+  return {line, static_cast<unsigned>(offset - lineStart + 1), file};
 }
 
 void Lexer::consumeNewline() {

@@ -158,6 +158,8 @@ private:
 
   DiagnosticEngine &diag;
   std::string_view buffer;
+  /// The buffer's number in `diag` (SourceLoc::file).
+  unsigned file;
   size_t pos = 0;
   unsigned line = 1;
   size_t lineStart = 0;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Frontend/Generator.h"
+#include "Frontend/Imports.h"
 #include "Frontend/Lexer.h"
 #include "Frontend/Parser.h"
 
@@ -40,7 +41,7 @@ TValue Generator::error(SourceLoc l, const std::string &message) {
 
 Location Generator::loc(SourceLoc l) const {
   auto fileLoc = [&](SourceLoc s) -> Location {
-    return FileLineColLoc::get(&context, diag.getSourceManager().getFilename(),
+    return FileLineColLoc::get(&context, diag.getSource(s.file).getFilename(),
                                s.line, s.col);
   };
   if (inlineSites.empty())
@@ -111,7 +112,6 @@ std::string Generator::describe(const TValue &v) const {
 }
 
 //===----------------------------------------------------------------------===//
-//===----------------------------------------------------------------------===//
 // Functions
 //===----------------------------------------------------------------------===//
 
@@ -129,9 +129,13 @@ TValue Generator::callFunction(SourceLoc l, const TValue &callee,
                         std::to_string(args.size()));
   auto callEnv = std::make_shared<Env>();
   callEnv->parent = callee.closure;
-  // Defaults are evaluated in the callee's scope.
+  // Defaults are evaluated in the callee's scope, and names it calls are
+  // those of the file that defines it (an imported helper's own file).
   std::shared_ptr<Env> saved = env;
+  const ast::Module *savedModule = module;
   env = callEnv;
+  if (fn->getOwner())
+    module = fn->getOwner();
   for (size_t i = 0; i < params.size(); ++i) {
     if (i < args.size() && !args[i].isInvalid() &&
         !(args[i].isConst() && args[i].constant.kind == Const::Kind::None &&
@@ -143,6 +147,7 @@ TValue Generator::callFunction(SourceLoc l, const TValue &callee,
       bind(params[i].name, genExpr(*params[i].defaultValue));
     } else {
       env = saved;
+      module = savedModule;
       return error(l, "'" + fn->getName() + "' is missing argument '" +
                           params[i].name + "'");
     }
@@ -160,6 +165,7 @@ TValue Generator::callFunction(SourceLoc l, const TValue &callee,
   returned = savedReturn;
   controlDepth = savedDepth;
   env = saved;
+  module = savedModule;
   return result;
 }
 
@@ -373,6 +379,18 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
         if (ann->getName() == "constexpr")
           constexprParams.insert(p.name);
   }
+  // The helpers imported here or by the files imported from, each once.
+  std::set<const ast::FunctionDef *> checked;
+  std::vector<const ast::Module *> pending{&m};
+  while (!pending.empty()) {
+    const ast::Module *from = pending.back();
+    pending.pop_back();
+    for (const auto &[name, fn] : from->getImported())
+      if (checked.insert(fn).second) {
+        checkHelperSignature(*fn);
+        pending.push_back(fn->getOwner());
+      }
+  }
   if (!found)
     error(SourceLoc{1, 1}, "no kernel named '" + options.kernel + "'");
   // A misspelt -D would otherwise be ignored silently.
@@ -394,11 +412,13 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
 //===----------------------------------------------------------------------===//
 
 /// The first file:line:col inside `loc` (fused and named locations nest).
-static SourceLoc sourceLocOf(Location loc) {
+static SourceLoc sourceLocOf(Location loc,
+                             const ::tessel::DiagnosticEngine &diag) {
   SourceLoc at;
   loc->walk([&](Location l) {
     if (auto file = dyn_cast<FileLineColLoc>(l)) {
-      at = {file.getLine(), file.getColumn()};
+      at = {file.getLine(), file.getColumn(),
+            diag.getFileId(file.getFilename().getValue())};
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -411,9 +431,9 @@ DSLDiagnosticHandler::DSLDiagnosticHandler(MLIRContext &context,
                                            DiagnosticEngine &diag,
                                            std::string prefix)
     : ScopedDiagnosticHandler(&context, [&diag, prefix](mlir::Diagnostic &d) {
-        diag.error(sourceLocOf(d.getLocation()), prefix + d.str());
+        diag.error(sourceLocOf(d.getLocation(), diag), prefix + d.str());
         for (const mlir::Diagnostic &note : d.getNotes())
-          diag.note(sourceLocOf(note.getLocation()), note.str());
+          diag.note(sourceLocOf(note.getLocation(), diag), note.str());
         return success();
       }) {}
 
@@ -441,6 +461,9 @@ OwningOpRef<ModuleOp> compileSource(MLIRContext &context,
   Parser parser(lexer, diag);
   std::unique_ptr<ast::Module> module = parser.parseModule();
   if (!module || diag.hasErrors())
+    return nullptr;
+  ImportResolver imports(diag);
+  if (!imports.resolve(*module, diag.getFileId(source)))
     return nullptr;
   return mlirGen(context, *module, diag, options);
 }

@@ -149,7 +149,7 @@ std::unique_ptr<Module> Parser::parseModule() {
   for (StmtPtr &stmt : stmts)
     if (isa<FunctionDef>(stmt.get()))
       functions.emplace_back(static_cast<FunctionDef *>(stmt.release()));
-  return std::make_unique<Module>(std::move(functions));
+  return std::make_unique<Module>(std::move(functions), std::move(imports));
 }
 
 ExprPtr Parser::parseStandaloneExpression() {
@@ -215,6 +215,8 @@ static bool isUnsupportedStatement(const std::string &word) {
 }
 
 bool Parser::parseStatement(StmtList &out, bool topLevel) {
+  if (topLevel && is(TokenKind::Identifier) && cur().text == "from")
+    return parseImport();
   StmtPtr stmt;
   switch (cur().kind) {
   case TokenKind::KwDef:
@@ -237,6 +239,60 @@ bool Parser::parseStatement(StmtList &out, bool topLevel) {
   if (!stmt)
     return false;
   out.push_back(std::move(stmt));
+  return true;
+}
+
+/// 'from' NAME 'import' NAME (',' NAME)* NEWLINE, or the names in
+/// parentheses (a trailing comma allowed).
+bool Parser::parseImport() {
+  ast::Import import;
+  consume(); // from
+  if (!is(TokenKind::Identifier)) {
+    errorExpected("the name of a file beside this one after 'from'");
+    return false;
+  }
+  import.module = cur().text;
+  import.moduleLoc = cur().loc;
+  consume();
+  if (is(TokenKind::Dot)) {
+    error(cur().loc, "'from " + import.module +
+                         ".': an import names a .tsl file in the same "
+                         "directory, without dots");
+    return false;
+  }
+  if (!is(TokenKind::Identifier) || cur().text != "import") {
+    errorExpected("'import'");
+    return false;
+  }
+  consume();
+  bool parenthesized = consumeIf(TokenKind::LParen);
+  do {
+    if (parenthesized && is(TokenKind::RParen))
+      break;
+    if (is(TokenKind::Star)) {
+      error(cur().loc, "'import *' is not supported: name the helpers to "
+                       "import");
+      return false;
+    }
+    if (!is(TokenKind::Identifier)) {
+      errorExpected("the name of a helper to import");
+      return false;
+    }
+    import.names.emplace_back(cur().text, cur().loc);
+    consume();
+    if (is(TokenKind::Identifier) && cur().text == "as") {
+      error(cur().loc, "'import ... as' is not supported: a helper keeps "
+                       "its name");
+      return false;
+    }
+  } while (consumeIf(TokenKind::Comma));
+  if (parenthesized && !expect(TokenKind::RParen, "to close the import list"))
+    return false;
+  if (!consumeIf(TokenKind::Newline) && !is(TokenKind::Eof)) {
+    errorExpected("end of line");
+    return false;
+  }
+  imports.push_back(std::move(import));
   return true;
 }
 
@@ -306,6 +362,15 @@ StmtPtr Parser::parseSimpleStatement() {
     error(loc, "'" + tok.text + "' must start on its own line");
     return nullptr;
   case TokenKind::Identifier:
+    if (tok.text == "import") {
+      error(loc, "unsupported statement 'import': helpers are imported "
+                 "with 'from MODULE import NAME'");
+      return nullptr;
+    }
+    if (tok.text == "from") { // A top-level one is an import.
+      error(loc, "imports belong at the top level of a file");
+      return nullptr;
+    }
     if (isUnsupportedStatement(tok.text)) {
       error(loc, "unsupported statement '" + tok.text + "'");
       return nullptr;

@@ -67,6 +67,7 @@ private:
   bool collectTargets(const ast::Expr &lhs,
                       std::vector<std::unique_ptr<ast::Name>> &targets,
                       bool &isTuple);
+  bool parseImport();
   ast::StmtPtr parseIf();
   ast::StmtPtr parseFor();
   std::unique_ptr<ast::FunctionDef> parseFunctionDef(bool nested);
@@ -101,6 +102,8 @@ private:
   /// if the lexer finds the bracket never closed, that is the real error.
   std::optional<Diagnostic> deferred;
   unsigned unclosedBeforeDeferred = 0;
+  /// The file's `from ... import ...` lines, in order.
+  std::vector<ast::Import> imports;
 };
 
 /// Lexes and parses `sm`'s buffer, reporting to `diag`.

@@ -52,9 +52,9 @@ py::list signatures(const std::string &source, const std::string &filename) {
 void tessel::python::raiseCompileError(const DiagnosticEngine &diag,
                                        const std::string &text) {
   py::list diagnostics;
-  const std::string &file = diag.getSourceManager().getFilename();
   for (const Diagnostic &d : diag.getDiagnostics())
-    diagnostics.append(diagnosticTuple(severityName(d.severity), file,
+    diagnostics.append(diagnosticTuple(severityName(d.severity),
+                                       diag.getSource(d.loc.file).getFilename(),
                                        d.loc.line, d.loc.col, d.message));
   raiseCompileError(text, diagnostics);
 }

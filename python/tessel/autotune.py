@@ -192,7 +192,8 @@ class Autotuner:
         if self.kernel._backend == "gpu":
             rt = gpu.runtime()
             device = f"{gpu.target()}/{rt.multiprocessor_count}sm"
-        digest = cache.key(source=hashlib.sha256(text.encode()).hexdigest(), kernel=self.name,
+        source = compiler.source_key(text, filename)
+        digest = cache.key(source=hashlib.sha256(source.encode()).hexdigest(), kernel=self.name,
                            configs=[sorted((k, compiler._dsl_value(k, v)) for k, v in c.items())
                                     for c in self.configs],
                            key=repr(call_key), device=device,

@@ -28,6 +28,7 @@ import functools
 import inspect
 import math
 import os
+import re
 import textwrap
 
 import numpy as np
@@ -182,10 +183,39 @@ def _check_stream_k(stream_k):
     return stream_k
 
 
-def _bundle_fields(text, name, defines, target, stream_k):
+# A top-level `from MODULE import NAME, ...` of a DSL file (MODULE.tsl beside it).
+_IMPORT = re.compile(r"^from[ \t]+(\w+)[ \t]+import\b", re.M)
+
+
+def source_key(text, filename):
+    """The text that determines a compile of `text`: it, then each file it imports helpers from
+    (as the compiler finds them: MODULE.tsl beside `filename`, or in the working directory for
+    text without a file; recursively, each once), so that a cached kernel is rebuilt when a
+    helper it imports changes."""
+    parts, seen, pending = [text], set(), [(text, filename)]
+    while pending:
+        body, name = pending.pop()
+        base = "." if name.startswith("<") else os.path.dirname(name) or "."
+        for module in _IMPORT.findall(body):
+            path = os.path.realpath(os.path.join(base, module + ".tsl"))
+            if path in seen:
+                continue
+            seen.add(path)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    imported = f.read()
+            except OSError:
+                continue                      # the compiler reports the missing file
+            parts.append(f"\0{module}.tsl\0{imported}")
+            pending.append((imported, path))
+    return "".join(parts)
+
+
+def _bundle_fields(text, filename, name, defines, target, stream_k):
     """What determines a kernel's bundle (the key of its cache entry and of its exported file)."""
-    return dict(source=text, kernel=name, constants=sorted(defines.items()), target=target,
-                stage="bundle", stream_k=stream_k)
+    return dict(source=source_key(text, filename), kernel=name,
+                constants=sorted(defines.items()), target=target, stage="bundle",
+                stream_k=stream_k)
 
 
 def _compile(text, filename, signature, constants, backend, stream_k):
@@ -195,8 +225,9 @@ def _compile(text, filename, signature, constants, backend, stream_k):
     if backend == "gpu":
         return _gpu_kernel(text, filename, name, defines, gpu.target(), stream_k)
     entry = cache.entry_path(name, cache.key(
-        source=text, filename=filename, kernel=name, constants=sorted(defines.items()),
-        stage="lowered", target="interpreter", stream_k=stream_k))
+        source=source_key(text, filename), filename=filename, kernel=name,
+        constants=sorted(defines.items()), stage="lowered", target="interpreter",
+        stream_k=stream_k))
     ir = cache.load(entry)
     program = None
     if ir is not None:
@@ -213,7 +244,7 @@ def _compile(text, filename, signature, constants, backend, stream_k):
 
 
 def _gpu_kernel(text, filename, name, defines, target, stream_k):
-    fields = _bundle_fields(text, name, defines, target, stream_k)
+    fields = _bundle_fields(text, filename, name, defines, target, stream_k)
     if _tessel.has_compiler:
         entry = cache.entry_path(name, cache.key(**fields), ".bundle")
         bundle = cache.load(entry)
@@ -258,7 +289,7 @@ def _precompile(text, filename, signature, constants, target, out_dir, stream_k)
         raise ValueError("precompile: give out_dir or set TESSEL_BUNDLE_DIR")
     name = signature[0]
     defines = _defines(signature, constants)
-    fields = _bundle_fields(text, name, defines, target, stream_k)
+    fields = _bundle_fields(text, filename, name, defines, target, stream_k)
     path = cache.entry_path(name, cache.portable_key(**fields), ".bundle", out_dir)
     if cache.load(path, checksum=False) is None:
         bundle = _tessel.compile_bundle(text, filename, name, defines, target, stream_k)

@@ -48,6 +48,7 @@ f32 (u32 = 2^-24 = 6e-8).
 """
 
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -546,6 +547,8 @@ def _mutate(tmp_path, name):
                           "    def keep_first(a, b):\n        return a\n\n    def epilogue(unit, st):")
     path = tmp_path / tsl
     path.write_text(src)
+    # The helpers it imports, beside it.
+    shutil.copy(tr.kernel_path("common.tsl"), tmp_path)
     return str(path)
 
 
