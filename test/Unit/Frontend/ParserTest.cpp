@@ -372,13 +372,36 @@ TEST(ParserTest, SyntaxErrorsWithLocations) {
 
 TEST(ParserTest, UnsupportedStatements) {
   for (const char *word :
-       {"while", "class", "import", "lambda", "with", "try", "global", "del",
-        "assert", "break", "continue", "yield"}) {
+       {"while", "class", "lambda", "with", "try", "global", "del", "assert",
+        "break", "continue", "yield"}) {
     std::string src = std::string("def f():\n    ") + word + " x\n";
     EXPECT_EQ(onlyError(src), std::string("t.tsl:2:5: error: unsupported "
                                           "statement '") +
                                   word + "'");
   }
+}
+
+TEST(ParserTest, Imports) {
+  Parsed p = parse("from common import (a,\n    b,)\nfrom other import c\n"
+                   "@func\ndef f():\n    pass\n");
+  EXPECT_EQ(p.headers(), std::vector<std::string>{});
+  const auto &imports = p.module->getImports();
+  ASSERT_EQ(imports.size(), 2u);
+  EXPECT_EQ(imports[0].module, "common");
+  EXPECT_EQ(imports[0].moduleLoc, (SourceLoc{1, 6}));
+  ASSERT_EQ(imports[0].names.size(), 2u);
+  EXPECT_EQ(imports[0].names[1].first, "b");
+  EXPECT_EQ(imports[0].names[1].second, (SourceLoc{2, 5}));
+  EXPECT_EQ(imports[1].names[0].first, "c");
+  EXPECT_EQ(p.module->getFunctions().size(), 1u);
+  EXPECT_EQ(onlyError("import common\n"),
+            "t.tsl:1:1: error: unsupported statement 'import': helpers are "
+            "imported with 'from MODULE import NAME'");
+  EXPECT_EQ(onlyError("def f():\n    from common import a\n"),
+            "t.tsl:2:5: error: imports belong at the top level of a file");
+  EXPECT_EQ(onlyError("from common import a as b\n"),
+            "t.tsl:1:22: error: 'import ... as' is not supported: a helper "
+            "keeps its name");
 }
 
 TEST(ParserTest, UnsupportedCompoundStatementSkipsItsBody) {
