@@ -82,10 +82,16 @@ Module::Module(std::vector<std::unique_ptr<FunctionDef>> functions,
     fn->setOwner(this);
 }
 
-const FunctionDef *Module::lookup(const std::string &name) const {
+const FunctionDef *Module::lookupDefined(const std::string &name) const {
   for (const auto &fn : functions)
     if (fn->getName() == name)
       return fn.get();
+  return nullptr;
+}
+
+const FunctionDef *Module::lookup(const std::string &name) const {
+  if (const FunctionDef *fn = lookupDefined(name))
+    return fn;
   auto it = imported.find(name);
   return it == imported.end() ? nullptr : it->second;
 }

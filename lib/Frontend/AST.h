@@ -512,8 +512,10 @@ public:
     return functions;
   }
   const std::vector<Import> &getImports() const { return imports; }
-  /// The first top-level function called `name`, else the helper imported
-  /// under it, or null.
+  /// The first top-level function called `name` defined in this file, or
+  /// null.
+  const FunctionDef *lookupDefined(const std::string &name) const;
+  /// lookupDefined's, else the helper imported under `name`, or null.
   const FunctionDef *lookup(const std::string &name) const;
   /// Makes `fn` (a function of an imported module) callable as `name`.
   void bindImport(const std::string &name, const FunctionDef *fn) {

@@ -19,15 +19,6 @@ static fs::path importDirectory(const std::string &filename) {
   return fs::path(filename).parent_path();
 }
 
-/// The top-level function `name` defined in `module` (not imported), or null.
-static const ast::FunctionDef *definedIn(const ast::Module &module,
-                                         const std::string &name) {
-  for (const auto &fn : module.getFunctions())
-    if (fn->getName() == name)
-      return fn.get();
-  return nullptr;
-}
-
 /// How `active` and `byPath` name a file.
 static std::string fileKey(const std::string &path) {
   std::error_code ec;
@@ -60,14 +51,14 @@ bool ImportResolver::resolveImports(ast::Module &module, unsigned file) {
         diag.error(loc, message);
         ok = false;
       };
-      const ast::FunctionDef *fn = definedIn(*from, name);
+      const ast::FunctionDef *fn = from->lookupDefined(name);
       const ast::Decorator *dec = fn ? fn->getDecorator() : nullptr;
       if (!fn) {
         error(import.module + ".tsl has no top-level function '" + name + "'");
       } else if (!dec || dec->name != "func") {
         error("'" + name + "' of " + import.module +
               ".tsl is not a @func helper: only helpers can be imported");
-      } else if (const ast::FunctionDef *own = definedIn(module, name)) {
+      } else if (const ast::FunctionDef *own = module.lookupDefined(name)) {
         error("'" + name +
               "' is imported and also defined in this file, at "
               "line " +

@@ -11,10 +11,6 @@ HELPERS = """\
 @func
 def combine(a, b):
     return a * SCALE + b
-
-@func
-def step(x):
-    return x + 1.0
 """
 
 KERNEL = """\
