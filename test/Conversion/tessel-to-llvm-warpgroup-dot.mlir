@@ -381,3 +381,46 @@ func.func @shared_a_rows(%z: f32) attributes {tessel.kernel, tessel.num_warps = 
   %r = tessel.warpgroup_dot_wait %q pendings = 0 : !tessel.tile<64x32xf32, #mma4>
   return
 }
+
+// -----
+
+// A zero accumulator (a splat of +0.0) is not read: the fence ties undefined
+// values into the accumulator registers (no zeros copied into them) and the
+// first step of the chain has scale-d = 0 (D = A·B), the next ones 1. A
+// splat of -0.0 or of a runtime value is added onto as usual.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @zero_accumulator
+// CHECK: %[[UNDEF:.*]] = llvm.mlir.undef : f32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;", {{.*}} %[[UNDEF]], %[[UNDEF]],
+// CHECK: %[[OFF:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16{{.*}}, %[[OFF]] :
+// CHECK: %[[ON:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16{{.*}}, %[[ON]] :
+// CHECK-LABEL: llvm.func @negative_zero_accumulator
+// CHECK-NOT: llvm.mlir.undef
+// CHECK: llvm.mlir.constant(4611686293322072064 : i64)
+// CHECK: llvm.add %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[ON1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16{{.*}}, %[[ON1]] :
+func.func @zero_accumulator(%x: bf16) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %zero : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}
+
+func.func @negative_zero_accumulator(%x: bf16) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %zero = arith.constant -0.0 : f32
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %zero : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}

@@ -15,6 +15,12 @@
 // it. tessel.warpgroup_dot_wait is a `wgmma.wait_group` through which the
 // accumulators pass, so no read of them can rise above it, and which reads
 // the A registers it keeps, so no value computed before it shares them.
+// A dot whose accumulator is zero (a splat of +0.0: a product that adds onto
+// nothing) starts each slice with scale-d = 0 (D = A·B) and ties no values
+// into its accumulator registers: zeros copied into them cost an instruction
+// per register, and ptxas, finding one zero register copied into the
+// accumulators of two chains in flight, waited for the first chain before
+// issuing the second (C7517, StreamKL's forward).
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,10 +142,11 @@ static StringRef ptxType(Type elem) { return elem.isF16() ? "f16" : "bf16"; }
 
 /// One wgmma of the 64 x `n` slice whose accumulators are `acc` (n / 2 per
 /// thread), A as 4 registers or one descriptor (`a`) and B's descriptor
-/// `descB`.
+/// `descB`; without `accumulate` (scale-d = 0) D = A·B, whatever `acc` holds.
 static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
                                     ValueRange a, Value descB, Type elem,
-                                    int64_t n, bool transA, bool transB) {
+                                    int64_t n, bool transA, bool transB,
+                                    bool accumulate) {
   int64_t count = acc.size();
   bool aShared = a.size() == 1;
   auto input = [&](int64_t i) { return "$" + std::to_string(2 * count + i); };
@@ -161,7 +168,7 @@ static SmallVector<Value> emitWgmma(OpBuilder &b, Location loc, ValueRange acc,
       input(next), aShared ? (transA ? "1, " : "0, ") : "", transB ? 1 : 0);
   SmallVector<Value> inputs(a);
   inputs.push_back(descB);
-  inputs.push_back(i32Constant(b, loc, 1));
+  inputs.push_back(i32Constant(b, loc, accumulate ? 1 : 0));
   SmallVector<StringRef> constraints(a.size(), aShared ? "l" : "r");
   constraints.append({"l", "r"});
   return tiedInlinePtx(b, loc, acc, inputs, text, constraints);
@@ -191,6 +198,14 @@ static SmallVector<Value> registersA(OpBuilder &b, Location loc, TileType aType,
           regs.push_back(pair);
         }
   return regs;
+}
+
+/// Whether every element of `acc` is +0.0.
+static bool isZeroAccumulator(Value acc) {
+  auto splat = acc.getDefiningOp<SplatOp>();
+  FloatAttr value;
+  return splat && matchPattern(splat.getSrc(), m_Constant(&value)) &&
+         value.getValue().isPosZero();
 }
 
 struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
@@ -226,10 +241,16 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
           for (int64_t e = 0; e < 2; ++e)
             accSlots.push_back(accLayout.getSlot({2 * i + r, 2 * j + e}));
 
-    // Every register the group reads passes through the fence.
+    // Every register the group reads passes through the fence; a zero
+    // accumulator is not read (see the header).
+    bool zeroAcc = isZeroAccumulator(op.getAcc());
+    Value unread;
+    if (zeroAcc)
+      unread =
+          LLVM::UndefOp::create(b, loc, adaptor.getAcc().front().getType());
     SmallVector<Value> fenced;
     for (int64_t slot : accSlots)
-      fenced.push_back(adaptor.getAcc()[slot]);
+      fenced.push_back(zeroAcc ? unread : adaptor.getAcc()[slot]);
     llvm::append_range(fenced, aRegs);
     fenced = tiedInlinePtx(b, loc, fenced, {}, "wgmma.fence.sync.aligned;", {});
     MutableArrayRef<Value> acc(fenced.data(), accSlots.size());
@@ -276,7 +297,8 @@ struct WarpGroupDotLowering : OpConversionPattern<WarpGroupDotOp> {
           llvm::append_range(a, aFenced.slice((i * steps + s) * 4, 4));
         SmallVector<Value> out =
             emitWgmma(b, loc, sliceAcc, a, stepB, elem, n,
-                      descA && !descA->kMajor, !descB.kMajor);
+                      descA && !descA->kMajor, !descB.kMajor,
+                      /*accumulate=*/s > 0 || !zeroAcc);
         llvm::copy(out, sliceAcc.begin());
       }
     }
