@@ -67,6 +67,11 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getWorkspaceAttrName() {
       return llvm::StringLiteral("tessel.workspace");
     }
+    /// i64 attribute on a kernel: its CTAs run in thread-block clusters of
+    /// this many along x (the grid's x a multiple of it); absent: no cluster.
+    static constexpr llvm::StringLiteral getClusterAttrName() {
+      return llvm::StringLiteral("tessel.cluster");
+    }
     /// Flat symbol reference on a kernel: the kernel launched right after it
     /// on the same grid, with the same arguments and workspace (the combine
     /// kernel of a split-K lowering).

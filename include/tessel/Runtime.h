@@ -146,6 +146,13 @@ public:
   uint32_t sharedBytes() const;
   /// Persistent kernels get a grid sized from the SM count and occupancy.
   bool persistent() const;
+  /// CTAs per thread-block cluster along x (a grid's x is a multiple of it);
+  /// 1: no clusters.
+  int cluster() const;
+  /// The clusters the device holds at once, which bounds a persistent
+  /// kernel's grid (a cluster's CTAs share one GPC, so fewer fit than the
+  /// SMs suggest); none without clusters or where the driver cannot tell.
+  std::optional<int> residentClusters() const;
 
 private:
   friend class Module;

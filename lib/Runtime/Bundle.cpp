@@ -222,10 +222,10 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version < 1 || version > 5)
+  if (version < 1 || version > 6)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads versions 1 to 5)");
+                       " (this runtime reads versions 1 to 6)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -349,9 +349,9 @@ Status BundleReader::readConstants(const JsonValue &obj, KernelInfo &k) const {
 }
 
 Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
-  TESSEL_TRY(
-      checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
-                         "workspace_bytes", "workspace_zeroing", "then"}));
+  TESSEL_TRY(checkMembers(obj, {"kind", "grid", "max_ctas", "ctas_per_sm",
+                                "workspace_bytes", "workspace_zeroing", "then",
+                                "cluster"}));
   const JsonValue *kind, *grid;
   TESSEL_TRY(get(obj, "kind", Type::String, kind));
   LaunchRule &rule = k.launch;
@@ -400,6 +400,14 @@ Status BundleReader::readLaunch(const JsonValue &obj, KernelInfo &k) {
     else if (zeroing->string != "per_launch")
       return errorAt(*zeroing, "'workspace_zeroing' must be \"per_launch\" "
                                "or \"per_size\"");
+  }
+  if (const JsonValue *v = obj.find("cluster")) {
+    if (version < 6)
+      return errorAt(*v, "'cluster' needs bundle version 6");
+    // Hopper runs clusters of up to 16 CTAs (above 8 as a non-portable size).
+    int64_t cluster;
+    TESSEL_TRY(getInt(obj, "cluster", 1, 16, cluster));
+    rule.cluster = int(cluster);
   }
   const JsonValue *then;
   TESSEL_TRY(get(obj, "then", Type::String, then, false));
@@ -573,6 +581,14 @@ Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
     return errorAt(at, "kernel '" + then +
                            "' must have the same launch kind and workspace "
                            "to run as its 'then'");
+  // The leader's grid is a multiple of its cluster size, so it is one of
+  // the follow-up's whenever the follow-up's divides the leader's.
+  if (k.launch.cluster % next->launch.cluster != 0)
+    return errorAt(at, "kernel '" + then +
+                           "' must have a cluster size that divides " +
+                           std::to_string(k.launch.cluster) + " (it has " +
+                           std::to_string(next->launch.cluster) +
+                           ") to run as its 'then'");
   return Status();
 }
 

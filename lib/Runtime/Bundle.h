@@ -43,6 +43,9 @@ struct LaunchRule {
   /// A kernel of the bundle launched right after this one, on the same
   /// stream, grid, arguments and workspace (bundle version 2); empty: none.
   std::string then;
+  /// CTAs per thread-block cluster, along x (bundle version 6): the grid's x
+  /// is a multiple of it. 1: no clusters.
+  int cluster = 1;
 };
 
 /// A TMA tensor map (bundle version 4): a CUtensorMap the runtime encodes

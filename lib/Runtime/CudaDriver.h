@@ -50,7 +50,44 @@ enum : int {
 };
 
 // CUfunction_attribute
-enum : int { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum : int {
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+};
+
+// CUlaunchAttributeID
+enum : int { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+
+/// One attribute of a cuLaunchKernelEx launch: an id, then a 64-byte union
+/// of values (8-byte aligned: some hold pointers) of which only the cluster
+/// dimensions are used here.
+struct CUlaunchAttribute {
+  int id;
+  alignas(8) union {
+    char pad[64];
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "as cuda.h lays it out");
+
+/// cuLaunchKernelEx's launch: cuLaunchKernel's dimensions, shared memory and
+/// stream, plus attributes.
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(CUlaunchConfig) == 56, "as cuda.h lays it out");
+
+/// The largest cluster whose size needs no
+/// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (sm_90's portable
+/// size).
+constexpr unsigned kPortableClusterSize = 8;
 
 /// A TMA descriptor, passed to kernels by value. cuTensorMapEncodeTiled needs
 /// it 64-byte aligned (newer cuda.h headers declare 128, more than needed).
@@ -182,6 +219,11 @@ public:
         const uint64_t *, const uint32_t *, const uint32_t *, int, int, int,
         int>
       cuTensorMapEncodeTiled{this, "cuTensorMapEncodeTiled", Optional()};
+  // CUDA 12 and newer: kernels with thread-block clusters need them.
+  Entry<const CUlaunchConfig *, CUfunction, void **, void **> cuLaunchKernelEx{
+      this, "cuLaunchKernelEx", Optional()};
+  Entry<int *, CUfunction, const CUlaunchConfig *> cuOccupancyMaxActiveClusters{
+      this, "cuOccupancyMaxActiveClusters", Optional()};
 
 private:
   CudaDriver() = default;

@@ -134,10 +134,19 @@ struct Evaluator {
 
 } // namespace
 
+/// "CTAs of 128 threads with 1024 bytes of shared memory".
+static std::string ctaText(const LaunchPlan &plan) {
+  return "CTAs of " + std::to_string(plan.blockThreads) + " threads with " +
+         std::to_string(plan.sharedBytes) + " bytes of shared memory";
+}
+
 static Status sizePersistentGrid(const KernelInfo &k, Evaluator &ev, int numSMs,
-                                 int blocksPerSM, LaunchPlan &plan) {
+                                 int blocksPerSM,
+                                 std::optional<int> maxClusters,
+                                 LaunchPlan &plan) {
+  const std::string where = "kernel '" + k.name + "': ";
   if (blocksPerSM <= 0)
-    return Status::error("kernel '" + k.name + "': no CTA of " +
+    return Status::error(where + "no CTA of " +
                          std::to_string(plan.blockThreads) + " threads with " +
                          std::to_string(plan.sharedBytes) +
                          " bytes of shared memory fits on an SM");
@@ -145,21 +154,45 @@ static Status sizePersistentGrid(const KernelInfo &k, Evaluator &ev, int numSMs,
   int perSM =
       rule.ctasPerSM ? std::min(rule.ctasPerSM, blocksPerSM) : blocksPerSM;
   int64_t ctas = int64_t(numSMs) * perSM;
+  // A cluster's CTAs run on the SMs of one GPC, so fewer of them may be
+  // resident than the SMs hold: an H200 holds 7 clusters of 16 CTAs at one
+  // CTA per SM, not 8.
+  const int64_t cluster = rule.cluster;
+  if (cluster > 1) {
+    if (maxClusters && *maxClusters == 0)
+      return Status::error(where + "no cluster of " + std::to_string(cluster) +
+                           " " + ctaText(plan) + " fits on the device");
+    if (maxClusters)
+      ctas = std::min(ctas, *maxClusters * cluster);
+    if (ctas < cluster)
+      return Status::error(
+          where + "a cluster of " + std::to_string(cluster) + " " +
+          ctaText(plan) + " does not fit: the device holds " +
+          std::to_string(ctas) + " at once (" + std::to_string(numSMs) +
+          " SMs x " + std::to_string(perSM) + " per SM)");
+  }
   if (rule.maxCtas) {
     Result<int64_t> bound =
         ev.eval(*rule.maxCtas, "max_ctas", std::numeric_limits<int64_t>::max());
     if (!bound.ok())
       return bound.status();
+    // Rounding up would exceed the bound and rounding down launch nothing.
+    if (*bound > 0 && *bound < cluster)
+      return Status::error(where + "max_ctas '" + rule.maxCtas->text() +
+                           "' = " + std::to_string(*bound) +
+                           " is less than its cluster size " +
+                           std::to_string(cluster));
     ctas = std::min(ctas, *bound);
   }
-  plan.grid[0] =
-      uint32_t(std::min<int64_t>(ctas, std::numeric_limits<int32_t>::max()));
+  ctas = std::min<int64_t>(ctas, std::numeric_limits<int32_t>::max());
+  plan.grid[0] = uint32_t(ctas - ctas % cluster);
   return Status();
 }
 
 Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
                                       const std::vector<Arg> &args, int numSMs,
-                                      int blocksPerSM, const Grid *grid) {
+                                      int blocksPerSM, const Grid *grid,
+                                      std::optional<int> maxClusters) {
   TESSEL_TRY(checkArgs(k, args));
   Evaluator ev{k, std::vector<int64_t>(k.numSlots(), 0)};
   for (size_t i = 0; i < args.size(); ++i)
@@ -170,12 +203,14 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
   plan.blockThreads = uint32_t(k.numWarps) * 32;
   plan.sharedBytes = k.sharedBytes;
   const LaunchRule &rule = k.launch;
+  plan.cluster = uint32_t(rule.cluster);
   if (rule.kind == LaunchRule::Kind::Persistent) {
     if (grid)
       return Status::error("kernel '" + k.name +
                            "': a persistent kernel sizes its own grid; "
                            "launch it without one");
-    TESSEL_TRY(sizePersistentGrid(k, ev, numSMs, blocksPerSM, plan));
+    TESSEL_TRY(
+        sizePersistentGrid(k, ev, numSMs, blocksPerSM, maxClusters, plan));
   } else if (grid) {
     static const uint32_t maxDims[3] = {uint32_t(INT32_MAX), 65535, 65535};
     for (int i = 0; i < 3; ++i) {
@@ -202,6 +237,12 @@ Result<LaunchPlan> tessel::planLaunch(const KernelInfo &k,
       plan.grid[i] = uint32_t(*dim);
     }
   }
+  // The driver refuses a grid of partial clusters; say why before it does.
+  if (plan.grid[0] % plan.cluster != 0)
+    return Status::error("kernel '" + k.name +
+                         "': grid[0] = " + std::to_string(plan.grid[0]) +
+                         " is not a multiple of its cluster size " +
+                         std::to_string(plan.cluster));
   if (rule.workspaceBytes && !plan.empty()) {
     ev.slots[k.numCtasSlot()] =
         int64_t(plan.grid[0]) * plan.grid[1] * plan.grid[2];
@@ -230,5 +271,6 @@ LaunchPlan tessel::planFollowUp(const KernelInfo &next,
   followUp.workspaceBytes = plan.workspaceBytes;
   followUp.blockThreads = uint32_t(next.numWarps) * 32;
   followUp.sharedBytes = next.sharedBytes;
+  followUp.cluster = uint32_t(next.launch.cluster);
   return followUp;
 }

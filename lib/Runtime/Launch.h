@@ -11,6 +11,7 @@
 #include "tessel/Runtime.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tessel {
@@ -29,6 +30,8 @@ struct LaunchPlan {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t blockThreads = 0;
   uint32_t sharedBytes = 0;
+  /// CTAs per thread-block cluster along x; 1: a launch without clusters.
+  uint32_t cluster = 1;
   uint64_t workspaceBytes = 0;
   /// One per tensor map of the kernel; none when the plan is empty.
   std::vector<TensorMapShape> tensorMaps;
@@ -47,18 +50,21 @@ inline bool tensorMapBaseFits(uint64_t address) { return address % 16 == 0; }
 Status checkArgs(const KernelInfo &k, const std::vector<Arg> &args);
 
 /// Checks `args` and evaluates the launch rule. Persistent grids are capped
-/// at `numSMs` x `blocksPerSM` (the occupancy of this kernel), so every CTA
-/// is resident at once and CTAs that spin-wait on each other cannot deadlock.
-/// `grid`, when given, replaces the kernel's grid formula; a kernel without
-/// one needs it. Then, unless the grid is empty, evaluates the tensor maps'
-/// dims and strides on that grid and checks them.
+/// at `numSMs` x `blocksPerSM` (the occupancy of this kernel) and, for a
+/// kernel with clusters, at `maxClusters` clusters (when known) and rounded
+/// down to whole clusters, so every CTA is resident at once and CTAs that
+/// spin-wait on each other cannot deadlock. `grid`, when given, replaces the
+/// kernel's grid formula; a kernel without one needs it. Then, unless the
+/// grid is empty, evaluates the tensor maps' dims and strides on that grid
+/// and checks them.
 Result<LaunchPlan> planLaunch(const KernelInfo &k, const std::vector<Arg> &args,
                               int numSMs, int blocksPerSM,
-                              const Grid *grid = nullptr);
+                              const Grid *grid = nullptr,
+                              std::optional<int> maxClusters = std::nullopt);
 
 /// The launch of `next`, the 'then' of the kernel `plan` launches: the same
-/// grid and workspace, `next`'s own block and shared memory (its tensor maps
-/// are its leader's, passed with the arguments).
+/// grid and workspace, `next`'s own block, shared memory and cluster size
+/// (its tensor maps are its leader's, passed with the arguments).
 LaunchPlan planFollowUp(const KernelInfo &next, const LaunchPlan &plan);
 
 } // namespace tessel

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 using namespace tessel;
@@ -48,6 +49,9 @@ struct KernelState {
   CUfunction function = nullptr;
   /// Occupancy; computed for persistent kernels only, which need it.
   int blocksPerSM = 0;
+  /// The clusters the device holds at once, for persistent kernels with
+  /// clusters; unknown where the driver cannot tell.
+  std::optional<int> maxClusters;
   /// Grown on demand and kept: launches of one persistent kernel reuse it.
   CUdeviceptr workspace = 0;
   uint64_t workspaceSize = 0;
@@ -102,6 +106,8 @@ struct RuntimeImpl {
   /// paramPointers).
   Status enqueue(KernelState &k, const LaunchPlan &plan, void **params,
                  CUstream stream);
+  Status launchInClusters(CUfunction function, const LaunchPlan &plan,
+                          void **params, CUstream stream);
 };
 
 /// What a PreparedLaunch holds: the argument template and the tensor maps
@@ -217,6 +223,31 @@ Result<CUmodule> RuntimeImpl::loadModule(const Bundle &bundle,
   return module;
 }
 
+/// The launch attribute for clusters of `size` CTAs along x.
+static CUlaunchAttribute clusterDimension(unsigned size) {
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim = {size, 1, 1};
+  return attribute;
+}
+
+/// The cuLaunchKernelEx configuration of `plan` with `attribute` (which must
+/// outlive it).
+static CUlaunchConfig launchConfig(const LaunchPlan &plan, CUstream stream,
+                                   CUlaunchAttribute &attribute) {
+  CUlaunchConfig config{};
+  config.gridDimX = plan.grid[0];
+  config.gridDimY = plan.grid[1];
+  config.gridDimZ = plan.grid[2];
+  config.blockDimX = plan.blockThreads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = plan.sharedBytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 Status RuntimeImpl::prepareKernel(CUmodule module, KernelState &k) {
   const KernelInfo &info = k.info;
   std::string where = kernelContext(info);
@@ -235,13 +266,34 @@ Status RuntimeImpl::prepareKernel(CUmodule module, KernelState &k) {
     if (!s.ok())
       return s.prepend(where);
   }
-  if (info.launch.kind == LaunchRule::Kind::Persistent) {
-    s = drv.call(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                 &k.blocksPerSM, k.function, info.numWarps * 32,
-                 size_t(info.sharedBytes));
+  unsigned cluster = unsigned(info.launch.cluster);
+  if (cluster > kPortableClusterSize) {
+    s = drv.call(drv.cuFuncSetAttribute, k.function,
+                 CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
     if (!s.ok())
       return s.prepend(where);
   }
+  if (info.launch.kind != LaunchRule::Kind::Persistent)
+    return Status();
+  s = drv.call(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, &k.blocksPerSM,
+               k.function, info.numWarps * 32, size_t(info.sharedBytes));
+  if (!s.ok())
+    return s.prepend(where);
+  // Without the entry point the launch fails anyway (no cuLaunchKernelEx).
+  if (cluster == 1 || !drv.cuOccupancyMaxActiveClusters.available())
+    return Status();
+  LaunchPlan oneCluster;
+  oneCluster.grid[0] = cluster;
+  oneCluster.blockThreads = unsigned(info.numWarps) * 32;
+  oneCluster.sharedBytes = info.sharedBytes;
+  CUlaunchAttribute attribute = clusterDimension(cluster);
+  CUlaunchConfig config = launchConfig(oneCluster, nullptr, attribute);
+  int clusters = 0;
+  s = drv.call(drv.cuOccupancyMaxActiveClusters, &clusters, k.function,
+               &config);
+  if (!s.ok())
+    return s.prepend(where);
+  k.maxClusters = clusters;
   return Status();
 }
 
@@ -379,11 +431,29 @@ static std::vector<void *> paramPointers(KernelState &k,
   return params;
 }
 
+// The attribute makes the bundle's cluster size the launch's: the driver
+// refuses one that contradicts the PTX's .reqnctapercluster (which alone
+// would make cuLaunchKernel launch clusters), and clusters PTX without it.
+Status RuntimeImpl::launchInClusters(CUfunction function,
+                                     const LaunchPlan &plan, void **params,
+                                     CUstream stream) {
+  if (!drv.cuLaunchKernelEx.available())
+    return Status::error(std::string("the CUDA driver has no ") +
+                         drv.cuLaunchKernelEx.name +
+                         " (driver too old: thread-block clusters need CUDA "
+                         "12 or newer)");
+  CUlaunchAttribute attribute = clusterDimension(plan.cluster);
+  CUlaunchConfig config = launchConfig(plan, stream, attribute);
+  return drv.call(drv.cuLaunchKernelEx, &config, function, params, nullptr);
+}
+
 Status RuntimeImpl::enqueue(KernelState &k, const LaunchPlan &plan,
                             void **params, CUstream stream) {
   if (k.info.launch.workspaceBytes)
     TESSEL_TRY(prepareWorkspace(k, plan.workspaceBytes, stream));
   auto launch = [&](CUfunction function, const LaunchPlan &p) {
+    if (p.cluster > 1)
+      return launchInClusters(function, p, params, stream);
     return drv.call(drv.cuLaunchKernel, function, p.grid[0], p.grid[1],
                     p.grid[2], p.blockThreads, 1u, 1u, p.sharedBytes, stream,
                     params, nullptr);
@@ -410,6 +480,10 @@ int Kernel::numWarps() const { return state->info.numWarps; }
 uint32_t Kernel::sharedBytes() const { return state->info.sharedBytes; }
 bool Kernel::persistent() const {
   return state->info.launch.kind == LaunchRule::Kind::Persistent;
+}
+int Kernel::cluster() const { return state->info.launch.cluster; }
+std::optional<int> Kernel::residentClusters() const {
+  return state->maxClusters;
 }
 
 Result<Kernel> Module::kernel(std::string_view name) const {
@@ -493,8 +567,8 @@ Status Runtime::launchWith(const Kernel &kernel, const std::vector<Arg> &args,
                            const Grid *grid, Stream stream) {
   KernelState &k = *kernel.state;
   TESSEL_TRY(checkLaunchable(k, impl.get()));
-  Result<LaunchPlan> plan =
-      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM, grid);
+  Result<LaunchPlan> plan = planLaunch(k.info, args, impl->numSMs,
+                                       k.blocksPerSM, grid, k.maxClusters);
   if (!plan.ok())
     return plan.status();
   if (plan->empty())
@@ -520,8 +594,9 @@ Result<PreparedLaunch> Runtime::prepare(const Kernel &kernel,
                                         const std::optional<Grid> &grid) {
   KernelState &k = *kernel.state;
   TESSEL_TRY(checkLaunchable(k, impl.get()));
-  Result<LaunchPlan> plan = planLaunch(k.info, args, impl->numSMs,
-                                       k.blocksPerSM, grid ? &*grid : nullptr);
+  Result<LaunchPlan> plan =
+      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM,
+                 grid ? &*grid : nullptr, k.maxClusters);
   if (!plan.ok())
     return plan.status();
   auto state = std::make_unique<PreparedState>(*impl, kernel);
@@ -606,8 +681,8 @@ Status PreparedLaunch::launch(const DevicePtr *pointers, Stream stream) {
 Result<Grid> Runtime::launchGrid(const Kernel &kernel,
                                  const std::vector<Arg> &args) const {
   const KernelState &k = *kernel.state;
-  Result<LaunchPlan> plan =
-      planLaunch(k.info, args, impl->numSMs, k.blocksPerSM);
+  Result<LaunchPlan> plan = planLaunch(k.info, args, impl->numSMs,
+                                       k.blocksPerSM, nullptr, k.maxClusters);
   if (!plan.ok())
     return plan.status();
   return Grid{plan->grid[0], plan->grid[1], plan->grid[2]};

@@ -142,7 +142,9 @@ void tessel::python::bindRuntime(py::module_ &m) {
                              })
       .def_property_readonly("num_warps", &Kernel::numWarps)
       .def_property_readonly("shared_bytes", &Kernel::sharedBytes)
-      .def_property_readonly("persistent", &Kernel::persistent);
+      .def_property_readonly("persistent", &Kernel::persistent)
+      .def_property_readonly("cluster", &Kernel::cluster)
+      .def_property_readonly("resident_clusters", &Kernel::residentClusters);
 
   py::class_<Module>(m, "RuntimeModule")
       .def(

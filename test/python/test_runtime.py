@@ -14,6 +14,7 @@ BUILD_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(tess
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FAKE_DRIVER = os.path.join(BUILD_DIR, "bin", "libTesselFakeCuda.so")
 VECTOR_ADD = os.path.join(ROOT, "test", "Unit", "Runtime", "Inputs", "vector_add.bundle")
+CLUSTERS = os.path.join(ROOT, "test", "Unit", "Runtime", "Inputs", "clusters.bundle")
 
 if tessel._tessel.has_runtime:
     Runtime = tessel._tessel.Runtime
@@ -31,7 +32,7 @@ if tessel._tessel.has_runtime:
         k = module.kernel("vector_add")
         assert k.params == [("x", "ptr", "f32", None), ("y", "ptr", "f32", None),
                             ("out", "ptr", "f32", None), ("n", "i32", "", None)]
-        assert (k.num_warps, k.shared_bytes, k.persistent) == (8, 0, False)
+        assert (k.num_warps, k.shared_bytes, k.persistent, k.cluster) == (8, 0, False, 1)
         ptr = rt.alloc(64)
         src = np.arange(16, dtype=np.float32)
         rt.copy_to_device(ptr, src)
@@ -59,6 +60,10 @@ if tessel._tessel.has_runtime:
             rt.load_bundle_from_string("{}", "bad.bundle")
         with pytest.raises(tessel.DeviceError, match="no kernel 'nope'"):
             rt.load_bundle(VECTOR_ADD).kernel("nope")
+
+    def test_cluster_sizes():
+        module = Runtime(driver_library=FAKE_DRIVER).load_bundle(CLUSTERS)
+        assert [module.kernel(name).cluster for name in ("split", "reduce")] == [2, 16]
 
     def test_handles_keep_the_runtime_alive():
         k = Runtime(driver_library=FAKE_DRIVER).load_bundle(VECTOR_ADD).kernel("vector_add")

@@ -40,11 +40,13 @@ static std::string quote(llvm::StringRef s) {
 /// kernel does not receive (a batch size, say), so the host passes the grid
 /// at launch. Persistent kernels ask for their workspace per CTA.
 static void writeLaunch(llvm::raw_ostream &os, const CompiledKernel &k) {
+  os << "{\"kind\": " << (k.persistent ? "\"persistent\"" : "\"grid\"");
+  if (k.cluster > 1)
+    os << ", \"cluster\": " << k.cluster;
   if (!k.persistent) {
-    os << "{\"kind\": \"grid\"}";
+    os << "}";
     return;
   }
-  os << "{\"kind\": \"persistent\"";
   // Stream-K kernels clear every arrival counter they wait on, and split-K
   // kernels have none: the workspace needs zeroing only once per size.
   if (k.workspacePerProgram)
@@ -116,8 +118,9 @@ std::string tessel::writeBundle(const std::vector<CompiledKernel> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
   // Version 2 added "then", version 3 "multiple_of", version 4
-  // "tensor_maps", version 5 "workspace_zeroing": a bundle gets the lowest
-  // version that has what it uses, so it stays readable by older runtimes.
+  // "tensor_maps", version 5 "workspace_zeroing", version 6 "cluster": a
+  // bundle gets the lowest version that has what it uses, so it stays
+  // readable by older runtimes.
   bool followUps = llvm::any_of(
       kernels, [](const CompiledKernel &k) { return !k.then.empty(); });
   bool hints = llvm::any_of(kernels, [](const CompiledKernel &k) {
@@ -130,12 +133,15 @@ std::string tessel::writeBundle(const std::vector<CompiledKernel> &kernels,
   bool workspaces = llvm::any_of(kernels, [](const CompiledKernel &k) {
     return k.workspacePerProgram != 0;
   });
+  bool clusters = llvm::any_of(
+      kernels, [](const CompiledKernel &k) { return k.cluster > 1; });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
      << "  \"version\": "
-     << (workspaces   ? 5
+     << (clusters     ? 6
+         : workspaces ? 5
          : tensorMaps ? 4
          : hints      ? 3
          : followUps  ? 2

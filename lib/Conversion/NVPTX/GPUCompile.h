@@ -44,6 +44,9 @@ struct CompiledKernel {
   /// The kernel launched right after this one on the same grid, with the
   /// same arguments and workspace (split-K's combine kernel); empty: none.
   std::string then;
+  /// CTAs per thread-block cluster along x (the `tessel.cluster` attribute);
+  /// 1: no clusters.
+  int64_t cluster = 1;
   /// A TMA tensor map (CUtensorMap) the runtime encodes at each launch with
   /// cuTensorMapEncodeTiled and passes by value after the parameters.
   struct TensorMap {

@@ -70,6 +70,9 @@ static LogicalResult describe(func::FuncOp kernel,
   for (int64_t bytes : workspace)
     info.workspacePerProgram += bytes;
   info.persistent = kernel->hasAttr(TesselDialect::getLaunchAttrName());
+  if (auto cluster = kernel->getAttrOfType<IntegerAttr>(
+          TesselDialect::getClusterAttrName()))
+    info.cluster = cluster.getInt();
   if (func::FuncOp next = getFollowUpKernel(kernel))
     info.then = next.getSymName().str();
   unsigned numParams = kernel.getNumArguments() - workspace.size();

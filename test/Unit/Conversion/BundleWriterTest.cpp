@@ -1,7 +1,8 @@
 //===- BundleWriterTest.cpp - The bundles the compiler writes -------------===//
 //
-// Inputs/tensor_maps.bundle is this writer's output; the runtime's
-// BundleTest reads the same file, so the two halves of the format agree.
+// Inputs/tensor_maps.bundle and Inputs/clusters.bundle are this writer's
+// output; the runtime's BundleTest reads the same files, so the two halves
+// of the format agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +69,52 @@ TEST(BundleWriter, WithoutTensorMapsTheMemberIsLeftOut) {
   EXPECT_NE(text.find("\"tensor_maps\": [\n        {\"param\": \"x\", "
                       "\"dims\": [\"64\"], \"strides\": [], \"box\": [64], "
                       "\"swizzle\": 0}\n      ]\n    }"),
+            std::string::npos)
+      << text;
+}
+
+namespace {
+
+const char *const kClusterPtx =
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry split(\n\t.param .u64 p0,\n\t.param .u32 p1\n)\n"
+    ".reqnctapercluster 2, 1, 1\n{\n\tret;\n}\n"
+    ".visible .entry reduce(\n\t.param .u64 p0,\n\t.param .u32 p1,\n"
+    "\t.param .u64 p2\n)\n.reqnctapercluster 16, 1, 1\n{\n\tret;\n}\n";
+
+/// split(x: f32 ptr, n: i32), a grid kernel in clusters of 2, and reduce,
+/// the same persistent with a workspace in clusters of 16.
+std::vector<CompiledKernel> clusterKernels() {
+  CompiledKernel split;
+  split.name = "split";
+  split.params = {{"x", "ptr", "f32"}, {"n", "i32", ""}};
+  split.cluster = 2;
+  CompiledKernel reduce = split;
+  reduce.name = "reduce";
+  reduce.persistent = true;
+  reduce.workspacePerProgram = 16;
+  reduce.cluster = 16;
+  return {split, reduce};
+}
+
+} // namespace
+
+TEST(BundleWriter, ClustersMakeVersion6) {
+  std::string text =
+      writeBundle(clusterKernels(), kClusterPtx, "sm_90a", "tesselc test");
+  EXPECT_EQ(text, readInput("clusters.bundle"));
+  // Without clusters the member is left out and the version is the rest's.
+  std::vector<CompiledKernel> kernels = clusterKernels();
+  for (CompiledKernel &k : kernels)
+    k.cluster = 1;
+  text = writeBundle(kernels, kClusterPtx, "sm_90a", "tesselc test");
+  EXPECT_EQ(text.find("cluster\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 5,"), std::string::npos) << text;
+  kernels.pop_back();
+  kernels[0].cluster = 8;
+  text = writeBundle(kernels, kClusterPtx, "sm_90a", "tesselc test");
+  EXPECT_NE(text.find("\"version\": 6,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"launch\": {\"kind\": \"grid\", \"cluster\": 8}"),
             std::string::npos)
       << text;
 }

@@ -112,8 +112,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 6"},
-       "unsupported bundle version 6 (this runtime reads versions 1 to 5)"},
+      {{"\"version\": 1", "\"version\": 7"},
+       "unsupported bundle version 7 (this runtime reads versions 1 to 6)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -300,6 +300,71 @@ TEST(Bundle, WorkspaceZeroing) {
        "kernel 'k': 'workspace_zeroing' needs 'workspace_bytes'"},
   };
   expectRefused(replaceAll(v5, launch, zeroing("\"per_size\"")), cases);
+}
+
+TEST(Bundle, ReadsClusters) {
+  EXPECT_EQ(parseBundle(kAddBundle, "b")->kernels[0].launch.cluster, 1);
+  std::string text =
+      replaceAll(edited("\"grid\": [", "\"cluster\": 4, \"grid\": ["),
+                 "\"version\": 1", "\"version\": 6");
+  Result<Bundle> b = parseBundle(text, "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->kernels[0].launch.cluster, 4);
+  const EditCase cases[] = {
+      {{"\"cluster\": 4", "\"cluster\": 0"},
+       "kernel 'add': 'cluster' must be an integer in [1, 16]"},
+      {{"\"cluster\": 4", "\"cluster\": 17"},
+       "kernel 'add': 'cluster' must be an integer in [1, 16]"},
+      {{"\"cluster\": 4", "\"cluster\": 2.5"},
+       "kernel 'add': 'cluster' must be an integer in [1, 16]"},
+      {{"\"cluster\": 4", "\"cluster\": \"4\""},
+       "kernel 'add': 'cluster' must be a number, got a string"},
+      {{"\"cluster\": 4", "\"clusters\": 4"},
+       "kernel 'add': unknown member 'clusters'"},
+      {{"\"version\": 6", "\"version\": 5"},
+       "kernel 'add': 'cluster' needs bundle version 6"},
+  };
+  expectRefused(text, cases);
+}
+
+// Written by the compiler's writer (test/Unit/Conversion checks it writes
+// exactly this).
+TEST(Bundle, ReadsTheWritersClusters) {
+  Result<Bundle> b = readBundleFile(inputPath("clusters.bundle"));
+  ASSERT_TRUE(b.ok()) << b.message();
+  ASSERT_EQ(b->kernels.size(), 2u);
+  EXPECT_EQ(b->kernels[0].launch.kind, LaunchRule::Kind::Grid);
+  EXPECT_EQ(b->kernels[0].launch.cluster, 2);
+  EXPECT_EQ(b->kernels[1].launch.kind, LaunchRule::Kind::Persistent);
+  EXPECT_EQ(b->kernels[1].launch.cluster, 16);
+}
+
+TEST(Bundle, AFollowUpRunsInClustersThatDivideItsLeaders) {
+  // The leader in clusters of `leader`, its 'then' in clusters of `next`.
+  auto clustered = [](int leader, int next) {
+    std::string text =
+        replaceAll(makeFollowUpBundle(), "\"version\": 2", "\"version\": 6");
+    const std::string kind = "\"kind\": \"persistent\", ";
+    size_t first = text.find(kind) + kind.size();
+    text.insert(first, "\"cluster\": " + std::to_string(leader) + ", ");
+    text.insert(text.find(kind, first) + kind.size(),
+                "\"cluster\": " + std::to_string(next) + ", ");
+    return text;
+  };
+  const std::pair<int, int> readable[] = {{4, 4}, {4, 2}, {4, 1}, {1, 1}};
+  for (auto [leader, next] : readable) {
+    Result<Bundle> b = parseBundle(clustered(leader, next), "b");
+    ASSERT_TRUE(b.ok()) << b.message();
+    EXPECT_EQ(b->kernels[0].launch.cluster, leader);
+    EXPECT_EQ(b->kernels[1].launch.cluster, next);
+  }
+  EXPECT_NE(bundleError(clustered(4, 8))
+                .find("error: kernel 'k': kernel 'k__combine' must have a "
+                      "cluster size that divides 4 (it has 8) to run as its "
+                      "'then'"),
+            std::string::npos);
+  EXPECT_NE(bundleError(clustered(4, 3)).find("that divides 4 (it has 3)"),
+            std::string::npos);
 }
 
 namespace {

@@ -83,6 +83,48 @@ std::vector<size_t> entryParamSizes(const std::string &ptx,
   return sizes;
 }
 
+#ifndef FAKE_CUDA_11
+/// cuLaunchKernelEx's configuration, as cuda.h lays it out.
+struct LaunchAttribute {
+  int id;
+  alignas(8) unsigned char value[64];
+};
+struct LaunchConfig {
+  unsigned grid[3], block[3], sharedBytes;
+  void *stream;
+  const LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
+/// `config` as a launch of `function` (no arguments), with its cluster
+/// dimensions if it has them.
+FakeLaunch launchOf(const LaunchConfig &config, void *function) {
+  FakeLaunch launch{static_cast<FakeFunction *>(function)->name,
+                    {config.grid[0], config.grid[1], config.grid[2]},
+                    {config.block[0], config.block[1], config.block[2]},
+                    config.sharedBytes,
+                    config.stream,
+                    {}};
+  for (unsigned i = 0; i < config.numAttrs; ++i)
+    if (config.attrs[i].id == 4) // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+      std::memcpy(launch.cluster, config.attrs[i].value,
+                  sizeof(launch.cluster));
+  return launch;
+}
+#endif
+
+/// Runs and records `launch`, giving it the arguments.
+CUresult run(FakeLaunch launch, void *function, void **params) {
+  const FakeFunction &f = *static_cast<FakeFunction *>(function);
+  for (size_t i = 0; i < f.paramSizes.size(); ++i)
+    launch.args.emplace_back(static_cast<const char *>(params[i]),
+                             f.paramSizes[i]);
+  if (state.kernel)
+    state.kernel(launch, params);
+  state.launches.push_back(launch);
+  return 0;
+}
+
 std::string hex(const void *data, size_t size) {
   static const char digits[] = "0123456789abcdef";
   std::string text;
@@ -245,6 +287,8 @@ CUresult cuFuncSetAttribute(void *, int attribute, int value) {
     return failure;
   if (attribute == 8)
     state.maxDynamicShared = value;
+  if (attribute == 14)
+    state.nonPortableClusters = value;
   return 0;
 }
 
@@ -260,20 +304,33 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         void **) {
   if (CUresult failure = injected("cuLaunchKernel"))
     return failure;
-  const FakeFunction &f = *static_cast<FakeFunction *>(function);
-  FakeLaunch launch{f.name,      {gx, gy, gz}, {bx, by, bz},
-                    sharedBytes, stream,       {}};
-  for (size_t i = 0; i < f.paramSizes.size(); ++i)
-    launch.args.emplace_back(static_cast<const char *>(params[i]),
-                             f.paramSizes[i]);
-  if (state.kernel)
-    state.kernel(launch, params);
-  state.launches.push_back(launch);
+  FakeLaunch launch{static_cast<FakeFunction *>(function)->name,
+                    {gx, gy, gz},
+                    {bx, by, bz},
+                    sharedBytes,
+                    stream,
+                    {}};
+  return run(launch, function, params);
+}
+
+// A CUDA 11 driver has no tensor maps and no cluster launches.
+#ifndef FAKE_CUDA_11
+CUresult cuLaunchKernelEx(const LaunchConfig *config, void *function,
+                          void **params, void **) {
+  if (CUresult failure = injected("cuLaunchKernelEx"))
+    return failure;
+  return run(launchOf(*config, function), function, params);
+}
+
+CUresult cuOccupancyMaxActiveClusters(int *clusters, void *function,
+                                      const LaunchConfig *config) {
+  if (CUresult failure = injected("cuOccupancyMaxActiveClusters"))
+    return failure;
+  state.clusterQueries.push_back(launchOf(*config, function));
+  *clusters = state.maxActiveClusters;
   return 0;
 }
 
-// A CUDA 11 driver has no tensor maps.
-#ifndef FAKE_CUDA_WITHOUT_TENSOR_MAPS
 CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, unsigned rank,
                                 void *address, const uint64_t *dims,
                                 const uint64_t *strides, const uint32_t *box,

@@ -25,6 +25,9 @@ struct FakeLaunch {
   /// The bytes of each kernel parameter, sized as the entry's PTX declares
   /// them (empty where the PTX has no such entry).
   std::vector<std::string> args;
+  /// cuLaunchKernelEx's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; 1, 1, 1
+  /// without one.
+  unsigned cluster[3] = {1, 1, 1};
 };
 
 /// The arguments of one cuTensorMapEncodeTiled call (the arrays cut to the
@@ -48,6 +51,8 @@ struct FakeCudaState {
   int sharedOptin = 232448;
   int ccMajor = 9, ccMinor = 0;
   int occupancy = 2;
+  /// What cuOccupancyMaxActiveClusters says, whatever the cluster size.
+  int maxActiveClusters = 2;
   /// The entry point of this name returns `failResult`.
   std::string failCall;
   int failResult = 700; // CUDA_ERROR_ILLEGAL_ADDRESS
@@ -61,7 +66,11 @@ struct FakeCudaState {
   int liveAllocations = 0, liveEvents = 0;
   int memsets = 0;
   int maxDynamicShared = 0; // the last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED...
+  int nonPortableClusters = 0; // the last ..._NON_PORTABLE_CLUSTER_SIZE...
   std::vector<FakeLaunch> launches;
+  /// The configurations cuOccupancyMaxActiveClusters was asked about (no
+  /// arguments).
+  std::vector<FakeLaunch> clusterQueries;
   std::vector<FakeTensorMapEncode> tensorMapEncodes;
 };
 
@@ -83,8 +92,9 @@ extern "C" const char *fakeCudaDescribeLaunch(int i);
 
 /// The path the fake library was loaded from (for RuntimeOptions).
 std::string fakeCudaPath();
-/// The path of the fake driver without cuTensorMapEncodeTiled (a CUDA 11
-/// driver), next to the fake.
+/// The path of the fake driver without the entry points CUDA 12 added
+/// (cuTensorMapEncodeTiled, cuLaunchKernelEx, cuOccupancyMaxActiveClusters),
+/// next to the fake.
 std::string fakeOldCudaPath();
 
 /// PTX that makes the fake JIT fail with a log.

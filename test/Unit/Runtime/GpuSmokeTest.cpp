@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <optional>
 
 using namespace tessel;
@@ -123,4 +124,109 @@ TEST_F(GpuSmoke, BrokenPtxShowsTheJitLog) {
             std::string::npos)
       << m.message();
   EXPECT_NE(m.message().find("JIT log:"), std::string::npos) << m.message();
+}
+
+namespace {
+
+/// One-line PTX (no JSON escaping needed) of `entry(params)` in clusters of
+/// `cluster` CTAs, with `body`.
+std::string clusterPtx(const std::string &entry, const std::string &params,
+                       int cluster, const std::string &body) {
+  return ".version 8.0 .target sm_90 .address_size 64 .visible .entry " +
+         entry + "(" + params + ") .reqnctapercluster " +
+         std::to_string(cluster) + ", 1, 1 { " + body + " }";
+}
+
+} // namespace
+
+// Every CTA records the cluster it runs in: a grid of clusters of C along x.
+TEST_F(GpuSmoke, GridClusters) {
+  for (int cluster : {2, 16}) {
+    std::string kernel =
+        R"json({"name": "who", "ptx_entry": "who", "num_warps": 4,
+        "params": [{"name": "out", "kind": "ptr", "elem": "i32"}],
+        "launch": {"kind": "grid", "cluster": )json" +
+        std::to_string(cluster) + "}}";
+    std::string ptx = clusterPtx(
+        "who", ".param .u64 out", cluster,
+        ".reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<4>; "
+        "ld.param.u64 %rd1, [out]; cvta.to.global.u64 %rd1, %rd1; "
+        "mov.u32 %r1, %tid.x; setp.ne.u32 %p1, %r1, 0; @%p1 bra DONE; "
+        "mov.u32 %r2, %ctaid.x; mov.u32 %r3, %cluster_nctarank; "
+        "mov.u32 %r4, %cluster_ctarank; mul.wide.u32 %rd2, %r2, 8; "
+        "add.s64 %rd3, %rd1, %rd2; st.global.v2.u32 [%rd3], {%r3, %r4}; "
+        "DONE: ret;");
+    Result<Module> m = rt->loadBundleFromString(
+        makeBundle(kernel, ptx, "sm_90", 6), "who.bundle");
+    ASSERT_TRUE(m.ok()) << m.message();
+    Kernel who = *m->kernel("who");
+    const uint32_t ctas = 4 * cluster;
+    DevicePtr out = upload(std::vector<float>(2 * ctas, -1.f));
+    Status s = rt->launch(who, {Arg::ptr(out)}, Grid{ctas, 1, 1});
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(rt->synchronize().ok());
+    std::vector<uint32_t> seen(2 * ctas);
+    ASSERT_TRUE(rt->copyToHost(seen.data(), out, seen.size() * 4).ok());
+    for (uint32_t i = 0; i < ctas; ++i) {
+      EXPECT_EQ(seen[2 * i], uint32_t(cluster)) << "CTA " << i;
+      EXPECT_EQ(seen[2 * i + 1], i % cluster) << "CTA " << i;
+    }
+    EXPECT_EQ(rt->launch(who, {Arg::ptr(out)}, Grid{ctas + 1, 1, 1}).message(),
+              "kernel 'who': grid[0] = " + std::to_string(ctas + 1) +
+                  " is not a multiple of its cluster size " +
+                  std::to_string(cluster));
+    EXPECT_TRUE(rt->free(out).ok());
+  }
+}
+
+// At one CTA per SM (200 KiB of shared memory each) the GPCs hold fewer
+// clusters than the SMs suggest; each CTA waits for all others, so this
+// completes without timeouts only if the runtime's grid is resident.
+TEST_F(GpuSmoke, PersistentClustersAreResident) {
+  for (int cluster : {8, 16}) {
+    std::string kernel =
+        R"json({"name": "spin", "ptx_entry": "spin", "num_warps": 4,
+        "shared_bytes": 204800,
+        "params": [{"name": "out", "kind": "ptr", "elem": "i32"}],
+        "launch": {"kind": "persistent", "workspace_bytes": 4, "cluster": )json" +
+        std::to_string(cluster) + "}}";
+    std::string ptx = clusterPtx(
+        "spin", ".param .u64 out, .param .u64 ws", cluster,
+        ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<8>; "
+        "ld.param.u64 %rd1, [ws]; cvta.to.global.u64 %rd1, %rd1; "
+        "ld.param.u64 %rd2, [out]; cvta.to.global.u64 %rd2, %rd2; "
+        "mov.u32 %r1, %tid.x; setp.ne.u32 %p1, %r1, 0; @%p1 bra DONE; "
+        "mov.u32 %r6, %cluster_nctarank; setp.eq.u32 %p3, %r6, " +
+            std::to_string(cluster) +
+            "; @%p3 bra COUNT; atom.global.add.u32 %r7, [%rd2+4], 1; "
+            "COUNT: atom.global.add.u32 %r2, [%rd1], 1; "
+            "mov.u32 %r3, %nctaid.x; mov.u64 %rd3, %globaltimer; "
+            "LOOP: ld.volatile.global.u32 %r4, [%rd1]; "
+            "setp.ge.u32 %p2, %r4, %r3; @%p2 bra DONE; "
+            "mov.u64 %rd4, %globaltimer; sub.s64 %rd5, %rd4, %rd3; "
+            "setp.lt.s64 %p3, %rd5, 1000000000; @%p3 bra LOOP; "
+            "atom.global.add.u32 %r5, [%rd2], 1; DONE: ret;");
+    Result<Module> m = rt->loadBundleFromString(
+        makeBundle(kernel, ptx, "sm_90", 6), "spin.bundle");
+    ASSERT_TRUE(m.ok()) << m.message();
+    Kernel spin = *m->kernel("spin");
+    Result<Grid> grid = rt->launchGrid(spin, {Arg::ptr(0)});
+    ASSERT_TRUE(grid.ok()) << grid.message();
+    std::printf("clusters of %d: %u CTAs on %d SMs\n", cluster, (*grid)[0],
+                rt->multiprocessorCount());
+    EXPECT_EQ((*grid)[0] % cluster, 0u);
+    EXPECT_GE((*grid)[0], uint32_t(cluster));
+    EXPECT_LE((*grid)[0], uint32_t(rt->multiprocessorCount()));
+    for (int launch = 0; launch < 2; ++launch) {
+      DevicePtr out = upload(std::vector<float>(2, 0.f));
+      Status s = rt->launch(spin, {Arg::ptr(out)});
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_TRUE(rt->synchronize().ok());
+      uint32_t counts[2];
+      ASSERT_TRUE(rt->copyToHost(counts, out, sizeof(counts)).ok());
+      EXPECT_EQ(counts[0], 0u) << "CTAs timed out (grid not resident?)";
+      EXPECT_EQ(counts[1], 0u) << "CTAs outside a cluster of " << cluster;
+      EXPECT_TRUE(rt->free(out).ok());
+    }
+  }
 }

@@ -12,8 +12,8 @@
 using namespace tessel;
 
 // A kernel k(x: ptr, B: i32, H: i32, N: i64, scale: f32) with 4 warps, 1 KiB
-// of shared memory and the given launch rule.
-static KernelInfo kernelWith(const std::string &launch) {
+// of shared memory and the given launch rule, in a bundle of `version`.
+static KernelInfo kernelWith(const std::string &launch, int version = 1) {
   std::string kernel =
       R"json({"name": "k", "ptx_entry": "k", "num_warps": 4, "shared_bytes": 1024,
   "params": [{"name": "x", "kind": "ptr", "elem": "f16"},
@@ -25,7 +25,8 @@ static KernelInfo kernelWith(const std::string &launch) {
   std::string ptx =
       workspace ? makePtx("k", {".u64", ".u32", ".u32", ".u64", ".f32", ".u64"})
                 : makePtx("k", {".u64", ".u32", ".u32", ".u64", ".f32"});
-  Result<Bundle> b = parseBundle(makeBundle(kernel, ptx), "k.bundle");
+  Result<Bundle> b =
+      parseBundle(makeBundle(kernel, ptx, "sm_90", version), "k.bundle");
   EXPECT_TRUE(b.ok()) << b.message();
   return b.ok() ? b->kernels[0] : KernelInfo();
 }
@@ -196,6 +197,108 @@ TEST(Launch, FollowUpKeepsTheGridAndWorkspace) {
   EXPECT_EQ(next.blockThreads, 256u);
   EXPECT_EQ(next.sharedBytes, 1024u);
   EXPECT_EQ(plan->blockThreads, 128u);
+}
+
+/// A kernel with kernelWith's signature in clusters of `cluster` CTAs, its
+/// launch rule `launch` with the cluster member added.
+static KernelInfo clusterKernel(std::string launch, int cluster) {
+  launch.insert(launch.find('{') + 1,
+                "\"cluster\": " + std::to_string(cluster) + ", ");
+  return kernelWith(launch, 6);
+}
+
+TEST(Clusters, PersistentGridsAreWholeClusters) {
+  // 132 SMs x 1 CTA per SM, rounded down to whole clusters.
+  for (auto [cluster, ctas] : {std::pair{16, 128u}, std::pair{8, 128u},
+                               std::pair{4, 132u}, std::pair{1, 132u}}) {
+    KernelInfo k = clusterKernel(R"json({"kind": "persistent"})json", cluster);
+    Result<LaunchPlan> plan = planLaunch(k, args(1, 1, 0), 132, 1);
+    ASSERT_TRUE(plan.ok()) << plan.message();
+    EXPECT_EQ(plan->grid[0], ctas) << cluster;
+    EXPECT_EQ(plan->grid[1] * plan->grid[2], 1u);
+    EXPECT_EQ(plan->cluster, unsigned(cluster));
+  }
+  KernelInfo k = clusterKernel(R"json({"kind": "persistent"})json", 16);
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 2)->grid[0], 256u);
+  // Clusters share a GPC: an H200 holds 7 clusters of 16 at one CTA per SM.
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 1, nullptr, 7)->grid[0], 112u);
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 1, nullptr, 100)->grid[0], 128u);
+  // Kernels without clusters ignore the count.
+  k = kernelWith(R"json({"kind": "persistent"})json");
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 1, nullptr, 7)->grid[0], 132u);
+  EXPECT_EQ(planLaunch(k, args(1, 1, 0), 132, 1)->cluster, 1u);
+}
+
+TEST(Clusters, MaxCtasBoundsThenRounds) {
+  KernelInfo k = clusterKernel(
+      R"json({"kind": "persistent", "max_ctas": "B * H"})json", 8);
+  EXPECT_EQ(planLaunch(k, args(5, 10, 0), 132, 1)->grid[0], 48u); // 50
+  EXPECT_EQ(planLaunch(k, args(8, 1, 0), 132, 1)->grid[0], 8u);
+  EXPECT_EQ(planLaunch(k, args(200, 3, 0), 132, 1)->grid[0], 128u);
+  EXPECT_EQ(planLaunch(k, args(200, 3, 0), 132, 1, nullptr, 15)->grid[0], 120u);
+  EXPECT_TRUE(planLaunch(k, args(0, 3, 0), 132, 1)->empty());
+  // Fewer CTAs than one cluster: rounding down would drop the work, rounding
+  // up exceed the bound.
+  EXPECT_EQ(planError(k, args(1, 5, 0), 132, 1),
+            "kernel 'k': max_ctas 'B * H' = 5 is less than its cluster size 8");
+  k = clusterKernel(
+      R"json({"kind": "persistent", "max_ctas": "B", "ctas_per_sm": 1})json",
+      4);
+  EXPECT_EQ(planLaunch(k, args(1000, 1, 0), 132, 2)->grid[0], 132u);
+}
+
+TEST(Clusters, TooFewCtasFitForACluster) {
+  KernelInfo k = clusterKernel(R"json({"kind": "persistent"})json", 16);
+  EXPECT_EQ(planError(k, args(1, 1, 0), 4, 2),
+            "kernel 'k': a cluster of 16 CTAs of 128 threads with 1024 bytes "
+            "of shared memory does not fit: the device holds 8 at once (4 SMs "
+            "x 2 per SM)");
+  Result<LaunchPlan> plan = planLaunch(k, args(1, 1, 0), 132, 1, nullptr, 0);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(), "kernel 'k': no cluster of 16 CTAs of 128 threads "
+                            "with 1024 bytes of shared memory fits on the "
+                            "device");
+  EXPECT_EQ(planError(k, args(1, 1, 0), 132, 0),
+            "kernel 'k': no CTA of 128 threads with 1024 bytes of shared "
+            "memory fits on an SM");
+}
+
+TEST(Clusters, GridsAreMultiplesOfTheClusterSize) {
+  KernelInfo k =
+      clusterKernel(R"json({"kind": "grid", "grid": ["B", "H"]})json", 4);
+  Result<LaunchPlan> plan = planLaunch(k, args(8, 3, 0), 132, 2);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 8u);
+  EXPECT_EQ(plan->grid[1], 3u);
+  EXPECT_EQ(plan->cluster, 4u);
+  EXPECT_TRUE(planLaunch(k, args(0, 3, 0), 132, 2)->empty());
+  EXPECT_EQ(planError(k, args(6, 3, 0)),
+            "kernel 'k': grid[0] = 6 is not a multiple of its cluster size 4");
+  // A caller's grid too; only x is clustered.
+  Grid grid = {12, 5, 3};
+  EXPECT_TRUE(planLaunch(k, args(8, 3, 0), 132, 2, &grid).ok());
+  grid = {10, 4, 1};
+  plan = planLaunch(k, args(8, 3, 0), 132, 2, &grid);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(),
+            "kernel 'k': grid[0] = 10 is not a multiple of its cluster size 4");
+}
+
+TEST(Clusters, AFollowUpRunsInItsOwnClusters) {
+  std::string text =
+      replaceAll(makeFollowUpBundle(), "\"version\": 2", "\"version\": 6");
+  const std::string kind = "\"kind\": \"persistent\", ";
+  text.insert(text.find(kind) + kind.size(), "\"cluster\": 4, ");
+  Result<Bundle> b = parseBundle(text, "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  Result<LaunchPlan> plan =
+      planLaunch(b->kernels[0], {Arg::ptr(0), Arg::i32(5)}, 131, 1);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->grid[0], 128u);
+  EXPECT_EQ(plan->cluster, 4u);
+  LaunchPlan next = planFollowUp(b->kernels[1], *plan);
+  EXPECT_EQ(next.grid[0], 128u);
+  EXPECT_EQ(next.cluster, 1u);
 }
 
 static uint16_t bits16(const Arg &a) {

@@ -837,17 +837,21 @@ TEST_F(FakeDriver, FollowUpsReceiveTheTensorMaps) {
   EXPECT_EQ(fake.launches[1].args, fake.launches[0].args);
 }
 
+/// On a driver too old for some kernels, a plain one still loads and runs.
+static void expectPlainKernelRuns(Runtime &rt) {
+  Result<Module> plain = rt.loadBundle(inputPath("vector_add.bundle"));
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_TRUE(rt.launch(*plain->kernel("vector_add"),
+                        {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)})
+                  .ok());
+}
+
 TEST_F(FakeDriver, DriversWithoutTensorMapsRunTheOtherKernels) {
   RuntimeOptions options;
   options.driverLibrary = fakeOldCudaPath();
   Result<std::unique_ptr<Runtime>> rt = Runtime::create(options);
   ASSERT_TRUE(rt.ok()) << rt.message();
-  Result<Module> plain = (*rt)->loadBundle(inputPath("vector_add.bundle"));
-  ASSERT_TRUE(plain.ok()) << plain.message();
-  EXPECT_TRUE((*rt)
-                  ->launch(*plain->kernel("vector_add"),
-                           {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)})
-                  .ok());
+  expectPlainKernelRuns(**rt);
   Result<Module> maps =
       (*rt)->loadBundleFromString(makeTensorMapBundle(), "tma.bundle");
   ASSERT_TRUE(maps.ok()) << maps.message();
@@ -858,4 +862,153 @@ TEST_F(FakeDriver, DriversWithoutTensorMapsRunTheOtherKernels) {
             "kernel 'attention_fwd': tensor map of 'k': the CUDA driver has no "
             "cuTensorMapEncodeTiled (driver too old: tensor maps need CUDA 12 "
             "or newer)");
+}
+
+namespace {
+
+/// A version-6 bundle of k(x: f32 ptr, n: i32) with the launch rule
+/// `launch`; `workspace`: its PTX takes the workspace pointer too.
+std::string clusterBundle(const std::string &launch, bool workspace = false) {
+  std::string kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "x", "kind": "ptr", "elem": "f32"}, {"name": "n", "kind": "i32"}],
+  "launch": )json" +
+      launch + "}";
+  std::string ptx = workspace ? makePtx("k", {".u64", ".u32", ".u64"})
+                              : makePtx("k", {".u64", ".u32"});
+  return makeBundle(kernel, ptx, "sm_90", 6);
+}
+
+std::vector<unsigned> clusterOf(const FakeLaunch &launch) {
+  return {std::begin(launch.cluster), std::end(launch.cluster)};
+}
+
+} // namespace
+
+TEST_F(FakeDriver, ClusterLaunchesCarryTheClusterDimension) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  Result<Module> m = rt->loadBundleFromString(
+      clusterBundle(R"json({"kind": "grid", "grid": ["n"], "cluster": 4})json"),
+      "c");
+  ASSERT_TRUE(m.ok()) << m.message();
+  Kernel k = *m->kernel("k");
+  EXPECT_EQ(k.cluster(), 4);
+  EXPECT_EQ(fake.nonPortableClusters, 0);   // 4 is a portable size
+  EXPECT_TRUE(fake.clusterQueries.empty()); // only persistent grids need it
+  Status s = rt->launch(k, {Arg::ptr(0x100), Arg::i32(8)});
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_EQ(fake.launches[0].grid[0], 8u);
+  EXPECT_EQ(fake.launches[0].block[0], 128u);
+  EXPECT_EQ(clusterOf(fake.launches[0]), (std::vector<unsigned>{4, 1, 1}));
+  ASSERT_EQ(fake.launches[0].args.size(), 2u);
+  EXPECT_EQ(fake.launches[0].args[1], std::string("\x08\0\0\0", 4));
+  EXPECT_EQ(rt->launch(k, {Arg::ptr(0x100), Arg::i32(6)}).message(),
+            "kernel 'k': grid[0] = 6 is not a multiple of its cluster size 4");
+  EXPECT_EQ(fake.launches.size(), 1u);
+
+  Result<PreparedLaunch> prepared = rt->prepare(k, {Arg::ptr(0), Arg::i32(12)});
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  const DevicePtr pointers[] = {0x100};
+  ASSERT_TRUE(prepared->launch(pointers).ok());
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].grid[0], 12u);
+  EXPECT_EQ(clusterOf(fake.launches[1]), (std::vector<unsigned>{4, 1, 1}));
+
+  fake.failCall = "cuLaunchKernelEx";
+  EXPECT_EQ(rt->launch(k, {Arg::ptr(0x100), Arg::i32(8)}).message(),
+            "kernel 'k': cuLaunchKernelEx failed: CUDA_ERROR_ILLEGAL_ADDRESS "
+            "(fake description)");
+  EXPECT_EQ(fake.contextDepth, 0);
+  // Kernels without clusters launch with cuLaunchKernel.
+  std::optional<Kernel> add = load(*rt, "vector_add.bundle", "vector_add");
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->cluster(), 1);
+  s = rt->launch(*add, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0), Arg::i32(5)});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(clusterOf(fake.launches.back()), (std::vector<unsigned>{1, 1, 1}));
+}
+
+TEST_F(FakeDriver, PersistentClustersFitTheDevice) {
+  // An H200 at one CTA per SM: 132 SMs, 7 clusters of 16.
+  fake.smCount = 132;
+  fake.occupancy = 1;
+  fake.maxActiveClusters = 7;
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  const std::string bundle = clusterBundle(
+      R"json({"kind": "persistent", "cluster": 16, "workspace_bytes": "16 * num_ctas"})json",
+      true);
+  Result<Module> m = rt->loadBundleFromString(bundle, "c");
+  ASSERT_TRUE(m.ok()) << m.message();
+  Kernel k = *m->kernel("k");
+  EXPECT_EQ(fake.nonPortableClusters, 1); // 16 is above the portable 8
+  ASSERT_EQ(fake.clusterQueries.size(), 1u);
+  const FakeLaunch &query = fake.clusterQueries[0];
+  EXPECT_EQ(query.function, "k");
+  EXPECT_EQ(query.grid[0], 16u);
+  EXPECT_EQ(query.block[0], 128u);
+  EXPECT_EQ(query.sharedBytes, 0u);
+  EXPECT_EQ(clusterOf(query), (std::vector<unsigned>{16, 1, 1}));
+  EXPECT_EQ(*rt->launchGrid(k, {Arg::ptr(0), Arg::i32(1)}), (Grid{112, 1, 1}));
+  ASSERT_TRUE(rt->launch(k, {Arg::ptr(0), Arg::i32(1)}).ok());
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_EQ(fake.launches[0].grid[0], 112u);
+  EXPECT_EQ(clusterOf(fake.launches[0]), (std::vector<unsigned>{16, 1, 1}));
+
+  fake.maxActiveClusters = 0;
+  rt = create();
+  m = rt->loadBundleFromString(bundle, "c");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(rt->launch(*m->kernel("k"), {Arg::ptr(0), Arg::i32(1)}).message(),
+            "kernel 'k': no cluster of 16 CTAs of 128 threads with 0 bytes of "
+            "shared memory fits on the device");
+  fake.failCall = "cuOccupancyMaxActiveClusters";
+  rt = create();
+  EXPECT_EQ(rt->loadBundleFromString(bundle, "c").message(),
+            "kernel 'k': cuOccupancyMaxActiveClusters failed: "
+            "CUDA_ERROR_ILLEGAL_ADDRESS (fake description)");
+}
+
+TEST_F(FakeDriver, FollowUpsLaunchInTheirOwnClusters) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  std::string text =
+      replaceAll(makeFollowUpBundle(), "\"version\": 2", "\"version\": 6");
+  const std::string kind = "\"kind\": \"persistent\", ";
+  size_t leader = text.find(kind) + kind.size();
+  text.insert(leader, "\"cluster\": 4, ");
+  text.insert(text.find(kind, leader) + kind.size(), "\"cluster\": 2, ");
+  Result<Module> m = rt->loadBundleFromString(text, "s");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->kernel("k")->cluster(), 4);
+  ASSERT_TRUE(rt->launch(*m->kernel("k"), {Arg::ptr(0), Arg::i32(5)}).ok());
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[0].grid[0], 8u); // 4 SMs x 2, 2 clusters of 4
+  EXPECT_EQ(clusterOf(fake.launches[0]), (std::vector<unsigned>{4, 1, 1}));
+  EXPECT_EQ(fake.launches[1].function, "k__combine");
+  EXPECT_EQ(fake.launches[1].grid[0], 8u);
+  EXPECT_EQ(clusterOf(fake.launches[1]), (std::vector<unsigned>{2, 1, 1}));
+}
+
+TEST_F(FakeDriver, DriversWithoutClusterLaunchesRunTheOtherKernels) {
+  RuntimeOptions options;
+  options.driverLibrary = fakeOldCudaPath();
+  Result<std::unique_ptr<Runtime>> rt = Runtime::create(options);
+  ASSERT_TRUE(rt.ok()) << rt.message();
+  const std::string tooOld =
+      "kernel 'k': the CUDA driver has no cuLaunchKernelEx (driver too old: "
+      "thread-block clusters need CUDA 12 or newer)";
+  for (const std::string &launch :
+       {std::string(R"json({"kind": "grid", "grid": ["n"], "cluster": 2})json"),
+        std::string(R"json({"kind": "persistent", "cluster": 2})json")}) {
+    Result<Module> m =
+        (*rt)->loadBundleFromString(clusterBundle(launch), "c.bundle");
+    ASSERT_TRUE(m.ok()) << m.message();
+    EXPECT_EQ(
+        (*rt)->launch(*m->kernel("k"), {Arg::ptr(0), Arg::i32(2)}).message(),
+        tooOld);
+  }
+  expectPlainKernelRuns(**rt);
 }
