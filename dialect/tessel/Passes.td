@@ -42,7 +42,18 @@ def TesselLowerStreamK : Pass<"tessel-lower-stream-k", "ModuleOp"> {
     `tessel.launch = "persistent"` with `tessel.workspace` giving the
     elements per program of each of those pointers.
 
-    `strategy=split-k`, FlashDecoding's split-K: kernel K becomes two
+    Under this strategy a stream_k with `cluster` C is lowered for
+    thread-block clusters of C CTAs instead: cluster q of the G / C takes
+    whole units in turn, its CTA r runs the body on slice r of min(C, iters)
+    equal slices, the others store their partial states into CTA 0's shared
+    memory (`shared_buffer`, `cluster_map`) and the cluster barrier
+    (`cluster_arrive`, `cluster_wait`) orders the hand-over; CTA 0 merges
+    them in slice order and runs the epilogue. The kernel gains no
+    arguments; it is marked persistent with an empty `tessel.workspace` and
+    `tessel.cluster = C`.
+
+    `strategy=split-k`, FlashDecoding's split-K (which ignores `cluster`):
+    kernel K becomes two
     kernels, K and `K__combine`, launched one after the other on the same
     grid of G programs with the same arguments and workspace. With
     S = max(1, min(⌊G / units⌋, iters)) chunks per unit, K runs the body on

@@ -442,15 +442,26 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     Every state value must then have rows: a tile of rank 1 or more, or an
     online state, all of the same number of rows.
 
+    With `cluster` C (2 to 16), the peers of a unit are the C CTAs of one
+    thread-block cluster: each cluster takes whole units in turn, CTA r of it
+    the r-th of min(C, iters) equal slices of each, and the partial states go
+    to the first CTA through its shared memory. That needs no workspace and
+    no co-resident grid but C CTAs per unit: for units that leave no SM idle
+    at that width (decodes with few, long units).
+
     The op is executed by the whole grid; `tessel-lower-stream-k` turns it
     into the persistent loop with a partial-state workspace and arrival
-    flags, or into split-K with a combine kernel.
+    flags (or the cluster's hand-over), or into split-K with a combine
+    kernel.
   }];
-  let arguments = (ins I32:$units, I32:$iters, Optional<I32>:$rows);
+  let arguments = (ins I32:$units, I32:$iters, Optional<I32>:$rows,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<2>, IntMaxValue<16>]>>:$cluster);
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$merge,
                         SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     `units` `(` $units `)` `iters` `(` $iters `)` (`rows` `(` $rows^ `)`)?
+    (`cluster` `(` $cluster^ `)`)?
     attr-dict-with-keyword
     `body` $body `merge` $merge `epilogue` $epilogue
   }];
@@ -829,6 +840,67 @@ def Tessel_FlagWaitOp : Tessel_Op<"flag_wait", [
   }];
   let arguments = (ins Tessel_FlagPtr:$flag, Optional<I32>:$count);
   let assemblyFormat = "$flag (`count` $count^)? attr-dict `:` type($flag)";
+}
+
+//===----------------------------------------------------------------------===//
+// Thread-block clusters (produced by tessel-lower-stream-k)
+//===----------------------------------------------------------------------===//
+
+def Tessel_SharedBufferOp : Tessel_Op<"shared_buffer", [
+    MemoryEffects<[MemAlloc<DefaultResource, 0, FullEffect>]>]> {
+  let summary = "`elements` elements of the CTA's shared memory for the "
+                "kernel's lifetime";
+  let description = [{
+    A region placed like local_alloc's, reached through a pointer: this
+    CTA's, and through cluster_map every other CTA's of its cluster. Its
+    contents start undefined.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$elements);
+  let results = (outs Tessel_PtrType:$result);
+  let assemblyFormat = "`elements` `(` $elements `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ClusterMapOp : Tessel_Op<"cluster_map", [Pure,
+    AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "The same shared-memory location in CTA `rank` of the cluster";
+  let description = [{
+    `ptr` points into this CTA's shared memory; the result points at the same
+    offset in the shared memory of CTA `rank` (0 <= rank < the kernel's
+    tessel.cluster) of this CTA's cluster. That CTA must have started: a
+    cluster barrier after its start orders the accesses.
+  }];
+  let arguments = (ins Tessel_PtrType:$ptr, I32:$rank);
+  let results = (outs Tessel_PtrType:$result);
+  let assemblyFormat = "$ptr `,` $rank attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
+def Tessel_ClusterArriveOp : Tessel_Op<"cluster_arrive", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Count this CTA's arrival at its cluster's barrier";
+  let description = [{
+    Every thread of the CTA arrives; with release semantics at cluster scope
+    (the memory writes before it are visible to a CTA whose cluster_wait
+    completes this phase), or none with `relaxed`. A CTA alternates
+    cluster_arrive and cluster_wait; one that exits after an arrival counts
+    as arrived from then on.
+  }];
+  let arguments = (ins UnitAttr:$relaxed);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tessel_ClusterWaitOp : Tessel_Op<"cluster_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until every CTA of the cluster has arrived";
+  let description = [{
+    Completes the barrier phase of this CTA's last cluster_arrive once every
+    other CTA of the cluster has arrived in it too (or exited); acquire
+    semantics at cluster scope.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 def Tessel_YieldOp : Tessel_Op<"yield", [Pure, Terminator, ReturnLike,

@@ -13,12 +13,22 @@ class Tessel_Type<string name, string typeMnemonic, list<Trait> traits = []>
 }
 
 def Tessel_PtrType : Tessel_Type<"Ptr", "ptr"> {
-  let summary = "Pointer to global memory";
+  let summary = "Pointer to global memory, or to a CTA's shared memory";
   let description = [{
     `!tessel.ptr<f16>` points at elements of a scalar type in global memory.
+    `!tessel.ptr<f32, shared>` points into the shared memory of a CTA of this
+    thread-block cluster (a `shared_buffer`, its own or one `cluster_map`
+    reached): loads and stores through it are generic accesses; atomics,
+    flags and tensor descriptors take global pointers only.
   }];
-  let parameters = (ins "Type":$pointeeType);
-  let assemblyFormat = "`<` $pointeeType `>`";
+  let parameters = (ins "Type":$pointeeType,
+                        DefaultValuedParameter<"bool", "false">:$shared);
+  let builders = [
+    TypeBuilder<(ins "Type":$pointeeType), [{
+      return $_get($_ctxt, pointeeType, false);
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -39,7 +39,9 @@ struct LaunchConfig {
 };
 
 /// Runs `kernel` once per program of the grid, one program after another in
-/// descending linear order (x fastest; why: lib/Interpreter/Interpreter.cpp).
+/// descending linear order (x fastest; why: lib/Interpreter/Interpreter.cpp;
+/// a kernel with tessel.cluster C runs C programs at a time, taking turns, and
+/// needs a grid whose x is a multiple of C).
 /// On failure returns failure() and sets `error` to one line: the problem,
 /// the op's location, the program and the kernel, e.g.
 ///   out-of-bounds load of buffer #2 at element 1037 (size 1024) in lane [13]

@@ -485,6 +485,10 @@ private:
         .Case([&](AddPtrOp p) {
           return addInfo(in[0], in[1], pointeeBytes(p.getType()), false);
         })
+        // Shared buffers start 16-byte aligned (layoutSharedMemory), at the
+        // same offset in every CTA of the cluster.
+        .Case([&](SharedBufferOp) { return AxisInfo({1}, {16}, {1}); })
+        .Case([&](ClusterMapOp) { return in[0]; })
         .Default([&](Operation *) { return pessimistic; });
   }
 };

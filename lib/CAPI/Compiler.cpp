@@ -189,6 +189,8 @@ llvm::json::Object describeKernel(mlir::func::FuncOp f) {
       f->getAttrOfType<mlir::IntegerAttr>(TesselDialect::getNumWarpsAttrName());
   auto launch =
       f->getAttrOfType<mlir::StringAttr>(TesselDialect::getLaunchAttrName());
+  auto cluster =
+      f->getAttrOfType<mlir::IntegerAttr>(TesselDialect::getClusterAttrName());
   mlir::func::FuncOp next = mlir::tessel::getFollowUpKernel(f);
   return llvm::json::Object{
       {"name", f.getSymName().str()},
@@ -196,6 +198,7 @@ llvm::json::Object describeKernel(mlir::func::FuncOp f) {
       {"num_warps", warps ? warps.getInt() : 4},
       {"constants", std::move(constants)},
       {"persistent", launch && launch.getValue() == "persistent"},
+      {"cluster", cluster ? cluster.getInt() : 1},
       {"workspace", llvm::json::Array(workspace)},
       {"then", next ? llvm::json::Value(next.getSymName().str())
                     : llvm::json::Value(nullptr)}};

@@ -148,6 +148,17 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
                              << func.getNumArguments() << " arguments";
     return success();
   }
+  if (name == getClusterAttrName()) {
+    auto size = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << name << "' is only valid on a kernel";
+    if (!size || !size.getType().isInteger(64) || size.getInt() < 2 ||
+        size.getInt() > 16)
+      return op->emitError()
+             << "'" << name << "' expects an i64 in [2, 16], got "
+             << attr.getValue();
+    return success();
+  }
   if (name == getThenAttrName())
     return verifyThen(op, attr);
   if (name == getTargetAttrName()) {

@@ -340,6 +340,8 @@ LogicalResult AtomicAddOp::verify() {
   Type pointee = getElementTypeOrSelf(getValue().getType());
   if (!pointee.isF32() && !pointee.isSignlessInteger(32))
     return emitOpError() << "expects f32 or i32 pointees, got " << pointee;
+  if (cast<PtrType>(getElementTypeOrSelf(getPtr().getType())).getShared())
+    return emitOpError() << "expects pointers to global memory";
   return success();
 }
 
@@ -605,7 +607,8 @@ LogicalResult LocalLoadOp::verify() {
 LogicalResult MakeTensorDescOp::verify() {
   auto desc = cast<TensorDescType>(getType());
   auto base = dyn_cast<PtrType>(getBase().getType());
-  if (!base || base.getPointeeType() != desc.getElementType())
+  if (!base || base.getShared() ||
+      base.getPointeeType() != desc.getElementType())
     return emitOpError() << "base must be a pointer to "
                          << desc.getElementType() << ", got "
                          << getBase().getType();
@@ -893,6 +896,41 @@ LogicalResult StreamKOp::verifyRegions() {
                            << t;
   return checkYield(*this, getEpilogue(), "epilogue", {});
 }
+
+//===----------------------------------------------------------------------===//
+// Thread-block clusters
+//===----------------------------------------------------------------------===//
+
+/// The cluster ops belong to kernels that run in clusters.
+static LogicalResult checkInCluster(Operation *op) {
+  auto kernel = op->getParentOfType<func::FuncOp>();
+  if (!kernel || !kernel->hasAttr(TesselDialect::getClusterAttrName()))
+    return op->emitOpError()
+           << "must be inside a kernel with a '"
+           << TesselDialect::getClusterAttrName() << "' attribute";
+  return success();
+}
+
+static LogicalResult checkSharedPointer(Operation *op, Type type) {
+  if (!cast<PtrType>(type).getShared())
+    return op->emitOpError()
+           << "expects a pointer to shared memory, got " << type;
+  return success();
+}
+
+LogicalResult SharedBufferOp::verify() {
+  return checkSharedPointer(*this, getType());
+}
+
+LogicalResult ClusterMapOp::verify() {
+  if (failed(checkSharedPointer(*this, getPtr().getType())))
+    return failure();
+  return checkInCluster(*this);
+}
+
+LogicalResult ClusterArriveOp::verify() { return checkInCluster(*this); }
+
+LogicalResult ClusterWaitOp::verify() { return checkInCluster(*this); }
 
 #define GET_OP_CLASSES
 #include "tessel/TesselOps.cpp.inc"

@@ -31,12 +31,29 @@ static bool isScalarElementType(Type type) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult PtrType::verify(function_ref<InFlightDiagnostic()> emitError,
-                              Type pointeeType) {
+                              Type pointeeType, bool shared) {
   if (!isScalarElementType(pointeeType))
     return emitError() << "pointee must be one of i1, i32, i64, f16, bf16, "
                           "f32, got "
                        << pointeeType;
   return success();
+}
+
+// `<` type (`,` `shared`)? `>`
+Type PtrType::parse(AsmParser &parser) {
+  Type pointee;
+  if (parser.parseLess() || parser.parseType(pointee))
+    return Type();
+  bool shared = succeeded(parser.parseOptionalComma());
+  if (shared && parser.parseKeyword("shared"))
+    return Type();
+  if (parser.parseGreater())
+    return Type();
+  return parser.getChecked<PtrType>(parser.getContext(), pointee, shared);
+}
+
+void PtrType::print(AsmPrinter &printer) const {
+  printer << "<" << getPointeeType() << (getShared() ? ", shared>" : ">");
 }
 
 //===----------------------------------------------------------------------===//

@@ -865,11 +865,23 @@ static TValue rebuildState(const TValue &like, Block::BlockArgListType &args,
 TValue Generator::genStreamK(const ast::Call &call) {
   std::string name = "stream_k";
   CallCtx c{*this, call, name, call.getLoc()};
-  auto args =
-      matchArgs(*this, call, name,
-                {"units", "iters", "body", "merge", "epilogue", "rows"}, 5);
+  auto args = matchArgs(
+      *this, call, name,
+      {"units", "iters", "body", "merge", "epilogue", "rows", "cluster"}, 5);
   if (!args)
     return TValue::invalid();
+  // cluster: the CTAs that share each unit (1: the persistent grid's).
+  int64_t cluster = 1;
+  if (const ast::Expr *e = (*args)[6]) {
+    std::optional<int64_t> size = genConstInt(*e, "cluster");
+    if (!size)
+      return TValue::invalid();
+    if (*size < 1 || *size > 16)
+      return c.fail(e, "cluster must be in [1, 16] (CTAs of a thread-block "
+                       "cluster), got " +
+                           std::to_string(*size));
+    cluster = *size;
+  }
   Type i32 = builder.getI32Type();
   Value units = c.value((*args)[0], c.arg((*args)[0]), i32);
   Value iters = c.value((*args)[1], c.arg((*args)[1]), i32);
@@ -920,7 +932,9 @@ TValue Generator::genStreamK(const ast::Call &call) {
                            pluralize(params.size(), "parameter"));
   }
   Location at = loc(call.getLoc());
-  auto op = tsl::StreamKOp::create(builder, at, units, iters, rows);
+  auto op = tsl::StreamKOp::create(
+      builder, at, units, iters, rows,
+      cluster > 1 ? builder.getI64IntegerAttr(cluster) : IntegerAttr());
   OpBuilder::InsertionGuard guard(builder);
 
   // body(unit, begin, end) -> state

@@ -27,6 +27,8 @@
 
 namespace tessel::detail {
 
+class ClusterRun;
+
 struct PtrLane {
   int32_t buffer = -1;
   int64_t offset = 0; // In elements.
@@ -113,6 +115,12 @@ public:
   mlir::LogicalResult runProgram(std::array<int64_t, 3> pid,
                                  llvm::ArrayRef<RtValue> args);
   const std::string &error() const { return errorText; }
+  /// Makes the next programs CTA `rank` of `cluster` (every program belongs
+  /// to one, of one CTA without tessel.cluster).
+  void joinCluster(ClusterRun *run, int64_t rank) {
+    cluster = run;
+    clusterRank = rank;
+  }
 
   /// Runs the single block of `region` with `args` bound to its arguments;
   /// `results` receives the operands of its terminator.
@@ -141,6 +149,7 @@ private:
   OptResult execMemoryOp(mlir::Operation *op);    // MemoryOps.cpp
   OptResult execOnlineOp(mlir::Operation *op);    // OnlineOps.cpp
   OptResult execStreamK(mlir::Operation *op);     // StreamK.cpp
+  OptResult execClusterOp(mlir::Operation *op);   // Cluster.cpp
 
   void setResults(mlir::Operation *op, std::vector<RtValue> &values);
   mlir::LogicalResult runFor(mlir::Operation *op);
@@ -170,6 +179,8 @@ private:
   mlir::func::FuncOp kernel;
   std::array<int64_t, 3> grid;
   std::array<int64_t, 3> pid = {0, 0, 0};
+  ClusterRun *cluster = nullptr;
+  int64_t clusterRank = 0;
   std::unordered_map<const void *, RtValue> env;
   llvm::SmallVector<mlir::Operation *> activeCalls;
   std::string errorText;

@@ -7,10 +7,14 @@
 // order is a sequential schedule in which every such wait is already
 // satisfied. Lowered IR that spin-waits on a flag still unset under this
 // order would wait forever on a GPU as well, and is to be reported as a
-// deadlock. Correct kernels give the same results in any order.
+// deadlock. Correct kernels give the same results in any order. The CTAs
+// of a thread-block cluster (tessel.cluster) wait for each other at its
+// barrier, which no sequential order satisfies: they take turns on threads
+// of their own (Cluster.h), clusters in descending order.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cluster.h"
 #include "Executor.h"
 
 #include "tessel/TesselDialect.h"
@@ -253,9 +257,10 @@ LogicalResult Executor::runRegion(Region &region, ArrayRef<RtValue> args,
 }
 
 LogicalResult Executor::exec(Operation *op) {
-  for (auto family : {&Executor::execControlFlow, &Executor::execElementwise,
-                      &Executor::execTileOp, &Executor::execMemoryOp,
-                      &Executor::execOnlineOp, &Executor::execStreamK})
+  for (auto family :
+       {&Executor::execControlFlow, &Executor::execElementwise,
+        &Executor::execTileOp, &Executor::execMemoryOp, &Executor::execOnlineOp,
+        &Executor::execStreamK, &Executor::execClusterOp})
     if (OptResult result = (this->*family)(op))
       return *result;
   return fail(op, "unsupported op '" + op->getName().getStringRef() + "'");
@@ -430,20 +435,43 @@ static std::optional<std::string> bindArg(func::FuncOp kernel, unsigned index,
   return std::nullopt;
 }
 
-/// Runs every program of `grid` in descending order (see the file comment).
+/// Runs every program of `grid` in descending order (see the file comment),
+/// cluster by cluster with tessel.cluster (see Cluster.h).
 static LogicalResult runGrid(func::FuncOp kernel, ArrayRef<RtValue> values,
                              const std::array<int64_t, 3> &grid,
                              int64_t programs, Memory &memory,
                              std::string &error) {
-  int64_t gx = grid[0], gy = grid[1];
-  Executor executor(memory, kernel, grid);
-  for (int64_t linear = programs - 1; linear >= 0; --linear) {
-    std::array<int64_t, 3> pid = {linear % gx, (linear / gx) % gy,
-                                  linear / (gx * gy)};
-    if (failed(executor.runProgram(pid, values))) {
-      error = executor.error();
+  int64_t gx = grid[0], gy = grid[1], size = 1;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
+          ts::TesselDialect::getClusterAttrName()))
+    size = attr.getInt();
+  if (gx % size != 0) {
+    error = "grid of kernel '" + kernel.getSymName().str() + "' has " +
+            std::to_string(gx) +
+            " programs along x, not a multiple of its "
+            "cluster of " +
+            std::to_string(size);
+    return failure();
+  }
+  std::vector<Executor> executors;
+  executors.reserve(size);
+  for (int64_t rank = 0; rank < size; ++rank)
+    executors.emplace_back(memory, kernel, grid);
+  for (int64_t first = programs - size; first >= 0; first -= size) {
+    ClusterRun cluster(size);
+    auto program = [&](int64_t rank, std::string &why) {
+      int64_t linear = first + rank;
+      std::array<int64_t, 3> pid = {linear % gx, (linear / gx) % gy,
+                                    linear / (gx * gy)};
+      Executor &executor = executors[rank];
+      executor.joinCluster(&cluster, rank);
+      if (succeeded(executor.runProgram(pid, values)))
+        return success();
+      why = executor.error();
       return failure();
-    }
+    };
+    if (failed(cluster.run(program, error)))
+      return failure();
   }
   return success();
 }

@@ -15,6 +15,29 @@
 // to memory per merge its latency, not the merges, sets the time of short
 // decodes.
 //
+// cluster (an op with `cluster` C, under the persistent strategy): the peers
+// of a unit are the C CTAs of one thread-block cluster, and the partial
+// states go to its first CTA through that CTA's shared memory, ordered by
+// the cluster barrier, instead of through a global workspace and flags (a
+// device-scope fence, an atomic and a spin each): docs/gpu/2026-11-29-
+// fixup-cluster-probe-and-mta-one-product.md measured 1-1.7 us less per
+// decode. Cluster q of Q = G / C takes units q, q + Q, ...; CTA r computes
+// slice r of n = min(C, iters) equal slices of each (r >= n: none), so a
+// unit needs no co-resident grid, only its cluster, which the hardware
+// schedules at once. Per unit (A and B: barrier phases):
+//     state = body(slice r)
+//     wait A       (A_0: every CTA has started, so its shared memory can be
+//                   written; A_j: CTA 0 has read unit j-1's states)
+//     0 < r < n:   store state to slot r - 1 of CTA 0's buffer
+//     arrive B     (release: the stores)
+//     wait B       (CTA 0, and peers with a unit to come)
+//     r == 0:      fold slots 0 .. n - 2 into state; epilogue
+//     more units:  arrive A_{j+1}
+// after one relaxed arrival at A_0 at the start. A peer on its last unit
+// leaves after arriving at B (an exited CTA counts as arrived). The buffer
+// holds C - 1 states: the op layer picks C so that it fits beside the
+// body's pipeline.
+//
 // split-k (FlashDecoding): the kernel K plus a combine kernel K__combine,
 // launched in turn on the same grid G with the same arguments and
 // workspace (K's `tessel.then` links them). Each unit's iterations are cut
@@ -168,6 +191,13 @@ struct PartialStates {
       live.push_back(liveRows(b, loc, column, type));
   }
 
+  /// The same states in other workspaces (one per state value).
+  PartialStates in(ArrayRef<Value> others) const {
+    PartialStates moved(*this);
+    moved.workspaces.assign(others.begin(), others.end());
+    return moved;
+  }
+
   /// Stores `state` to slot `slot` (its live rows).
   void store(OpBuilder &b, Location loc, Value slot, ValueRange state) const {
     for (auto [value, ws, mask] : llvm::zip(state, workspaces, live)) {
@@ -310,7 +340,7 @@ static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
     return op.emitOpError()
            << "must be at the top level of the kernel, not nested in "
               "control flow";
-  if (func->hasAttr(TesselDialect::getWorkspaceAttrName()))
+  if (func->hasAttr(TesselDialect::getLaunchAttrName()))
     return op.emitOpError()
            << "is the second stream_k of kernel '" << func.getSymName()
            << "'; a kernel holds at most one";
@@ -444,6 +474,82 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   inlineRegion(b, op.getEpilogue(), epilogueArgs);
 }
 
+/// The cluster lowering (see the file comment).
+static void lowerCluster(StreamKOp op, func::FuncOp func) {
+  MLIRContext *ctx = op.getContext();
+  int64_t size = *op.getCluster();
+  func->setAttr(TesselDialect::getLaunchAttrName(),
+                StringAttr::get(ctx, "persistent"));
+  func->setAttr(TesselDialect::getWorkspaceAttrName(),
+                DenseI64ArrayAttr::get(ctx, {}));
+  func->setAttr(TesselDialect::getClusterAttrName(),
+                IntegerAttr::get(IntegerType::get(ctx, 64), size));
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Scalars s{b, loc};
+  Schedule sched(s, op);
+  // CTA 0's slots of the C - 1 peers' states, one buffer per state value.
+  SmallVector<Value> buffers;
+  for (Type t : op.getStateTypes()) {
+    auto ptr = PtrType::get(ctx, getElementTypeOrSelf(t), /*shared=*/true);
+    buffers.push_back(SharedBufferOp::create(
+        b, loc, ptr, b.getI64IntegerAttr((size - 1) * numElements(t))));
+  }
+  PartialStates partials(b, loc, op, buffers);
+  ClusterArriveOp::create(b, loc, /*relaxed=*/true);
+
+  Value one = s.i64(1), zero = s.i64(0), c = s.i64(size);
+  Value rank = arith::RemSIOp::create(b, loc, sched.p, c);
+  Value cluster = s.div(sched.p, c);
+  Value clusters = s.max(s.div(sched.g, c), one);
+  // Slice r of n = min(C, iters): [⌊r·iters/n⌋, ⌊(r+1)·iters/n⌋), empty
+  // from r = n on; cut to the body's iterations (none for iters < 1).
+  Value n = s.min(c, sched.iters);
+  auto cut = [&](Value r) {
+    Value whole = s.div(s.mul(s.min(r, n), sched.iters), n);
+    return s.narrow(s.min(whole, sched.bodyIters));
+  };
+  Value begin = cut(rank);
+  Value end = cut(s.add(rank, one));
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, zero);
+  Value isPeer = arith::AndIOp::create(b, loc, s.lt(zero, rank), s.lt(rank, n));
+
+  auto loop = scf::ForOp::create(b, loc, cluster, sched.units, clusters);
+  b.setInsertionPointToStart(loop.getBody());
+  Value unit = loop.getInductionVar();
+  Value unit32 = s.narrow(unit);
+  Value more = s.lt(s.add(unit, clusters), sched.units);
+  SmallVector<Value> state =
+      inlineRegion(b, op.getBody(), {unit32, begin, end});
+  ClusterWaitOp::create(b, loc);
+  auto storeIf = scf::IfOp::create(b, loc, isPeer, /*withElseRegion=*/false);
+  b.setInsertionPoint(storeIf.thenBlock()->getTerminator());
+  Value cta0 = s.narrow(zero);
+  SmallVector<Value> cta0Buffers;
+  for (Value buffer : buffers)
+    cta0Buffers.push_back(ClusterMapOp::create(b, loc, buffer, cta0));
+  partials.in(cta0Buffers).store(b, loc, s.sub(rank, one), state);
+  b.setInsertionPointAfter(storeIf);
+  ClusterArriveOp::create(b, loc, /*relaxed=*/false);
+  Value waits = arith::OrIOp::create(b, loc, isFirst, more);
+  auto waitIf = scf::IfOp::create(b, loc, waits, /*withElseRegion=*/false);
+  b.setInsertionPoint(waitIf.thenBlock()->getTerminator());
+  ClusterWaitOp::create(b, loc);
+  b.setInsertionPointAfter(waitIf);
+  auto foldIf = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/false);
+  b.setInsertionPoint(foldIf.thenBlock()->getTerminator());
+  SmallVector<Value> epilogueArgs = {unit32};
+  llvm::append_range(epilogueArgs,
+                     foldSlots(b, loc, op, partials, state, zero, s.sub(n, one),
+                               [](Value j) { return j; }));
+  inlineRegion(b, op.getEpilogue(), epilogueArgs);
+  b.setInsertionPointAfter(foldIf);
+  auto nextIf = scf::IfOp::create(b, loc, more, /*withElseRegion=*/false);
+  b.setInsertionPoint(nextIf.thenBlock()->getTerminator());
+  ClusterArriveOp::create(b, loc, /*relaxed=*/false);
+}
+
 /// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
 /// kernels compute it.
 static Value chunksPerUnit(Scalars &s, const Schedule &sched) {
@@ -571,6 +677,11 @@ struct LowerStreamKPass
       if (strategy == StreamKStrategy::SplitK) {
         if (failed(lowerSplitK(op, func)))
           return signalPassFailure();
+        continue;
+      }
+      if (op.getCluster()) {
+        lowerCluster(op, func);
+        op.erase();
         continue;
       }
       lowerPersistent(op, addWorkspace(op, func, /*withFlags=*/true));

@@ -348,8 +348,10 @@ class Kernel:
     """One compiled kernel, specialised with its constants.
 
     Attributes: name, params (runtime parameters, Param tuples), constants (constexpr values it
-    was compiled with), num_warps, persistent, ir (the lowered tessel IR text), cache_hit (True
-    when the IR came from the on-disk cache and the front end did not run), interpret.
+    was compiled with), num_warps, persistent, cluster (CTAs per thread-block cluster, 1: none),
+    resident_clusters (on a GPU, the clusters it holds at once; None: unknown or no clusters),
+    ir (the lowered tessel IR text), cache_hit (True when the IR came from the on-disk cache and
+    the front end did not run), interpret.
     """
 
     def __init__(self, program, name, ir, cache_hit):
@@ -360,6 +362,8 @@ class Kernel:
         self.constants = info["constants"]
         self.num_warps = info["num_warps"]
         self.persistent = info["persistent"]
+        self.cluster = info["cluster"]
+        self.resident_clusters = None
         self.ir = ir
         self.cache_hit = cache_hit
         self.interpret = True
@@ -383,10 +387,15 @@ class Kernel:
         self._run(self._persistent_grid(programs), args, kwargs)
 
     def _persistent_grid(self, programs):
-        programs = DEFAULT_PROGRAMS if programs is None else programs
+        if programs is None:            # whole clusters
+            programs = cdiv(DEFAULT_PROGRAMS, self.cluster) * self.cluster
         if isinstance(programs, bool) or not isinstance(programs, (int, np.integer)) \
                 or programs < 1:
             raise ValueError(f"kernel '{self.name}': programs must be a positive integer")
+        if programs % self.cluster:
+            raise ValueError(f"kernel '{self.name}' runs in thread-block clusters of "
+                             f"{self.cluster} programs: programs must be a multiple of "
+                             f"{self.cluster}, got {programs}")
         return int(programs)
 
     def _launch(self, grid, *args, **kwargs):
@@ -434,6 +443,8 @@ class GPUKernel(Kernel):
         self.constants = info.get("constants", {})
         self.num_warps = rt_kernel.num_warps
         self.persistent = rt_kernel.persistent
+        self.cluster = rt_kernel.cluster
+        self.resident_clusters = rt_kernel.resident_clusters
         self.bundle = bundle
         self.ir = None
         self.cache_hit = cache_hit

@@ -1213,6 +1213,86 @@ func.func @flag_wait_tile(%f: !tessel.tile<4x!tessel.ptr<i32>>) {
 
 // -----
 
+// expected-error @below {{'tessel.cluster' expects an i64 in [2, 16], got 17 : i64}}
+func.func @cluster_too_large() attributes {tessel.kernel, tessel.cluster = 17 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.cluster' is only valid on a kernel}}
+func.func @cluster_not_kernel() attributes {tessel.cluster = 2 : i64} {
+  return
+}
+
+// -----
+
+func.func @cluster_map_outside_cluster(%p: !tessel.ptr<f32, shared>, %r: i32) attributes {tessel.kernel} {
+  // expected-error @+1 {{'tessel.cluster_map' op must be inside a kernel with a 'tessel.cluster' attribute}}
+  %q = tessel.cluster_map %p, %r : !tessel.ptr<f32, shared>
+  return
+}
+
+// -----
+
+func.func @cluster_map_global(%p: !tessel.ptr<f32>, %r: i32) attributes {tessel.kernel, tessel.cluster = 2 : i64} {
+  // expected-error @+1 {{'tessel.cluster_map' op expects a pointer to shared memory, got '!tessel.ptr<f32>'}}
+  %q = tessel.cluster_map %p, %r : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @cluster_wait_outside_cluster() attributes {tessel.kernel} {
+  // expected-error @+1 {{'tessel.cluster_wait' op must be inside a kernel with a 'tessel.cluster' attribute}}
+  tessel.cluster_wait
+  return
+}
+
+// -----
+
+func.func @shared_buffer_global() {
+  // expected-error @+1 {{'tessel.shared_buffer' op expects a pointer to shared memory, got '!tessel.ptr<f32>'}}
+  %b = tessel.shared_buffer elements(4) : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @shared_buffer_empty() {
+  // expected-error @+1 {{'tessel.shared_buffer' op attribute 'elements' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %b = tessel.shared_buffer elements(0) : !tessel.ptr<f32, shared>
+  return
+}
+
+// -----
+
+func.func @atomic_add_shared(%p: !tessel.ptr<f32, shared>, %x: f32) {
+  // expected-error @+1 {{'tessel.atomic_add' op expects pointers to global memory}}
+  %old = tessel.atomic_add %p, %x : !tessel.ptr<f32, shared>
+  return
+}
+
+// -----
+
+func.func @stream_k_cluster_one(%units: i32, %iters: i32) {
+  // expected-error @+1 {{'tessel.stream_k' op attribute 'cluster' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2 whose maximum value is 16}}
+  tessel.stream_k units(%units) iters(%iters) cluster(1) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %f = arith.sitofp %begin : i32 to f32
+    tessel.yield %f : f32
+  } merge {
+  ^bb0(%a: f32, %b: f32):
+    tessel.yield %a : f32
+  } epilogue {
+  ^bb0(%unit: i32, %a: f32):
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
 // expected-error @below {{'tessel.launch' expects "persistent", got "grid"}}
 func.func @bad_launch() attributes {tessel.kernel, tessel.launch = "grid"} {
   return

@@ -226,6 +226,31 @@ func.func @flags(%f: !tessel.ptr<i32>) {
   return
 }
 
+// A thread-block cluster's kernel: a shared buffer, reached in another CTA,
+// and the cluster barrier (the cluster lowering of stream_k).
+// CHECK-LABEL: func.func @cluster
+// CHECK-SAME: tessel.cluster = 4 : i64
+// CHECK: %[[BUF:.*]] = tessel.shared_buffer elements(64) : <f32, shared>
+// CHECK: tessel.cluster_arrive {relaxed}
+// CHECK: tessel.cluster_wait
+// CHECK: %[[PEER:.*]] = tessel.cluster_map %[[BUF]], %{{.*}} : <f32, shared>
+// CHECK: tessel.store %[[PEER]], %{{.*}} : !tessel.ptr<f32, shared>
+// CHECK: tessel.cluster_arrive
+// CHECK: tessel.load %[[BUF]] : !tessel.ptr<f32, shared>
+// GENERIC: "tessel.cluster_map"(%{{.*}}, %{{.*}}) : (!tessel.ptr<f32, shared>, i32) -> !tessel.ptr<f32, shared>
+func.func @cluster(%rank: i32, %x: f32, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.cluster = 4 : i64} {
+  %buf = tessel.shared_buffer elements(64) : !tessel.ptr<f32, shared>
+  tessel.cluster_arrive {relaxed}
+  tessel.cluster_wait
+  %peer = tessel.cluster_map %buf, %rank : !tessel.ptr<f32, shared>
+  tessel.store %peer, %x : !tessel.ptr<f32, shared>
+  tessel.cluster_arrive
+  tessel.cluster_wait
+  %y = tessel.load %buf : !tessel.ptr<f32, shared>
+  tessel.store %out, %y : !tessel.ptr<f32>
+  return
+}
+
 // A kernel and its follow-up (the split-K lowering's split and combine).
 // CHECK-LABEL: func.func @split
 // CHECK-SAME: tessel.then = @split__combine

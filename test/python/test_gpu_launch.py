@@ -25,6 +25,8 @@ class FakeKernel:
                        for p in info["params"]]
         self.num_warps = info["num_warps"]
         self.persistent = info["launch"]["kind"] == "persistent"
+        self.cluster = info["launch"].get("cluster", 1)
+        self.resident_clusters = None
 
 
 class FakeModule:

@@ -1,13 +1,13 @@
 //===- SharedToLLVM.cpp - Shared-memory buffers and async copies ----------===//
 //
 // A memdesc lowers to the shared-memory address of its first element. The
-// kernel's local_alloc and mbarrier_alloc regions follow the scratch area its
-// ops share (which every op uses from byte 0), each placed first-fit among the
-// regions whose lifetimes overlap its own, so the buffers of consecutive loops
-// share memory. Async copies are cp.async of each thread's runs of the tile (16
-// bytes bypassing L1, 4 or 8 through it) into the swizzled rows of the
-// destination; masked-off runs are zero-filled (a source size of 0), and
-// only the owner of a run copies it.
+// kernel's local_alloc, mbarrier_alloc and shared_buffer regions follow the
+// scratch area its ops share (which every op uses from byte 0), each placed
+// first-fit among the regions whose lifetimes overlap its own, so the buffers
+// of consecutive loops share memory. Async copies are cp.async of each thread's
+// runs of the tile (16 bytes bypassing L1, 4 or 8 through it) into the swizzled
+// rows of the destination; masked-off runs are zero-filled (a source size of
+// 0), and only the owner of a run copies it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,7 +71,7 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     return std::nullopt;
   };
   kernel.getBody().walk([&](Operation *alloc) {
-    if (!isa<LocalAllocOp, MBarrierAllocOp>(alloc))
+    if (!isa<LocalAllocOp, MBarrierAllocOp, SharedBufferOp>(alloc))
       return;
     if (auto ws = alloc->getParentOfType<WarpSpecializeOp>();
         ws && ws.getProducer().isAncestor(alloc->getParentRegion())) {
@@ -84,8 +84,9 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
     Block *block = alloc->getBlock();
     int64_t begin = span[alloc].first, end = begin;
     // Barriers never share memory: an mbarrier may not be initialised
-    // again, nor its bytes used for anything else, while it is valid.
-    if (isa<MBarrierAllocOp>(alloc)) {
+    // again, nor its bytes used for anything else, while it is valid. Nor
+    // do shared buffers: other CTAs of the cluster write them whenever.
+    if (isa<MBarrierAllocOp, SharedBufferOp>(alloc)) {
       begin = 0;
       end = next;
     }
@@ -108,6 +109,10 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
             dyn_cast<MBarriersType>(alloc->getResult(0).getType())) {
       bytes = 8 * barriers.getCount();
       align = 8;
+    } else if (auto buffer = dyn_cast<SharedBufferOp>(alloc)) {
+      bytes = buffer.getElements() *
+              getSharedBytes(buffer.getType().getPointeeType());
+      align = 16;
     } else {
       bytes = getMemDescBytes(cast<MemDescType>(alloc->getResult(0).getType()));
     }
@@ -161,6 +166,58 @@ struct LocalAllocLowering : SharedRegionPattern<LocalAllocOp> {
     if (!region)
       return failure();
     rewriter.replaceOp(op, region);
+    return success();
+  }
+};
+
+/// The region's generic address (see the PtrType conversion).
+struct SharedBufferLowering : SharedRegionPattern<SharedBufferOp> {
+  using SharedRegionPattern::SharedRegionPattern;
+  LogicalResult
+  matchAndRewrite(SharedBufferOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value region = regionAddress(op, rewriter);
+    if (!region)
+      return failure();
+    rewriter.replaceOpWithNewOp<LLVM::AddrSpaceCastOp>(
+        op, LLVM::LLVMPointerType::get(getContext()), region);
+    return success();
+  }
+};
+
+struct ClusterMapLowering : OpConversionPattern<ClusterMapOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClusterMapOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::MapaOp>(
+        op, adaptor.getPtr().getType(), adaptor.getPtr(), adaptor.getRank());
+    return success();
+  }
+};
+
+/// Every thread takes part (.aligned: the CTA's threads reach it together).
+struct ClusterArriveLowering : OpConversionPattern<ClusterArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClusterArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    UnitAttr aligned = rewriter.getUnitAttr();
+    if (op.getRelaxed())
+      rewriter.replaceOpWithNewOp<NVVM::ClusterArriveRelaxedOp>(op, aligned);
+    else
+      rewriter.replaceOpWithNewOp<NVVM::ClusterArriveOp>(op, aligned);
+    return success();
+  }
+};
+
+struct ClusterWaitLowering : OpConversionPattern<ClusterWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClusterWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::ClusterWaitOp>(op,
+                                                     rewriter.getUnitAttr());
     return success();
   }
 };
@@ -381,9 +438,10 @@ struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
 void mlir::tessel::populateSharedPatterns(
     LLVMTypeConverter &converter, RewritePatternSet &patterns,
     const AccessWidths &widths, const DenseMap<Operation *, int64_t> &offsets) {
-  patterns.add<LocalAllocLowering>(converter, offsets);
+  patterns.add<LocalAllocLowering, SharedBufferLowering>(converter, offsets);
   patterns.add<AsyncCopyLowering>(converter, widths);
   patterns.add<MemDescIndexLowering, MemDescRowsLowering, MemDescTransLowering,
                LocalStoreLowering, LocalLoadLowering, AsyncCommitLowering,
-               AsyncWaitLowering>(converter, patterns.getContext());
+               AsyncWaitLowering, ClusterMapLowering, ClusterArriveLowering,
+               ClusterWaitLowering>(converter, patterns.getContext());
 }

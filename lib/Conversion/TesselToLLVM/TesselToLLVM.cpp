@@ -48,8 +48,12 @@ static unsigned getNumWarps(func::FuncOp func) {
 
 void mlir::tessel::addTesselTypeConversions(LLVMTypeConverter &converter) {
   MLIRContext *ctx = &converter.getContext();
-  converter.addConversion(
-      [ctx](PtrType) -> Type { return LLVM::LLVMPointerType::get(ctx, 1); });
+  // A pointer into a cluster's shared memory is generic: it may point into
+  // another CTA's (mapa), which only generic and shared::cluster addresses
+  // reach, and generic ones serve the CTA's own too.
+  converter.addConversion([ctx](PtrType type) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, type.getShared() ? 0 : 1);
+  });
   converter.addConversion([ctx](MemDescType) -> Type {
     return LLVM::LLVMPointerType::get(ctx, 3);
   });
@@ -118,6 +122,12 @@ struct KernelLowering : OpConversionPattern<func::FuncOp> {
     if (resizesRegisters(func))
       kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       rewriter.getI32IntegerAttr(1));
+    // .reqnctapercluster: the CTAs run in clusters of this many along x.
+    if (auto cluster = func->getAttrOfType<IntegerAttr>(
+            TesselDialect::getClusterAttrName()))
+      kernel->setAttr(
+          NVVM::NVVMDialect::getClusterDimAttrName(),
+          rewriter.getDenseI32ArrayAttr({int32_t(cluster.getInt()), 1, 1}));
     // A tensor map: 128 bytes by value, 64-byte aligned, read where it is
     // (__grid_constant__), as cp.async.bulk.tensor needs.
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
@@ -356,6 +366,13 @@ struct ConvertTesselToLLVMPass
     for (auto kernel : module.getOps<func::FuncOp>()) {
       if (failed(checkLayouts(kernel)))
         return signalPassFailure();
+      if (kernel->hasAttr(TesselDialect::getClusterAttrName()) &&
+          getTarget(module) == "sm_80") {
+        kernel.emitError() << "kernel '" << kernel.getSymName()
+                           << "' runs in thread-block clusters, which need "
+                              "sm_90 or later; the target is sm_80";
+        return signalPassFailure();
+      }
       workspaces[kernel.getSymName()] = getWorkspaceSlotBytes(kernel);
       needsShared |= getKernelSharedBytes(kernel) > 0;
     }

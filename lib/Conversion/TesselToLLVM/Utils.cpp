@@ -261,14 +261,22 @@ void mlir::tessel::emitAsyncProxyFence(OpBuilder &b, Location loc) {
                                  NVVM::SharedSpace::shared_cta));
 }
 
+/// The state space of accesses through `ptr`: ".global", or none for a
+/// generic pointer (into a cluster's shared memory).
+static StringRef stateSpace(Value ptr) {
+  return cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace() == 1
+             ? ".global"
+             : "";
+}
+
 Value mlir::tessel::loadMasked(OpBuilder &b, Location loc, Type type, Value ptr,
                                Value mask, Value other) {
   if (!mask)
     return LLVM::LoadOp::create(b, loc, type, ptr);
   PtxAccess access = ptxAccessOf(type);
   std::string text =
-      llvm::formatv("mov.{0} $0, $3;\n\t@$2 ld.global.{1} $0, [ $1 + 0 ];",
-                    access.regType, access.memType);
+      llvm::formatv("mov.{0} $0, $3;\n\t@$2 ld{2}.{1} $0, [ $1 + 0 ];",
+                    access.regType, access.memType, stateSpace(ptr));
   Value loaded = inlinePtx(
       b, loc, access.bits, {ptr, mask, toBits(b, loc, other, access.bits)},
       text,
@@ -284,8 +292,8 @@ void mlir::tessel::storeMasked(OpBuilder &b, Location loc, Value value,
     return;
   }
   PtxAccess access = ptxAccessOf(value.getType());
-  std::string text =
-      llvm::formatv("@$2 st.global.{0} [ $0 + 0 ], $1;", access.memType);
+  std::string text = llvm::formatv("@$2 st{1}.{0} [ $0 + 0 ], $1;",
+                                   access.memType, stateSpace(ptr));
   inlinePtx(b, loc, Type(), {ptr, toBits(b, loc, value, access.bits), mask},
             text, (llvm::Twine("l,") + access.constraint + ",b").str());
 }
@@ -309,8 +317,8 @@ Value mlir::tessel::loadWords(OpBuilder &b, Location loc, Value ptr,
     regs += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
     constraints += "=r,";
   }
-  text += llvm::formatv("@${0} ld.global.v{1}.b32 {{{2}}, [ ${3} + 0 ];",
-                        words + 1, words, regs, words)
+  text += llvm::formatv("@${0} ld{4}.v{1}.b32 {{{2}}, [ ${3} + 0 ];", words + 1,
+                        words, regs, words, stateSpace(ptr))
               .str();
   constraints += "l,b";
   SmallVector<Value> operands = {ptr, mask};
@@ -349,8 +357,8 @@ void mlir::tessel::storeWords(OpBuilder &b, Location loc, Value value,
     regs += llvm::formatv("{0}${1}", i ? ", " : "", i + 2).str();
     constraints += ",r";
   }
-  std::string text =
-      llvm::formatv("@$1 st.global.v{0}.b32 [ $0 + 0 ], {{{1}};", words, regs);
+  std::string text = llvm::formatv("@$1 st{2}.v{0}.b32 [ $0 + 0 ], {{{1}};",
+                                   words, regs, stateSpace(ptr));
   inlinePtx(b, loc, Type(), operands, text, constraints);
 }
 

@@ -117,22 +117,24 @@ Value emitIfElse(OpBuilder &b, Location loc, Value cond,
 Value inlinePtx(OpBuilder &b, Location loc, Type result, ValueRange operands,
                 StringRef text, StringRef constraints);
 
-/// A global load that only touches memory where `mask` holds and gives
-/// `other` elsewhere (a predicated PTX ld); a plain load if `mask` is null.
+/// The accesses below go through a global pointer (addrspace 1) or a
+/// generic one (a cluster's shared memory), as PTX ld/st of that space.
+/// A load that only touches memory where `mask` holds and gives `other`
+/// elsewhere (a predicated PTX ld); a plain load if `mask` is null.
 Value loadMasked(OpBuilder &b, Location loc, Type type, Value ptr, Value mask,
                  Value other);
-/// A global store where `mask` holds (a predicated PTX st; a plain store
+/// A store where `mask` holds (a predicated PTX st; a plain store
 /// if `mask` is null).
 void storeMasked(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value mask);
 
-/// A global load of `words` 32-bit words (an aligned 4, 8 or 16-byte
+/// A load of `words` 32-bit words (an aligned 4, 8 or 16-byte
 /// access, ld.global.v4.b32 at most) as vector<words x i32>; where `mask`
 /// is given and false, memory is not touched and `other` (of the same type)
 /// is the result.
 Value loadWords(OpBuilder &b, Location loc, Value ptr, unsigned words,
                 Value mask, Value other);
-/// A global store of a vector<words x i32>, where `mask` holds (if given).
+/// A store of a vector<words x i32>, where `mask` holds (if given).
 void storeWords(OpBuilder &b, Location loc, Value value, Value ptr, Value mask);
 
 /// Element `index` (i32) of an array of `type` that starts `byteOffset`

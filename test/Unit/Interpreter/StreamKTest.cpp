@@ -322,6 +322,123 @@ TEST(StreamK, LoweredKernelWithIdleProgramsBetweenPeers) {
   expectLoweredSums(SumsCase{2, 3, {10, 1, 1}});
 }
 
+// The cluster lowering: cluster q of the grid's G / C takes units q, q + G/C,
+// ...; its CTA r the r-th of min(C, iters) equal slices of each, handed to
+// CTA 0 through its shared memory. Every unit is summed exactly once, from
+// adjacent slices merged in order, and each program does its slices' work:
+// one unit per cluster, several, idle clusters, idle CTAs (iters < C), and
+// C not a power of two.
+struct ClusterCase {
+  int64_t units, iters, programs, size;
+};
+
+TEST(StreamK, ClusterLoweringSumsEveryUnitOnce) {
+  for (ClusterCase p : {ClusterCase{3, 5, 6, 2}, ClusterCase{5, 4, 4, 4},
+                        ClusterCase{3, 7, 9, 3}, ClusterCase{7, 1, 4, 2},
+                        ClusterCase{2, 3, 16, 4}, ClusterCase{1, 10, 12, 3},
+                        ClusterCase{4, 0, 8, 2}}) {
+    SCOPED_TRACE(std::to_string(p.units) + " units of " +
+                 std::to_string(p.iters) + " on " + std::to_string(p.programs) +
+                 " programs in clusters of " + std::to_string(p.size));
+    std::string source = kSums;
+    std::string head = "iters(%iters) body";
+    source.replace(source.find(head), head.size(),
+                   "iters(%iters) cluster(" + std::to_string(p.size) +
+                       ") body");
+    TestModule t(source);
+    ASSERT_EQ(t.parseErrors(), "");
+    ASSERT_EQ(t.lower(/*streamK=*/true), "");
+    int64_t total = p.units * p.iters;
+    std::vector<double> x(total);
+    for (int64_t k = 0; k < total; ++k)
+      x[k] = static_cast<double>((k * 7) % 11);
+    int bx = t.buffer(DType::F32, x), out = t.buffer(DType::F32, p.units);
+    int check = t.buffer(DType::I32, p.units);
+    int work = t.buffer(DType::I32, p.programs);
+    ASSERT_EQ(t.run("sums",
+                    {buf(bx), buf(out), buf(check), buf(work), i(p.units),
+                     i(p.iters)},
+                    {p.programs, 1, 1}),
+              "");
+    std::vector<double> sums = t.memory.read(out);
+    std::vector<int64_t> checks = t.memory.readInts(check);
+    std::vector<int64_t> done = t.memory.readInts(work);
+    int64_t clusters = p.programs / p.size;
+    int64_t n = std::min(p.size, std::max<int64_t>(p.iters, 1));
+    auto cut = [&](int64_t r) {
+      return std::min(std::min(r, n) * std::max<int64_t>(p.iters, 1) / n,
+                      p.iters);
+    };
+    for (int64_t u = 0; u < p.units; ++u) {
+      double ref = 0;
+      for (int64_t k = 0; k < p.iters; ++k)
+        ref += x[u * p.iters + k];
+      EXPECT_EQ(sums[u], ref) << "unit " << u;
+      EXPECT_EQ(checks[u], 1) << "unit " << u;
+    }
+    for (int64_t q = 0; q < p.programs; ++q) {
+      int64_t mine = (p.units - q / p.size + clusters - 1) / clusters;
+      int64_t r = q % p.size;
+      EXPECT_EQ(done[q], std::max<int64_t>(mine, 0) * (cut(r + 1) - cut(r)))
+          << "program " << q;
+    }
+  }
+}
+
+// The cluster barrier's rules, in a cluster of two: an arrival must be
+// followed by a wait before the next, a wait must follow an arrival; an
+// error in one CTA stops its cluster (no hang) and is the one reported.
+TEST(StreamK, ClusterBarrierMisuseIsReported) {
+  auto kernel =
+      [](const std::string &rank0, const std::string &rank1) {
+        return R"(
+func.func @k(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.cluster = 2 : i64} {
+  %p = tessel.program_id 0 : i32
+  %c0 = arith.constant 0 : i32
+  %first = arith.cmpi eq, %p, %c0 : i32
+  scf.if %first {
+)" + rank0 + R"(
+  } else {
+)" + rank1 + R"(
+  }
+  return
+}
+)";
+      };
+  const std::string arrive = "    tessel.cluster_arrive loc(\"k.tsl\":3:5)\n";
+  const std::string wait = "    tessel.cluster_wait loc(\"k.tsl\":4:5)\n";
+  const std::string outOfBounds =
+      "    %i = arith.constant 8 : i32\n"
+      "    %q = tessel.addptr %x, %i : !tessel.ptr<f32>, i32\n"
+      "    %v = tessel.load %q : !tessel.ptr<f32> loc(\"k.tsl\":5:5)\n";
+  struct Case {
+    std::string rank0, rank1, error;
+  } cases[] = {
+      {arrive + arrive, arrive + wait,
+       "cluster_arrive twice without a cluster_wait between them at "
+       "k.tsl:3:5 (program (0, 0, 0) of kernel 'k')"},
+      {wait, arrive + wait,
+       "cluster_wait without a cluster_arrive before it at k.tsl:4:5 "
+       "(program (0, 0, 0) of kernel 'k')"},
+      {arrive + wait, arrive + outOfBounds,
+       "out-of-bounds load of buffer #0 at element 8 (size 4) at k.tsl:5:5 "
+       "(program (1, 0, 0) of kernel 'k')"},
+      // CTA 0 waits for CTA 1, which runs after it and arrives, twice.
+      {arrive + wait + arrive + wait, arrive + wait + arrive + wait, ""},
+  };
+  for (const Case &c : cases) {
+    TestModule t(kernel(c.rank0, c.rank1));
+    ASSERT_EQ(t.parseErrors(), "");
+    int x = t.buffer(DType::F32, 4);
+    EXPECT_EQ(t.run("k", {buf(x)}, {2, 1, 1}), c.error);
+  }
+  TestModule t(kernel(arrive + wait, arrive + wait));
+  int x = t.buffer(DType::F32, 4);
+  EXPECT_EQ(t.run("k", {buf(x)}, {3, 1, 1}),
+            "grid of kernel 'k' has 3 programs along x, not a multiple of its "
+            "cluster of 2");
+}
+
 TEST(StreamK, LoweredLeanAttentionComputesTheSameBits) {
   std::vector<double> s, v;
   leanData(s, v);
