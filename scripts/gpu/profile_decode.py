@@ -2,16 +2,19 @@
 """Where decode's time goes, on a machine with an NVIDIA GPU (the runtime-only package built, the
 ops' kernels precompiled; see scripts/gpu/profile.sh).
 
-For each shape: tessel.lean_attention with both strategies and SDPA's cuDNN and flash backends,
+For each shape: tessel.lean_attention with both strategies (and stream-k-flags: stream-K with the
+partial states handed over through global memory even where the op would take a thread-block
+cluster) and SDPA's cuDNN and flash backends,
 each checked against a float32 reference, then per call the CUDA-event time (L2 flushed before
 each call), the replay time of a CUDA graph holding one call (back to back, L2 warm), the summed
 GPU time of the kernels and memsets the call launches and their names (torch's profiler). Under
 `ncu` (--reps 1) the same script gives their hardware counters. --tiles times Tessel's decode
 with other key blocks, warps and pipeline depths than tessel.ops.lean_tiles picks
-(BLOCK_NxNUM_WARPSxNUM_STAGES each; the query tile stays the op's).
+(BLOCK_NxNUM_WARPSxNUM_STAGES each, without clusters; the query tile stays the op's), and
+--clusters with thread-block clusters of other sizes and key blocks (CLUSTERxBLOCK_N each).
 
-    profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,split-k,cudnn,flash] [--reps 20]
-                      [--tiles 128x4x2,64x4x3]
+    profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,stream-k-flags,split-k,cudnn]
+                      [--reps 20] [--tiles 128x4x2,64x4x3] [--clusters 16x64,8x128]
 """
 import argparse
 import importlib
@@ -25,6 +28,7 @@ import tessel
 
 lean = importlib.import_module("tessel.ops.lean")
 PICK_TILES = lean.lean_tiles            # the op's own choice of tiles
+PICK_CLUSTER = lean.lean_cluster        # and of thread-block clusters
 
 SHAPES = "1x32x32x4096,1x64x8x4096,1x8x8x16384,1x32x32x131072"
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
@@ -44,13 +48,23 @@ def impl(name, q, k, v):
             print(f"{name}: K/V expanded to {q.shape[1]} heads", flush=True)
             ke, ve = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
             return lambda: sdpa(ke, ve)
-    return lambda: tessel.lean_attention(q, k, v, strategy=name)
+    strategy = "stream-k" if name == "stream-k-flags" else name
+    return lambda: tessel.lean_attention(q, k, v, strategy=strategy)
 
 
-def use_tiles(tiles):
+def use_tiles(tiles, cluster="auto"):
     """Has lean_attention run with key blocks, warps and stages `tiles` ("BNxWxS"), or with its
-    own choice for None; the plans made with other tiles are dropped."""
+    own choice for None, and with thread-block clusters where it would take them ("auto"), never
+    ("off") or of C CTAs and key blocks of BN rows ("CxBN"); the plans made otherwise are
+    dropped."""
     lean.lean_tiles = PICK_TILES
+    if cluster == "auto" and tiles is None:
+        lean.lean_cluster = PICK_CLUSTER
+    elif cluster in ("auto", "off"):
+        lean.lean_cluster = lambda *args: None
+    else:
+        size, block_n = map(int, cluster.split("x"))
+        lean.lean_cluster = lambda *args: (size, block_n)
     if tiles is not None:
         bn, warps, stages = map(int, tiles.split("x"))
         lean.lean_tiles = lambda block_m, gpu: dict(BLOCK_M=block_m, BLOCK_N=bn,
@@ -85,10 +99,14 @@ def main():
     p.add_argument("--impls", default="stream-k,split-k,cudnn,flash")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--tiles", default=None, help="BLOCK_NxNUM_WARPSxNUM_STAGES, comma-separated")
+    p.add_argument("--clusters", default=None,
+                   help="stream-k in clusters of CLUSTERxBLOCK_N, comma-separated")
     a = p.parse_args()
     tiles = a.tiles.split(",") if a.tiles else [None]
-    variants = [(name, t) for name in a.impls.split(",")
+    variants = [(name, t, "off" if name == "stream-k-flags" else "auto")
+                for name in a.impls.split(",")
                 for t in ([None] if name in BACKENDS else tiles)]
+    variants += [("stream-k", None, c) for c in (a.clusters.split(",") if a.clusters else [])]
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     for shape in a.shapes.split(","):
         B, H, HKV, Nk, Nq = (list(map(int, shape.split("x"))) + [1])[:5]
@@ -99,8 +117,8 @@ def main():
         G = H // HKV
         ref = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(G, 1),
                                              v.float().repeat_interleave(G, 1))
-        for name, tiles in variants:
-            use_tiles(tiles)
+        for name, tiles, cluster in variants:
+            use_tiles(tiles, cluster)
             fn = impl(name, q, k, v)
             err = (fn().float() - ref).abs().max().item() / ref.abs().max().item()
             torch.cuda.synchronize()
@@ -126,7 +144,8 @@ def main():
                     events.setdefault(e.name, []).append(e.device_time)
             parts = ", ".join(f"{n[:48]} x{len(t) / a.reps:g} {statistics.median(t):.1f} us"
                               for n, t in events.items())
-            label = name + (f" {tiles}" if tiles else "")
+            label = name + (f" {tiles}" if tiles else "") + \
+                (f" c{cluster}" if cluster not in ("auto", "off") else "")
             print(f"B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} {label:16s} err {err:.1e} | event "
                   f"{statistics.median(times):6.1f} us | graph {graph_us(fn, a.reps):6.1f} us | "
                   f"{parts}", flush=True)

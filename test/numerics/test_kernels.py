@@ -276,14 +276,16 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 }
 
 
-def _run_lean(name, dt, G=None, stream_k=None):
+def _run_lean(name, dt, G=None, stream_k=None, cluster=None):
     B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
     assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
     scale = kl.f32(1.0 / np.sqrt(D))
     rng = _seed("lean", name, dt)
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
         kl.randn(rng, (B, HKV, Nk, D), dt)
-    out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G or case_G, "lowered", dt, stream_k=stream_k)
+    out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G or case_G, "lowered", dt,
+                            stream_k=stream_k,
+                            extra_defines=cluster and {"CLUSTER": cluster})
     _unwritten("lean_attention", out["o"], out["lse"])
     if Nk == 0:
         kl.compare("O == 0", out["o"], np.zeros_like(out["o"]), (0.0, 0.0))
@@ -324,6 +326,21 @@ def test_lean_attention_split_k(name, dt, grid):
             f"causal={causal} blocks {BM}x{BN}, {B * HKV} units, {G} programs, {S} chunks of "
             f"{iters} iterations per unit")
     _run_lean(name, dt, G, "split-k")
+
+
+@pytest.mark.parametrize("grid", ("one", "several"))
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_attention_cluster(name, grid):
+    """Stream-K in thread-block clusters (CLUSTER): 'one': clusters of 3, one per unit; 'several':
+    clusters of 2, fewer than the units (each takes several in turn), or one more (an idle
+    cluster) with a single unit."""
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, _, s = LEAN_CASES[name]
+    units = B * HKV
+    size = 3 if grid == "one" else 2
+    clusters = units if grid == "one" else max(units - 1, 1) if units > 1 else 2
+    _header(f"lean_attention in clusters {name}: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} "
+            f"causal={causal} blocks {BM}x{BN}, {units} units, {clusters} clusters of {size}")
+    _run_lean(name, DTYPES[0], clusters * size, cluster=size)
 
 
 # ---------------------------------------------------------------------------------------------

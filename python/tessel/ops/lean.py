@@ -1,5 +1,6 @@
 """tessel.lean_attention: LeanAttention decode (kernels/lean_attention.tsl), stream-K or split-K."""
 
+from .. import gpu
 from ..compiler import cdiv
 from . import plans
 from .paged import paged_attention
@@ -28,6 +29,68 @@ def lean_tiles(block_m, gpu):
         return dict(BLOCK_M=block_m, BLOCK_N=BLOCKS["interpreter"]["lean_attention"][1])
     return dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
                 NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
+
+
+# lean_attention's thread-block clusters: their sizes (powers of two, the widest 16: a
+# non-portable size that Hopper grants), the shared memory a CTA may take on sm_90 (227 KB) less
+# room for the kernel's scratch area, and the most key blocks a CTA of a cluster may take: a
+# cluster per unit keeps fewer SMs busy than the persistent grid, which pays only while the
+# decode is short enough to be bound by latency rather than bandwidth (H200, B1 H8, clusters of
+# 8 against the persistent grid: 1 or 4 blocks per CTA, 1.1 and 1.6 us faster; 16, 3.5 us
+# slower; docs/gpu/2026-11-29-decode-clusters.md).
+LEAN_CLUSTERS = (16, 8, 4, 2)
+LEAN_CLUSTER_SHARED_BYTES = 220 * 1024
+LEAN_CLUSTER_BLOCKS = 4
+# Query tiles of more rows leave too little shared memory beside their scratch areas (one-row
+# decodes up to GQA 32:1 take clusters).
+LEAN_CLUSTER_MAX_ROWS = 32
+
+
+def lean_cluster_block_n(size, block_m, D):
+    """The key block of a cluster of `size` CTAs (128 rows, else 64): CTA 0 receives size - 1
+    partial states (block_m x (D + 2) floats each) beside the two-stage K/V pipeline. None if
+    neither fits."""
+    received = (size - 1) * block_m * (D + 2) * 4
+    return next((bn for bn in (128, 64)
+                 if received + 2 * 2 * bn * D * 2 <= LEAN_CLUSTER_SHARED_BYTES), None)
+
+
+def lean_clusters(units, Nk, D, block_m, sms, target):
+    """The (CLUSTER, BLOCK_N) worth a try for lean_attention's stream-K on `sms` SMs, best first.
+    With thread-block clusters (sm_90 and later) a unit's key blocks are split over the C CTAs of
+    one cluster, which hand their partial states to the first through its shared memory instead
+    of through global memory and arrival flags. That pays for short decodes (each CTA of a
+    cluster at most LEAN_CLUSTER_BLOCKS key blocks, none idle) of few units (a cluster per unit
+    on the SMs at once), when CTA 0's received states fit beside the K/V pipeline; whether the
+    GPU holds a cluster per unit at once (clusters share a GPC's SMs) only the compiled kernel
+    tells (lean_cluster)."""
+    if target == "sm_80" or units < 1 or block_m > LEAN_CLUSTER_MAX_ROWS:
+        return []
+    fits = []
+    for size in LEAN_CLUSTERS:
+        block_n = lean_cluster_block_n(size, block_m, D)
+        if block_n is None or units * size > sms:
+            continue
+        iters = max(cdiv(Nk, block_n), 1)
+        if size <= iters <= size * LEAN_CLUSTER_BLOCKS:
+            fits.append((size, block_n))
+    return fits
+
+
+def lean_cluster(be, units, Nk, D, block_m, constants):
+    """lean_cluster's choice on back end `be` for lean_attention with `constants` (its tiles
+    without a cluster): the first of lean_clusters whose kernel the GPU holds a cluster per unit
+    of at once (a later one would wait for a free GPC), or None."""
+    if not be.gpu:
+        return None
+    kernel = be.kernel("lean_attention.tsl", "lean_attention")
+    for size, block_n in lean_clusters(units, Nk, D, block_m, be.multiprocessor_count(),
+                                       gpu.target()):
+        resident = kernel.specialize(**dict(constants, CLUSTER=size,
+                                            BLOCK_N=block_n)).resident_clusters
+        if resident is None or resident >= units:
+            return size, block_n
+    return None
 
 
 def lean_block_m(rows):
@@ -112,6 +175,11 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
+    if stream_k == "persistent":
+        cluster = lean_cluster(be, B * HKV, Nk, D, tiles["BLOCK_M"],
+                               dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype))
+        if cluster:
+            tiles.update(CLUSTER=cluster[0], BLOCK_N=cluster[1])
     bn = tiles["BLOCK_N"]
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())
