@@ -440,7 +440,10 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     for one query), whose merged values the epilogue must not use. The
     lowering then moves only the live rows of partial states through memory.
     Every state value must then have rows: a tile of rank 1 or more, or an
-    online state, all of the same number of rows.
+    online state, all of the same number of rows. `max_rows` (with `rows`,
+    below the state's rows) promises that `rows` never exceeds it: partial
+    states then take only that many rows of memory (a decode's one live row
+    of 16, say); rows past it are not moved.
 
     With `cluster` C (2 to 16), the peers of a unit are the C CTAs of one
     thread-block cluster: each cluster takes whole units in turn, CTA r of it
@@ -456,12 +459,14 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
   }];
   let arguments = (ins I32:$units, I32:$iters, Optional<I32>:$rows,
                        OptionalAttr<ConfinedAttr<I64Attr,
-                           [IntMinValue<2>, IntMaxValue<16>]>>:$cluster);
+                           [IntMinValue<2>, IntMaxValue<16>]>>:$cluster,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                           [IntPositive]>>:$max_rows);
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$merge,
                         SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     `units` `(` $units `)` `iters` `(` $iters `)` (`rows` `(` $rows^ `)`)?
-    (`cluster` `(` $cluster^ `)`)?
+    (`max_rows` `(` $max_rows^ `)`)? (`cluster` `(` $cluster^ `)`)?
     attr-dict-with-keyword
     `body` $body `merge` $merge `epilogue` $epilogue
   }];
@@ -473,6 +478,9 @@ def Tessel_StreamKOp : Tessel_Op<"stream_k", [
     /// one without rows (a tile's first dimension, an online state's rows)
     /// or with other rows than the first's; null if there is none.
     static ::mlir::Type findStateWithoutRows(::mlir::TypeRange state);
+    /// The rows of a state value (a tile's first dimension, an online
+    /// state's rows); 0 for one without rows.
+    static int64_t getStateRows(::mlir::Type state);
   }];
 }
 

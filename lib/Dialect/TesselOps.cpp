@@ -863,6 +863,10 @@ static std::optional<int64_t> stateRows(Type type) {
   return std::nullopt;
 }
 
+int64_t StreamKOp::getStateRows(Type state) {
+  return stateRows(state).value_or(0);
+}
+
 Type StreamKOp::findStateWithoutRows(TypeRange state) {
   std::optional<int64_t> first = stateRows(state.front());
   for (Type t : state)
@@ -894,6 +898,14 @@ LogicalResult StreamKOp::verifyRegions() {
                               "the same number of rows (a tile's first "
                               "dimension), got "
                            << t;
+  if (std::optional<uint64_t> bound = getMaxRows()) {
+    if (!getRows())
+      return emitOpError() << "with max_rows expects rows";
+    if (int64_t(*bound) >= *stateRows(state.front()))
+      return emitOpError() << "expects max_rows below the state's "
+                           << *stateRows(state.front()) << " rows, got "
+                           << *bound;
+  }
   return checkYield(*this, getEpilogue(), "epilogue", {});
 }
 

@@ -865,9 +865,10 @@ static TValue rebuildState(const TValue &like, Block::BlockArgListType &args,
 TValue Generator::genStreamK(const ast::Call &call) {
   std::string name = "stream_k";
   CallCtx c{*this, call, name, call.getLoc()};
-  auto args = matchArgs(
-      *this, call, name,
-      {"units", "iters", "body", "merge", "epilogue", "rows", "cluster"}, 5);
+  auto args = matchArgs(*this, call, name,
+                        {"units", "iters", "body", "merge", "epilogue", "rows",
+                         "cluster", "max_rows"},
+                        5);
   if (!args)
     return TValue::invalid();
   // cluster: the CTAs that share each unit (1: the persistent grid's).
@@ -881,6 +882,18 @@ TValue Generator::genStreamK(const ast::Call &call) {
                        "cluster), got " +
                            std::to_string(*size));
     cluster = *size;
+  }
+  // max_rows: a bound on rows, so that partial states take less memory.
+  std::optional<int64_t> maxRows;
+  if (const ast::Expr *e = (*args)[7]) {
+    maxRows = genConstInt(*e, "max_rows");
+    if (!maxRows)
+      return TValue::invalid();
+    if (*maxRows < 1)
+      return c.fail(e, "max_rows must be positive, got " +
+                           std::to_string(*maxRows));
+    if (!(*args)[5])
+      return c.fail(e, "max_rows bounds rows, which is not given");
   }
   Type i32 = builder.getI32Type();
   Value units = c.value((*args)[0], c.arg((*args)[0]), i32);
@@ -934,7 +947,8 @@ TValue Generator::genStreamK(const ast::Call &call) {
   Location at = loc(call.getLoc());
   auto op = tsl::StreamKOp::create(
       builder, at, units, iters, rows,
-      cluster > 1 ? builder.getI64IntegerAttr(cluster) : IntegerAttr());
+      cluster > 1 ? builder.getI64IntegerAttr(cluster) : IntegerAttr(),
+      IntegerAttr());
   OpBuilder::InsertionGuard guard(builder);
 
   // body(unit, begin, end) -> state
@@ -960,6 +974,9 @@ TValue Generator::genStreamK(const ast::Call &call) {
                     "rows needs every value of the partial state to have the "
                     "same number of rows (tiles, online states), got " +
                         describe(t));
+  // A bound of the state's rows or more bounds nothing.
+  if (maxRows && *maxRows < tsl::StreamKOp::getStateRows(types.front()))
+    op.setMaxRowsAttr(builder.getI64IntegerAttr(*maxRows));
   SmallVector<Location> locs(types.size(), at);
 
   // merge(a, b) -> state

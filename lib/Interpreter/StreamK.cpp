@@ -17,7 +17,8 @@
 // the host) must produce, up to the rounding of merges.
 // With `rows`, the float rows of each partial state from `rows` on are NaN:
 // the lowering does not keep them, so an epilogue that uses them is wrong,
-// and its outputs show it here.
+// and its outputs show it here. Rows beyond `max_rows` are an error: the
+// lowering has no room for them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,6 +145,10 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
   std::optional<int64_t> live;
   if (Value rows = streamK.getRows()) // below 0: none live, as in the lowering
     live = std::max<int64_t>(get(rows).ints[0], 0);
+  if (std::optional<uint64_t> bound = streamK.getMaxRows();
+      bound && live && *live > int64_t(*bound))
+    return fail(op, "stream_k's rows (" + Twine(*live) +
+                        ") exceed its max_rows (" + Twine(*bound) + ")");
   // Fewer than one iteration per unit counts as one empty slot, so every
   // unit still gets body(unit, 0, 0) and its epilogue (as in the lowering).
   int64_t bodyIters = std::max<int64_t>(iters, 0);

@@ -135,13 +135,25 @@ static int64_t numElements(Type type) {
   return 1;
 }
 
-/// Pointers to slot `slot` (of `size` elements) of a workspace, shaped like
-/// `type`.
+/// Elements of a slot of a partial state value of type `type`: the whole
+/// value, or with max_rows its first max_rows rows (the verifier gives every
+/// state value rows then).
+static int64_t slotElements(StreamKOp op, Type type) {
+  int64_t elements = numElements(type);
+  std::optional<uint64_t> bound = op.getMaxRows();
+  auto tile = dyn_cast<TileType>(type);
+  if (!bound || !tile)
+    return elements;
+  return elements / tile.getDimSize(0) * int64_t(*bound);
+}
+
+/// Pointers to slot `slot` (of `slotSize` elements) of a workspace, shaped
+/// like `type` (row-major: a slot of fewer elements holds its first rows).
 static Value slotPointers(OpBuilder &b, Location loc, Value base, Value slot,
-                          Type type) {
+                          int64_t slotSize, Type type) {
   Scalars s{b, loc};
   int64_t size = numElements(type);
-  Value start = s.mul(slot, s.i64(size));
+  Value start = s.mul(slot, s.i64(slotSize));
   Value ptr = AddPtrOp::create(b, loc, base.getType(), base, start);
   auto tile = dyn_cast<TileType>(type);
   if (!tile)
@@ -181,14 +193,17 @@ static int64_t foldDepth(StreamKOp op) {
 /// of it). The masks are made once, where the op was.
 struct PartialStates {
   SmallVector<Type> types;
+  SmallVector<int64_t> slotSizes;
   SmallVector<Value> workspaces, live;
 
   PartialStates(OpBuilder &b, Location loc, StreamKOp op,
                 ArrayRef<Value> workspaces)
       : types(op.getStateTypes()), workspaces(workspaces) {
-    Value column = liveColumn(b, loc, op.getRows());
-    for (Type type : types)
+    Value column = liveColumn(b, loc, op);
+    for (Type type : types) {
+      slotSizes.push_back(slotElements(op, type));
       live.push_back(liveRows(b, loc, column, type));
+    }
   }
 
   /// The same states in other workspaces (one per state value).
@@ -200,8 +215,9 @@ struct PartialStates {
 
   /// Stores `state` to slot `slot` (its live rows).
   void store(OpBuilder &b, Location loc, Value slot, ValueRange state) const {
-    for (auto [value, ws, mask] : llvm::zip(state, workspaces, live)) {
-      Value ptrs = slotPointers(b, loc, ws, slot, value.getType());
+    for (auto [value, ws, size, mask] :
+         llvm::zip(state, workspaces, slotSizes, live)) {
+      Value ptrs = slotPointers(b, loc, ws, slot, size, value.getType());
       StoreOp::create(b, loc, ptrs, value, mask);
     }
   }
@@ -211,7 +227,8 @@ struct PartialStates {
   SmallVector<Value> load(OpBuilder &b, Location loc, Value slot,
                           Value valid) const {
     SmallVector<Value> part;
-    for (auto [type, ws, rows] : llvm::zip(types, workspaces, live)) {
+    for (auto [type, ws, size, rows] :
+         llvm::zip(types, workspaces, slotSizes, live)) {
       Value mask = valid;
       if (auto tile = dyn_cast<TileType>(type)) {
         mask =
@@ -219,7 +236,7 @@ struct PartialStates {
         if (rows)
           mask = BinaryOp::create(b, loc, BinaryKind::and_, mask, rows);
       }
-      Value ptrs = slotPointers(b, loc, ws, slot, type);
+      Value ptrs = slotPointers(b, loc, ws, slot, size, type);
       part.push_back(LoadOp::create(b, loc, type, ptrs, mask, Value()));
     }
     return part;
@@ -229,10 +246,17 @@ private:
   /// Which of the state's rows are live, as a column; null without `rows`.
   /// (With rows, the verifier makes every state value a tile or an online
   /// state of the same rows, and checkStreamK has seen the online states
-  /// expanded to tiles.)
-  Value liveColumn(OpBuilder &b, Location loc, Value rows) const {
+  /// expanded to tiles.) Rows past max_rows, which `rows` promised not to
+  /// reach, have no room in a slot: they are not moved.
+  Value liveColumn(OpBuilder &b, Location loc, StreamKOp op) const {
+    Value rows = op.getRows();
     if (!rows)
       return Value();
+    if (std::optional<uint64_t> bound = op.getMaxRows()) {
+      Value most = arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(int32_t(*bound)));
+      rows = arith::MinSIOp::create(b, loc, rows, most);
+    }
     int64_t n = cast<TileType>(types.front()).getDimSize(0);
     auto column = TileType::get({n}, b.getI32Type());
     Value index = ArangeOp::create(b, loc, column, b.getI32IntegerAttr(0),
@@ -368,7 +392,7 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
     perProgram.push_back(elements);
   };
   for (Type t : op.getStateTypes())
-    append(getElementTypeOrSelf(t), numElements(t));
+    append(getElementTypeOrSelf(t), slotElements(op, t));
   if (withFlags)
     append(IntegerType::get(ctx, 32), 1);
   func->setAttr(TesselDialect::getLaunchAttrName(),
@@ -493,7 +517,7 @@ static void lowerCluster(StreamKOp op, func::FuncOp func) {
   for (Type t : op.getStateTypes()) {
     auto ptr = PtrType::get(ctx, getElementTypeOrSelf(t), /*shared=*/true);
     buffers.push_back(SharedBufferOp::create(
-        b, loc, ptr, b.getI64IntegerAttr((size - 1) * numElements(t))));
+        b, loc, ptr, b.getI64IntegerAttr((size - 1) * slotElements(op, t))));
   }
   PartialStates partials(b, loc, op, buffers);
   ClusterArriveOp::create(b, loc, /*relaxed=*/true);
@@ -513,7 +537,11 @@ static void lowerCluster(StreamKOp op, func::FuncOp func) {
   Value end = cut(s.add(rank, one));
   Value isFirst =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, zero);
-  Value isPeer = arith::AndIOp::create(b, loc, s.lt(zero, rank), s.lt(rank, n));
+  // One statement per op: the IR's order must not be the compiler's choice
+  // of argument order.
+  Value inSlices = s.lt(rank, n);
+  Value notFirst = s.lt(zero, rank);
+  Value isPeer = arith::AndIOp::create(b, loc, notFirst, inSlices);
 
   auto loop = scf::ForOp::create(b, loc, cluster, sched.units, clusters);
   b.setInsertionPointToStart(loop.getBody());

@@ -64,7 +64,8 @@ def use_tiles(tiles, cluster="auto"):
         lean.lean_cluster = lambda *args: None
     else:
         size, block_n = map(int, cluster.split("x"))
-        lean.lean_cluster = lambda *args: (size, block_n)
+        lean.lean_cluster = lambda be, units, Nk, D, rows, constants: dict(
+            CLUSTER=size, BLOCK_N=block_n, LIVE_ROWS=lean.lean_live_rows(rows))
     if tiles is not None:
         bn, warps, stages = map(int, tiles.split("x"))
         lean.lean_tiles = lambda block_m, gpu: dict(BLOCK_M=block_m, BLOCK_N=bn,

@@ -1275,6 +1275,44 @@ func.func @atomic_add_shared(%p: !tessel.ptr<f32, shared>, %x: f32) {
 
 // -----
 
+func.func @stream_k_max_rows_without_rows(%units: i32, %iters: i32) {
+  // expected-error @+1 {{'tessel.stream_k' op with max_rows expects rows}}
+  tessel.stream_k units(%units) iters(%iters) max_rows(2) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %f = arith.sitofp %begin : i32 to f32
+    %t = tessel.splat %f : f32 -> !tessel.tile<4xf32>
+    tessel.yield %t : !tessel.tile<4xf32>
+  } merge {
+  ^bb0(%a: !tessel.tile<4xf32>, %b: !tessel.tile<4xf32>):
+    tessel.yield %a : !tessel.tile<4xf32>
+  } epilogue {
+  ^bb0(%unit: i32, %a: !tessel.tile<4xf32>):
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stream_k_max_rows_too_many(%units: i32, %iters: i32, %rows: i32) {
+  // expected-error @+1 {{'tessel.stream_k' op expects max_rows below the state's 4 rows, got 4}}
+  tessel.stream_k units(%units) iters(%iters) rows(%rows) max_rows(4) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %f = arith.sitofp %begin : i32 to f32
+    %t = tessel.splat %f : f32 -> !tessel.tile<4xf32>
+    tessel.yield %t : !tessel.tile<4xf32>
+  } merge {
+  ^bb0(%a: !tessel.tile<4xf32>, %b: !tessel.tile<4xf32>):
+    tessel.yield %a : !tessel.tile<4xf32>
+  } epilogue {
+  ^bb0(%unit: i32, %a: !tessel.tile<4xf32>):
+    tessel.yield
+  }
+  return
+}
+
+// -----
+
 func.func @stream_k_cluster_one(%units: i32, %iters: i32) {
   // expected-error @+1 {{'tessel.stream_k' op attribute 'cluster' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2 whose maximum value is 16}}
   tessel.stream_k units(%units) iters(%iters) cluster(1) body {

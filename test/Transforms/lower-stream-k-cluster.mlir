@@ -92,3 +92,42 @@ func.func @cluster(%out: !tessel.ptr<f32>, %units: i32, %iters: i32, %rows: i32)
   }
   return
 }
+
+// With max_rows(2), a slot holds two rows of each state value (3 x 2 x 8
+// and 3 x 2 elements), and rows past it are not moved: the live rows are
+// min(rows, 2).
+// CHECK-LABEL: func.func @bounded_rows
+// CHECK-SAME: %[[ROWS:[^:]*]]: i32)
+// CHECK: tessel.shared_buffer elements(48) : <f32, shared>
+// CHECK: tessel.shared_buffer elements(6) : <f32, shared>
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: %[[LIVE:.*]] = arith.minsi %[[ROWS]], %[[TWO]] : i32
+// CHECK: tessel.splat %[[LIVE]] : i32 -> !tessel.tile<16xi32>
+// CHECK: scf.if
+// CHECK: %[[SLOT:.*]] = arith.subi
+// CHECK: %[[ACC:.*]] = arith.constant 16 : i64
+// CHECK: arith.muli %[[SLOT]], %[[ACC]] : i64
+// CHECK: tessel.store
+// CHECK: %[[MAX:.*]] = arith.constant 2 : i64
+// CHECK: arith.muli %[[SLOT]], %[[MAX]] : i64
+// CHECK: tessel.store
+// SPLIT-LABEL: func.func @bounded_rows
+// SPLIT-SAME: tessel.workspace = array<i64: 16, 2>
+func.func @bounded_rows(%out: !tessel.ptr<f32>, %units: i32, %iters: i32, %rows: i32) attributes {tessel.kernel} {
+  tessel.stream_k units(%units) iters(%iters) rows(%rows) max_rows(2) cluster(4) body {
+  ^bb0(%unit: i32, %begin: i32, %end: i32):
+    %f = arith.sitofp %begin : i32 to f32
+    %a = tessel.splat %f : f32 -> !tessel.tile<16x8xf32>
+    %m = tessel.splat %f : f32 -> !tessel.tile<16xf32>
+    tessel.yield %a, %m : !tessel.tile<16x8xf32>, !tessel.tile<16xf32>
+  } merge {
+  ^bb0(%a: !tessel.tile<16x8xf32>, %m: !tessel.tile<16xf32>, %b: !tessel.tile<16x8xf32>, %n: !tessel.tile<16xf32>):
+    %s = tessel.binary add %a, %b : !tessel.tile<16x8xf32>
+    %t = tessel.binary max %m, %n : !tessel.tile<16xf32>
+    tessel.yield %s, %t : !tessel.tile<16x8xf32>, !tessel.tile<16xf32>
+  } epilogue {
+  ^bb0(%unit: i32, %a: !tessel.tile<16x8xf32>, %m: !tessel.tile<16xf32>):
+    tessel.yield
+  }
+  return
+}

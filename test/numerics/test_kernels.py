@@ -277,6 +277,7 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 
 
 def _run_lean(name, dt, G=None, stream_k=None, cluster=None):
+    """`cluster`: the cluster constexprs (CLUSTER, LIVE_ROWS), None for none."""
     B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
     assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
     scale = kl.f32(1.0 / np.sqrt(D))
@@ -284,8 +285,7 @@ def _run_lean(name, dt, G=None, stream_k=None, cluster=None):
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
         kl.randn(rng, (B, HKV, Nk, D), dt)
     out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G or case_G, "lowered", dt,
-                            stream_k=stream_k,
-                            extra_defines=cluster and {"CLUSTER": cluster})
+                            stream_k=stream_k, extra_defines=cluster)
     _unwritten("lean_attention", out["o"], out["lse"])
     if Nk == 0:
         kl.compare("O == 0", out["o"], np.zeros_like(out["o"]), (0.0, 0.0))
@@ -331,16 +331,19 @@ def test_lean_attention_split_k(name, dt, grid):
 @pytest.mark.parametrize("grid", ("one", "several"))
 @pytest.mark.parametrize("name", list(LEAN_CASES))
 def test_lean_attention_cluster(name, grid):
-    """Stream-K in thread-block clusters (CLUSTER): 'one': clusters of 3, one per unit; 'several':
-    clusters of 2, fewer than the units (each takes several in turn), or one more (an idle
-    cluster) with a single unit."""
+    """Stream-K in thread-block clusters (CLUSTER): 'one': clusters of 3, one per unit, the
+    states' rows bounded by the live ones (LIVE_ROWS = G·Nq); 'several': clusters of 2, fewer
+    than the units (each takes several in turn), or one more (an idle cluster) with a single
+    unit, whole states."""
     B, H, HKV, Nq, Nk, D, causal, BM, BN, _, s = LEAN_CASES[name]
     units = B * HKV
     size = 3 if grid == "one" else 2
     clusters = units if grid == "one" else max(units - 1, 1) if units > 1 else 2
+    live = H // HKV * Nq if grid == "one" else BM
     _header(f"lean_attention in clusters {name}: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} "
-            f"causal={causal} blocks {BM}x{BN}, {units} units, {clusters} clusters of {size}")
-    _run_lean(name, DTYPES[0], clusters * size, cluster=size)
+            f"causal={causal} blocks {BM}x{BN}, {units} units, {clusters} clusters of {size}, "
+            f"{live} live rows")
+    _run_lean(name, DTYPES[0], clusters * size, cluster={"CLUSTER": size, "LIVE_ROWS": live})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import pytest
 import reference as ref
 import tessel
 from tessel.interpreter import from_bf16_bits, to_bf16_bits
-from tessel.ops.lean import LEAN_CLUSTERS, lean_cluster, lean_cluster_block_n, lean_clusters
+from tessel.ops.lean import (LEAN_CLUSTERS, lean_cluster, lean_cluster_configurations,
+                             lean_clusters, lean_live_rows)
 
 U = {np.float16: 2.0 ** -11, np.float32: 2.0 ** -8}
 DTYPES = (np.float16, np.float32)
@@ -81,39 +82,42 @@ def test_lean_block_m():
     assert sorted({c[2]["BLOCK_M"] for c in lean}) == list(tessel.ops.LEAN_BLOCK_M)
     plain = [c for c in lean if "CLUSTER" not in c[2]]
     assert len(plain) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M)   # causal x strategy x BLOCK_M
-    # stream-K also in the clusters whose received states fit (causal x BLOCK_M x size)
-    clustered = {(c[2]["CAUSAL"], c[2]["BLOCK_M"], c[2]["CLUSTER"], c[2]["BLOCK_N"], c[3])
-                 for c in lean if "CLUSTER" in c[2]}
-    fits = {(causal, bm, size, lean_cluster_block_n(size, bm, 64), "persistent")
-            for causal in (False, True) for bm in tessel.ops.LEAN_BLOCK_M if bm <= 32
-            for size in LEAN_CLUSTERS if lean_cluster_block_n(size, bm, 64)}
+    # stream-K also in the clusters lean_cluster may take (causal x BLOCK_M x cluster)
+    clustered = {(c[2]["CAUSAL"], c[2]["BLOCK_M"], c[2]["CLUSTER"], c[2]["BLOCK_N"],
+                  c[2]["LIVE_ROWS"], c[3]) for c in lean if "CLUSTER" in c[2]}
+    fits = {(causal, bm, *config, "persistent") for causal in (False, True)
+            for bm in tessel.ops.LEAN_BLOCK_M for config in lean_cluster_configurations(bm, 64)}
     assert clustered == fits and len(lean) == len(plain) + len(fits)
     assert not [c for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),),
                                                          target="sm_80") if "CLUSTER" in c[2]]
 
 
 def test_lean_clusters():
-    """lean_attention's thread-block clusters to try, widest first: one unit per cluster of a
-    power of two up to 16 CTAs, as many as there are key blocks at most, each CTA at most
-    LEAN_CLUSTER_BLOCKS of them (short decodes), all units on the SMs at once, the received
-    states beside the pipeline (key blocks of 64 rows for the widest); none on sm_80 nor on the
-    interpreter."""
-    def clusters(units, Nk, D=128, block_m=16, sms=132, target="sm_90a"):
-        return lean_clusters(units, Nk, D, block_m, sms, target)
-    assert clusters(8, 1024) == [(16, 64), (8, 128), (4, 128), (2, 128)]   # B1 H8
-    assert clusters(8, 4096) == [(16, 64), (8, 128)]
-    assert clusters(8, 8192) == [] and clusters(8, 16384) == []     # bound by bandwidth
-    assert clusters(32, 1024) == [(4, 128), (2, 128)]               # B1 H32
+    """lean_attention's thread-block clusters to try, best first: one unit per cluster (8 CTAs
+    with key blocks of 128, 16 with 64, 4 and 2 with 128), as many CTAs as key blocks at most,
+    each CTA at most LEAN_CLUSTER_KEYS keys (short decodes), all units on the SMs, the received
+    states (the live rows rounded up to 1, 8, 16 or 32) beside the pipeline; none on sm_80, for
+    more than 32 live rows, nor on the interpreter."""
+    def clusters(units, Nk, rows=1, D=128, sms=132, target="sm_90a"):
+        return lean_clusters(units, Nk, D, rows, sms, target)
+    assert clusters(8, 1024) == [(8, 128), (16, 64), (4, 128), (2, 128)]   # B1 H8
+    assert clusters(8, 4096) == [(8, 128), (16, 64)]
+    assert clusters(8, 8192) == [(16, 64)] and clusters(8, 16384) == []
+    assert clusters(32, 1024) == [(4, 128), (2, 128)]                     # B1 H32
     assert clusters(64, 1024) == [(2, 128)] and clusters(80, 1024) == []
-    assert clusters(8, 100) == []               # one key block per unit: nothing to split
-    assert clusters(8, 300) == [(2, 128)]       # three: CTAs of one and two blocks
-    assert clusters(1, 4096) == [(16, 64), (8, 128)]
+    assert clusters(8, 100) == []               # one key block of 128: nothing to split
+    assert clusters(8, 300) == [(2, 128)]       # three: CTAs of two blocks and one
     assert clusters(8, 1024, target="sm_80") == []
-    assert clusters(8, 1024, block_m=32) == [(8, 64), (4, 128), (2, 128)]
-    assert clusters(8, 1024, block_m=64) == []              # too little room beside its scratch
-    assert lean_cluster_block_n(16, 16, 128) == 64 and lean_cluster_block_n(8, 16, 128) == 128
-    assert lean_cluster_block_n(16, 128, 128) is None
-    assert lean_cluster(tessel.ops.common.Backend(False), 8, 1024, 128, 16, {}) is None
+    assert clusters(8, 1024, rows=32) == [(4, 128), (2, 128)]   # 15 or 7 states of 32 rows: no
+    assert clusters(8, 1024, rows=33) == []
+    assert [lean_live_rows(r) for r in (1, 2, 8, 9, 16, 17, 32, 33)] == [1, 8, 8, 16, 16, 32, 32,
+                                                                           None]
+    assert lean_cluster_configurations(16, 128) == [
+        (size, bn, live) for live in (1, 8, 16) for size, bn in LEAN_CLUSTERS]
+    assert LEAN_CLUSTERS[0] == (8, 128)
+    assert lean_cluster_configurations(32, 128) == [(4, 128, 32), (2, 128, 32)]
+    assert lean_cluster_configurations(64, 128) == []
+    assert lean_cluster(tessel.ops.common.Backend(False), 8, 1024, 128, 1, {}) is None
 
 
 def test_forward_programs_per_head():

@@ -2,8 +2,7 @@
 compiler (python -m tessel.precompile) and launching on one without."""
 
 from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
-from .lean import (LEAN_BLOCK_M, LEAN_CLUSTER_MAX_ROWS, LEAN_CLUSTERS, LEAN_STRATEGIES,
-                   lean_cluster_block_n, lean_tiles)
+from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations, lean_tiles
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .paged import paged_tiles
 from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
@@ -14,8 +13,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
-    with every query tile of LEAN_BLOCK_M (stream-K also in every cluster of LEAN_CLUSTERS that
-    fits, from sm_90 on, for tiles of up to LEAN_CLUSTER_MAX_ROWS rows), contiguous and paged (with and without the device
+    with every query tile of LEAN_BLOCK_M (stream-K also in thread-block clusters from sm_90 on),
+    contiguous and paged (with and without the device
     check of its tables); MTA's forward (on sm_90a with its convolved keys), backward and
     decode; the merges of tessel.distributed)."""
     configs = []
@@ -37,14 +36,12 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                         add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
                             CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
                         # stream-K in thread-block clusters (lean_cluster), from sm_90 on
-                        for size in LEAN_CLUSTERS if stream_k == "persistent" and \
-                                target != "sm_80" and bm <= LEAN_CLUSTER_MAX_ROWS else ():
-                            block_n = lean_cluster_block_n(size, bm, d)
-                            if block_n is not None:
+                        if stream_k == "persistent" and target != "sm_80":
+                            for size, block_n, live in lean_cluster_configurations(bm, d):
                                 add("lean_attention.tsl", "lean_attention", None, stream_k,
                                     D=d, CAUSAL=causal, DTYPE=dtype,
                                     **dict(lean_tiles(bm, gpu=True), CLUSTER=size,
-                                           BLOCK_N=block_n))
+                                           BLOCK_N=block_n, LIVE_ROWS=live))
                         # few key blocks and many (paged_tiles), and the device check
                         paged = []
                         for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):

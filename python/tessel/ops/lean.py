@@ -31,65 +31,73 @@ def lean_tiles(block_m, gpu):
                 NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
 
 
-# lean_attention's thread-block clusters: their sizes (powers of two, the widest 16: a
-# non-portable size that Hopper grants), the shared memory a CTA may take on sm_90 (227 KB) less
-# room for the kernel's scratch area, and the most key blocks a CTA of a cluster may take: a
-# cluster per unit keeps fewer SMs busy than the persistent grid, which pays only while the
-# decode is short enough to be bound by latency rather than bandwidth (H200, B1 H8, clusters of
-# 8 against the persistent grid: 1 or 4 blocks per CTA, 1.1 and 1.6 us faster; 16, 3.5 us
-# slower; docs/gpu/2026-11-29-decode-clusters.md).
-LEAN_CLUSTERS = (16, 8, 4, 2)
+# lean_attention's thread-block clusters, best first, each with its key block: 8 CTAs with
+# blocks of 128 rows; 16 (a non-portable size that Hopper grants) with blocks of 64, whose smaller
+# pipeline lets two CTAs share an SM (a GPC then holds twice the clusters) but which read keys
+# more slowly (B1 H8 1k: 9.1 us against 7.7 in clusters of 8), so only for what 8 cannot take;
+# then 4 and 2 with blocks of 128. The shared
+# memory a CTA may take on sm_90 (227 KB) less room for the kernel's scratch area, and the most
+# keys a CTA of a cluster may take: a cluster per unit keeps fewer SMs busy than the persistent
+# grid, which pays only while the decode is bound by latency rather than bandwidth
+# (docs/gpu/2026-11-29-decode-clusters.md). The partial states CTA 0 receives take the live
+# rows (G·Nq) rounded up to LEAN_LIVE_ROWS, not the query tile's rows.
+LEAN_CLUSTERS = ((8, 128), (16, 64), (4, 128), (2, 128))
 LEAN_CLUSTER_SHARED_BYTES = 220 * 1024
-LEAN_CLUSTER_BLOCKS = 4
-# Query tiles of more rows leave too little shared memory beside their scratch areas (one-row
-# decodes up to GQA 32:1 take clusters).
-LEAN_CLUSTER_MAX_ROWS = 32
+LEAN_CLUSTER_KEYS = 512
+LEAN_LIVE_ROWS = (1, 8, 16, 32)
 
 
-def lean_cluster_block_n(size, block_m, D):
-    """The key block of a cluster of `size` CTAs (128 rows, else 64): CTA 0 receives size - 1
-    partial states (block_m x (D + 2) floats each) beside the two-stage K/V pipeline. None if
-    neither fits."""
-    received = (size - 1) * block_m * (D + 2) * 4
-    return next((bn for bn in (128, 64)
-                 if received + 2 * 2 * bn * D * 2 <= LEAN_CLUSTER_SHARED_BYTES), None)
+def lean_live_rows(rows):
+    """LIVE_ROWS for a unit of `rows` = G·Nq live rows in clusters: the first of LEAN_LIVE_ROWS
+    that holds them, None above them (a query tile of more rows takes no cluster)."""
+    return next((r for r in LEAN_LIVE_ROWS if rows <= r), None)
 
 
-def lean_clusters(units, Nk, D, block_m, sms, target):
-    """The (CLUSTER, BLOCK_N) worth a try for lean_attention's stream-K on `sms` SMs, best first.
-    With thread-block clusters (sm_90 and later) a unit's key blocks are split over the C CTAs of
-    one cluster, which hand their partial states to the first through its shared memory instead
-    of through global memory and arrival flags. That pays for short decodes (each CTA of a
-    cluster at most LEAN_CLUSTER_BLOCKS key blocks, none idle) of few units (a cluster per unit
-    on the SMs at once), when CTA 0's received states fit beside the K/V pipeline; whether the
-    GPU holds a cluster per unit at once (clusters share a GPC's SMs) only the compiled kernel
-    tells (lean_cluster)."""
-    if target == "sm_80" or units < 1 or block_m > LEAN_CLUSTER_MAX_ROWS:
+def lean_cluster_fits(size, block_n, live_rows, D):
+    """Whether CTA 0's size - 1 received states (live_rows x (D + 2) floats each) fit beside
+    the two-stage K/V pipeline."""
+    received = (size - 1) * live_rows * (D + 2) * 4
+    return received + 2 * 2 * block_n * D * 2 <= LEAN_CLUSTER_SHARED_BYTES
+
+
+def lean_clusters(units, Nk, D, rows, sms, target):
+    """The (CLUSTER, BLOCK_N) worth a try for lean_attention's stream-K on `sms` SMs for units of
+    `rows` live rows, in LEAN_CLUSTERS' order. With thread-block clusters (sm_90 and later) a unit's key blocks
+    are split over the C CTAs of one cluster, which hand their partial states to the first through
+    its shared memory instead of through global memory and arrival flags. That pays for short
+    decodes (each CTA of a cluster at most LEAN_CLUSTER_KEYS keys, none idle) of few units (a
+    cluster per unit on the SMs at once), when CTA 0's received states fit beside the K/V
+    pipeline; whether the GPU holds a cluster per unit at once (clusters share a GPC's SMs) only
+    the compiled kernel tells (lean_cluster)."""
+    live = lean_live_rows(rows)
+    if target == "sm_80" or units < 1 or live is None:
         return []
-    fits = []
-    for size in LEAN_CLUSTERS:
-        block_n = lean_cluster_block_n(size, block_m, D)
-        if block_n is None or units * size > sms:
-            continue
-        iters = max(cdiv(Nk, block_n), 1)
-        if size <= iters <= size * LEAN_CLUSTER_BLOCKS:
-            fits.append((size, block_n))
-    return fits
+    return [(size, block_n) for size, block_n in LEAN_CLUSTERS
+            if units * size <= sms and lean_cluster_fits(size, block_n, live, D)
+            and size <= cdiv(Nk, block_n) and cdiv(Nk, size) <= LEAN_CLUSTER_KEYS]
 
 
-def lean_cluster(be, units, Nk, D, block_m, constants):
-    """lean_cluster's choice on back end `be` for lean_attention with `constants` (its tiles
-    without a cluster): the first of lean_clusters whose kernel the GPU holds a cluster per unit
-    of at once (a later one would wait for a free GPC), or None."""
+def lean_cluster_configurations(block_m, D):
+    """[(CLUSTER, BLOCK_N, LIVE_ROWS)] lean_cluster may take with a query tile of `block_m` rows
+    (rows that need this tile round up to these LIVE_ROWS) and head dim D."""
+    return [(size, block_n, live) for live in LEAN_LIVE_ROWS if lean_block_m(live) == block_m
+            for size, block_n in LEAN_CLUSTERS if lean_cluster_fits(size, block_n, live, D)]
+
+
+def lean_cluster(be, units, Nk, D, rows, constants):
+    """The cluster constexprs (CLUSTER, BLOCK_N, LIVE_ROWS) of lean_attention on back end `be`
+    for units of `rows` live rows with `constants` (its tiles without a cluster): the first of
+    lean_clusters whose kernel the GPU holds a cluster per unit of at once (a later one would
+    wait for a free GPC), or None."""
     if not be.gpu:
         return None
     kernel = be.kernel("lean_attention.tsl", "lean_attention")
-    for size, block_n in lean_clusters(units, Nk, D, block_m, be.multiprocessor_count(),
+    for size, block_n in lean_clusters(units, Nk, D, rows, be.multiprocessor_count(),
                                        gpu.target()):
-        resident = kernel.specialize(**dict(constants, CLUSTER=size,
-                                            BLOCK_N=block_n)).resident_clusters
+        chosen = dict(CLUSTER=size, BLOCK_N=block_n, LIVE_ROWS=lean_live_rows(rows))
+        resident = kernel.specialize(**dict(constants, **chosen)).resident_clusters
         if resident is None or resident >= units:
-            return size, block_n
+            return chosen
     return None
 
 
@@ -176,10 +184,8 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     HKV, Nk = k.shape[1], k.shape[2]
     tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
     if stream_k == "persistent":
-        cluster = lean_cluster(be, B * HKV, Nk, D, tiles["BLOCK_M"],
-                               dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype))
-        if cluster:
-            tiles.update(CLUSTER=cluster[0], BLOCK_N=cluster[1])
+        tiles.update(lean_cluster(be, B * HKV, Nk, D, H // HKV * Nq,
+                                  dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype)) or {})
     bn = tiles["BLOCK_N"]
     o = be.empty((B, H, Nq, D), q)
     lse = be.empty((B, H, Nq), q, be.f32())

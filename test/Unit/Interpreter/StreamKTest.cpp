@@ -506,4 +506,20 @@ TEST(StreamK, RowsPastTheLiveOnesArePoisoned) {
   }
 }
 
+// max_rows promises rows never exceed it; a launch that breaks it is an error
+// (the lowering has no room for those rows), one that keeps it runs.
+TEST(StreamK, RowsPastMaxRowsAreAnError) {
+  std::string source = kLiveRows;
+  std::string head = "rows(%rows) body";
+  source.replace(source.find(head), head.size(),
+                 "rows(%rows) max_rows(2) body");
+  TestModule t(source);
+  ASSERT_EQ(t.parseErrors(), "");
+  int out = t.buffer(DType::F32, 8);
+  EXPECT_EQ(t.run("rows", {buf(out), i(2), i(5), i(2)}, {3, 1, 1}), "");
+  EXPECT_NE(t.run("rows", {buf(out), i(2), i(5), i(3)}, {3, 1, 1})
+                .find("stream_k's rows (3) exceed its max_rows (2)"),
+            std::string::npos);
+}
+
 } // namespace
