@@ -120,6 +120,47 @@ def test_lean_clusters():
     assert lean_cluster(tessel.ops.common.Backend(False), 8, 1024, 128, 1, {}) is None
 
 
+def test_lean_cluster_takes_a_resident_kernel(monkeypatch):
+    """lean_cluster on a GPU: the first cluster of lean_clusters whose compiled kernel the GPU holds
+    a cluster per unit of at once (or cannot tell), skipping kernels missing from the precompiled
+    bundles; None when none is left."""
+    import tessel.ops.lean as lean
+    monkeypatch.setattr(lean.gpu, "target", lambda: "sm_90a")
+    resident = {}                # CLUSTER -> clusters held at once, or an error
+
+    class Kernel:
+        def specialize(self, **constants):
+            found = resident[constants["CLUSTER"]]
+            if isinstance(found, Exception):
+                raise found
+            assert constants["D"] == 128 and constants["LIVE_ROWS"] == 1
+            return type("Specialised", (), {"resident_clusters": found})()
+
+    class GPU:
+        gpu = True
+
+        @staticmethod
+        def multiprocessor_count():
+            return 132
+
+        @staticmethod
+        def kernel(tsl, name):
+            return Kernel()
+
+    def choice():
+        return lean.lean_cluster(GPU(), 8, 1024, 128, 1, dict(D=128))
+    resident.update({8: 15, 16: 14, 4: 30, 2: 66})
+    assert choice() == dict(CLUSTER=8, BLOCK_N=128, LIVE_ROWS=1)
+    resident.update({8: 7})                                 # 8 units, 7 clusters: waves
+    assert choice() == dict(CLUSTER=16, BLOCK_N=64, LIVE_ROWS=1)
+    resident.update({16: tessel.errors.BundleNotFoundError("no bundle")})
+    assert choice() == dict(CLUSTER=4, BLOCK_N=128, LIVE_ROWS=1)
+    resident.update({4: None})                              # the driver cannot tell
+    assert choice() == dict(CLUSTER=4, BLOCK_N=128, LIVE_ROWS=1)
+    resident.update({4: 3, 2: 7})
+    assert choice() is None
+
+
 def test_forward_programs_per_head():
     """The forward's programs per head: one per query block, fewer for tiles that take blocks in
     turn on a GPU when blocks x heads outnumber the SMs and the fewer programs (all resident)

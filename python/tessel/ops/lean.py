@@ -1,6 +1,6 @@
 """tessel.lean_attention: LeanAttention decode (kernels/lean_attention.tsl), stream-K or split-K."""
 
-from .. import gpu
+from .. import errors, gpu
 from ..compiler import cdiv
 from . import plans
 from .paged import paged_attention
@@ -88,14 +88,18 @@ def lean_cluster(be, units, Nk, D, rows, constants):
     """The cluster constexprs (CLUSTER, BLOCK_N, LIVE_ROWS) of lean_attention on back end `be`
     for units of `rows` live rows with `constants` (its tiles without a cluster): the first of
     lean_clusters whose kernel the GPU holds a cluster per unit of at once (a later one would
-    wait for a free GPC), or None."""
+    wait for a free GPC), or None. Without the compiler, a cluster kernel missing from the
+    precompiled bundles (a directory made before they were listed) leaves the persistent one."""
     if not be.gpu:
         return None
     kernel = be.kernel("lean_attention.tsl", "lean_attention")
     for size, block_n in lean_clusters(units, Nk, D, rows, be.multiprocessor_count(),
                                        gpu.target()):
         chosen = dict(CLUSTER=size, BLOCK_N=block_n, LIVE_ROWS=lean_live_rows(rows))
-        resident = kernel.specialize(**dict(constants, **chosen)).resident_clusters
+        try:
+            resident = kernel.specialize(**dict(constants, **chosen)).resident_clusters
+        except errors.BundleNotFoundError:
+            continue
         if resident is None or resident >= units:
             return chosen
     return None
