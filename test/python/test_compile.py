@@ -171,6 +171,32 @@ def test_persistent_kernel():
           programs=0)
 
 
+def test_persistent_kernel_in_clusters():
+    """A kernel in thread-block clusters (CLUSTER): the interpreter runs whole clusters (the
+    default program count rounded up to a multiple of its size) and refuses a count that is not
+    one, naming the kernel."""
+    import reference as ref
+    k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
+                       constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8, "CLUSTER": 3},
+                       kernel="lean_attention")
+    assert k.persistent and k.cluster == 3 and k.resident_clusters is None
+    rng = np.random.default_rng(2)
+    B, H, Nq, Nk, D = 2, 2, 1, 29, 16
+    q = rng.standard_normal((B, H, Nq, D)).astype(np.float16)
+    kv = rng.standard_normal((B, H, Nk, D)).astype(np.float16)
+    want, _ = ref.decode_attention(q, kv, kv, np.float32(0.25))
+    strides = lambda x: (x.shape[1] * x.shape[2] * D, x.shape[2] * D, D)  # noqa: E731
+    args = lambda o, lse: (q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv),  # noqa
+                           B, H, H, Nq, Nk, 0.25)
+    for programs in (None, 3, 12):
+        o = np.zeros(q.shape, np.float16)
+        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=programs)
+        np.testing.assert_allclose(o, want, atol=2e-3)
+    with pytest.raises(ValueError, match="kernel 'lean_attention' runs in thread-block clusters "
+                                         "of 3 programs: programs must be a multiple of 3, got 4"):
+        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=4)
+
+
 def test_split_k_binding():
     """_tessel.compile(..., stream_k="split-k"): the kernel and its combine kernel, run as a pair."""
     import reference as ref
