@@ -12,8 +12,6 @@
 
 #include "tessel/TesselDialect.h"
 
-#include "llvm/ADT/STLExtras.h"
-
 #include <limits>
 #include <thread>
 
@@ -43,9 +41,6 @@ void ClusterRun::passTurn() {
       turn = r;
       break;
     }
-  // Nobody can run but somebody has not finished: all of them wait.
-  if (turn < 0 && llvm::any_of(ranks, [](const Rank &r) { return !r.done; }))
-    aborted = true;
   turnTaken.notify_all();
 }
 
@@ -103,18 +98,12 @@ std::optional<std::string> ClusterRun::wait(int64_t rank) {
   if (me.arrivals == me.waits)
     return std::string("cluster_wait without a cluster_arrive before it");
   if (!phaseComplete(rank)) {
-    std::string missing;
-    for (int64_t r = 0; r < size(); ++r)
-      if (r != rank && !ranks[r].done && ranks[r].arrivals <= me.waits)
-        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     me.waiting = true;
     passTurn();
     turnTaken.wait(lock, [&] { return turn == rank || aborted; });
     me.waiting = false;
     if (turn != rank)
-      return "deadlock: cluster_wait of CTA " + std::to_string(rank) +
-             " of its cluster waits for CTA(s) " + missing +
-             " to arrive, and no CTA of the cluster can go on";
+      return std::string("stopped: another CTA of the cluster failed");
   }
   ++me.waits;
   return std::nullopt;

@@ -9,8 +9,10 @@
 // before every other program has arrived, and the turn goes to the lowest
 // program that can run. So CTA 0, which usually gathers what the others
 // write, runs first: if it reads before waiting for them, it reads the NaNs
-// of an unwritten shared buffer. When no program can run, the cluster is
-// deadlocked, and each waiting program fails saying so.
+// of an unwritten shared buffer. Each CTA alternates arrive and wait
+// (checked), so the waiting CTA of the lowest phase can always go on once
+// the CTAs still running have arrived: the barrier alone cannot deadlock. A
+// CTA that fails stops its cluster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +59,8 @@ public:
   /// without waiting since.
   std::optional<std::string> arrive(int64_t rank);
   /// Waits until every other program has arrived as often as `rank` has
-  /// (or finished); an error text on deadlock or misuse.
+  /// (or finished); an error text on misuse, or when another CTA of the
+  /// cluster failed meanwhile.
   std::optional<std::string> wait(int64_t rank);
 
 private:
@@ -67,7 +70,7 @@ private:
   };
   bool canRun(int64_t rank) const;
   bool phaseComplete(int64_t rank) const;
-  /// Gives the turn to the highest program that can run (-1: none).
+  /// Gives the turn to the lowest program that can run (-1: none).
   void passTurn();
 
   std::vector<Rank> ranks;

@@ -371,6 +371,16 @@ static LogicalResult checkStreamK(StreamKOp op, func::FuncOp func) {
   return success();
 }
 
+/// Marks `func` persistent, with `perProgram` elements of each workspace
+/// pointer it takes last.
+static void markPersistent(func::FuncOp func, ArrayRef<int64_t> perProgram) {
+  MLIRContext *ctx = func.getContext();
+  func->setAttr(TesselDialect::getLaunchAttrName(),
+                StringAttr::get(ctx, "persistent"));
+  func->setAttr(TesselDialect::getWorkspaceAttrName(),
+                DenseI64ArrayAttr::get(ctx, perProgram));
+}
+
 /// Appends a workspace pointer per state value (then, with `withFlags`, the
 /// i32 arrival flags) to the kernel and marks it persistent; returns them.
 static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
@@ -395,10 +405,7 @@ static SmallVector<Value> addWorkspace(StreamKOp op, func::FuncOp func,
     append(getElementTypeOrSelf(t), slotElements(op, t));
   if (withFlags)
     append(IntegerType::get(ctx, 32), 1);
-  func->setAttr(TesselDialect::getLaunchAttrName(),
-                StringAttr::get(ctx, "persistent"));
-  func->setAttr(TesselDialect::getWorkspaceAttrName(),
-                DenseI64ArrayAttr::get(ctx, perProgram));
+  markPersistent(func, perProgram);
   return workspaces;
 }
 
@@ -502,10 +509,7 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
 static void lowerCluster(StreamKOp op, func::FuncOp func) {
   MLIRContext *ctx = op.getContext();
   int64_t size = *op.getCluster();
-  func->setAttr(TesselDialect::getLaunchAttrName(),
-                StringAttr::get(ctx, "persistent"));
-  func->setAttr(TesselDialect::getWorkspaceAttrName(),
-                DenseI64ArrayAttr::get(ctx, {}));
+  markPersistent(func, {});
   func->setAttr(TesselDialect::getClusterAttrName(),
                 IntegerAttr::get(IntegerType::get(ctx, 64), size));
   Location loc = op.getLoc();

@@ -147,47 +147,47 @@ def test_jit_function_errors_point_into_the_python_file():
     assert "unknown name 'not_defined'" in d.message
 
 
-def test_persistent_kernel():
+def _decode_case(B, H, Nq, Nk, D, seed):
+    """Inputs of lean_attention (K = V), the reference O, and the kernel's arguments for given
+    outputs o and lse."""
     import reference as ref
-    k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
-                       constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8}, kernel="lean_attention")
-    assert k.persistent
-    rng = np.random.default_rng(1)
-    B, H, Nq, Nk, D = 1, 2, 3, 29, 16
+    rng = np.random.default_rng(seed)
     q = rng.standard_normal((B, H, Nq, D)).astype(np.float16)
     kv = rng.standard_normal((B, H, Nk, D)).astype(np.float16)
     want, _ = ref.decode_attention(q, kv, kv, np.float32(0.25))
     strides = lambda x: (x.shape[1] * x.shape[2] * D, x.shape[2] * D, D)  # noqa: E731
+
+    def args(o, lse):
+        return (q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv), B, H, H, Nq, Nk, 0.25)
+    return q, want, args
+
+
+def test_persistent_kernel():
+    k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
+                       constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8}, kernel="lean_attention")
+    assert k.persistent
+    B, H, Nq = 1, 2, 3
+    q, want, args = _decode_case(B, H, Nq, 29, 16, seed=1)
     for programs in (None, 1, 5):
         o = np.zeros(q.shape, np.float16)
-        lse = np.zeros((B, H, Nq), np.float32)
-        k(q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv), B, H, H, Nq, Nk, 0.25,
-          programs=programs)
+        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=programs)
         np.testing.assert_allclose(o, want, atol=2e-3)
     with pytest.raises(TypeError, match="persistent"):
         k[1]
     with pytest.raises(ValueError, match="programs must be a positive integer"):
-        k(q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv), B, H, H, Nq, Nk, 0.25,
-          programs=0)
+        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=0)
 
 
 def test_persistent_kernel_in_clusters():
     """A kernel in thread-block clusters (CLUSTER): the interpreter runs whole clusters (the
     default program count rounded up to a multiple of its size) and refuses a count that is not
     one, naming the kernel."""
-    import reference as ref
     k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
                        constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8, "CLUSTER": 3},
                        kernel="lean_attention")
     assert k.persistent and k.cluster == 3 and k.resident_clusters is None
-    rng = np.random.default_rng(2)
-    B, H, Nq, Nk, D = 2, 2, 1, 29, 16
-    q = rng.standard_normal((B, H, Nq, D)).astype(np.float16)
-    kv = rng.standard_normal((B, H, Nk, D)).astype(np.float16)
-    want, _ = ref.decode_attention(q, kv, kv, np.float32(0.25))
-    strides = lambda x: (x.shape[1] * x.shape[2] * D, x.shape[2] * D, D)  # noqa: E731
-    args = lambda o, lse: (q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv),  # noqa
-                           B, H, H, Nq, Nk, 0.25)
+    B, H, Nq = 2, 2, 1
+    q, want, args = _decode_case(B, H, Nq, 29, 16, seed=2)
     for programs in (None, 3, 12):
         o = np.zeros(q.shape, np.float16)
         k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=programs)

@@ -14,9 +14,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
     StreamKL with every pair of teacher and student head dims; both lean_attention strategies
     with every query tile of LEAN_BLOCK_M (stream-K also in thread-block clusters from sm_90 on),
-    contiguous and paged (with and without the device
-    check of its tables); MTA's forward (on sm_90a with its convolved keys), backward and
-    decode; the merges of tessel.distributed)."""
+    contiguous and paged (with and without the device check of its tables); MTA's forward (on
+    sm_90a with its convolved keys), backward and decode; the merges of tessel.distributed)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -33,15 +32,16 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                     DTYPE=dtype)
                 for stream_k in LEAN_STRATEGIES.values():
                     for bm in LEAN_BLOCK_M:
+                        plain = lean_tiles(bm, gpu=True)
                         add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
-                            CAUSAL=causal, DTYPE=dtype, **lean_tiles(bm, gpu=True))
+                            CAUSAL=causal, DTYPE=dtype, **plain)
                         # stream-K in thread-block clusters (lean_cluster), from sm_90 on
                         if stream_k == "persistent" and target != "sm_80":
                             for size, block_n, live in lean_cluster_configurations(bm, d):
                                 add("lean_attention.tsl", "lean_attention", None, stream_k,
                                     D=d, CAUSAL=causal, DTYPE=dtype,
-                                    **dict(lean_tiles(bm, gpu=True), CLUSTER=size,
-                                           BLOCK_N=block_n, LIVE_ROWS=live))
+                                    **dict(plain, CLUSTER=size, BLOCK_N=block_n,
+                                           LIVE_ROWS=live))
                         # few key blocks and many (paged_tiles), and the device check
                         paged = []
                         for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):

@@ -35,12 +35,11 @@ def lean_tiles(block_m, gpu):
 # blocks of 128 rows; 16 (a non-portable size that Hopper grants) with blocks of 64, whose smaller
 # pipeline lets two CTAs share an SM (a GPC then holds twice the clusters) but which read keys
 # more slowly (B1 H8 1k: 9.1 us against 7.7 in clusters of 8), so only for what 8 cannot take;
-# then 4 and 2 with blocks of 128. The shared
-# memory a CTA may take on sm_90 (227 KB) less room for the kernel's scratch area, and the most
-# keys a CTA of a cluster may take: a cluster per unit keeps fewer SMs busy than the persistent
-# grid, which pays only while the decode is bound by latency rather than bandwidth
-# (docs/gpu/2026-11-29-decode-clusters.md). The partial states CTA 0 receives take the live
-# rows (G·Nq) rounded up to LEAN_LIVE_ROWS, not the query tile's rows.
+# then 4 and 2 with blocks of 128. The shared memory a CTA may take on sm_90 (227 KB) less room
+# for the kernel's scratch area, and the most keys a CTA of a cluster may take: a cluster per
+# unit keeps fewer SMs busy than the persistent grid, which pays only while the decode is bound
+# by latency rather than bandwidth (docs/gpu/2026-11-29-decode-clusters.md). The partial states
+# CTA 0 receives take the live rows (G·Nq) rounded up to LEAN_LIVE_ROWS, not the query tile's.
 LEAN_CLUSTERS = ((8, 128), (16, 64), (4, 128), (2, 128))
 LEAN_CLUSTER_SHARED_BYTES = 220 * 1024
 LEAN_CLUSTER_KEYS = 512
@@ -62,9 +61,10 @@ def lean_cluster_fits(size, block_n, live_rows, D):
 
 def lean_clusters(units, Nk, D, rows, sms, target):
     """The (CLUSTER, BLOCK_N) worth a try for lean_attention's stream-K on `sms` SMs for units of
-    `rows` live rows, in LEAN_CLUSTERS' order. With thread-block clusters (sm_90 and later) a unit's key blocks
-    are split over the C CTAs of one cluster, which hand their partial states to the first through
-    its shared memory instead of through global memory and arrival flags. That pays for short
+    `rows` live rows, in LEAN_CLUSTERS' order. With thread-block clusters (sm_90 and later) a
+    unit's key blocks are split over the C CTAs of one cluster, which hand their partial states
+    to the first through its shared memory instead of through global memory and arrival flags.
+    That pays for short
     decodes (each CTA of a cluster at most LEAN_CLUSTER_KEYS keys, none idle) of few units (a
     cluster per unit on the SMs at once), when CTA 0's received states fit beside the K/V
     pipeline; whether the GPU holds a cluster per unit at once (clusters share a GPC's SMs) only

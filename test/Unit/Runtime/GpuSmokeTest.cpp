@@ -128,13 +128,31 @@ TEST_F(GpuSmoke, BrokenPtxShowsTheJitLog) {
 
 namespace {
 
-/// One-line PTX (no JSON escaping needed) of `entry(params)` in clusters of
-/// `cluster` CTAs, with `body`.
-std::string clusterPtx(const std::string &entry, const std::string &params,
-                       int cluster, const std::string &body) {
-  return ".version 8.0 .target sm_90 .address_size 64 .visible .entry " +
-         entry + "(" + params + ") .reqnctapercluster " +
-         std::to_string(cluster) + ", 1, 1 { " + body + " }";
+/// Kernel `name`(out: i32 pointer) of a version-6 bundle: `members` added to
+/// its JSON, `launch` its launch rule's members before "cluster": C; its PTX
+/// (one line: no JSON escaping needed), in clusters of C, takes `params` and
+/// runs `body`. None (and a test failure) if it does not load.
+std::optional<Kernel> loadClusterKernel(Runtime &rt, const std::string &name,
+                                        const std::string &members,
+                                        const std::string &launch, int cluster,
+                                        const std::string &params,
+                                        const std::string &body) {
+  std::string kernel =
+      R"json({"name": ")json" + name + R"json(", "ptx_entry": ")json" + name +
+      R"json(", "num_warps": 4, )json" + members +
+      R"json("params": [{"name": "out", "kind": "ptr", "elem": "i32"}],
+      "launch": {)json" +
+      launch + R"json(, "cluster": )json" + std::to_string(cluster) + "}}";
+  std::string ptx =
+      ".version 8.0 .target sm_90 .address_size 64 .visible .entry " + name +
+      "(" + params + ") .reqnctapercluster " + std::to_string(cluster) +
+      ", 1, 1 { " + body + " }";
+  Result<Module> m = rt.loadBundleFromString(
+      makeBundle(kernel, ptx, "sm_90", 6), name + ".bundle");
+  EXPECT_TRUE(m.ok()) << m.message();
+  if (!m.ok())
+    return std::nullopt;
+  return *m->kernel(name);
 }
 
 } // namespace
@@ -142,13 +160,8 @@ std::string clusterPtx(const std::string &entry, const std::string &params,
 // Every CTA records the cluster it runs in: a grid of clusters of C along x.
 TEST_F(GpuSmoke, GridClusters) {
   for (int cluster : {2, 16}) {
-    std::string kernel =
-        R"json({"name": "who", "ptx_entry": "who", "num_warps": 4,
-        "params": [{"name": "out", "kind": "ptr", "elem": "i32"}],
-        "launch": {"kind": "grid", "cluster": )json" +
-        std::to_string(cluster) + "}}";
-    std::string ptx = clusterPtx(
-        "who", ".param .u64 out", cluster,
+    std::optional<Kernel> loaded = loadClusterKernel(
+        *rt, "who", "", R"json("kind": "grid")json", cluster, ".param .u64 out",
         ".reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<4>; "
         "ld.param.u64 %rd1, [out]; cvta.to.global.u64 %rd1, %rd1; "
         "mov.u32 %r1, %tid.x; setp.ne.u32 %p1, %r1, 0; @%p1 bra DONE; "
@@ -156,10 +169,8 @@ TEST_F(GpuSmoke, GridClusters) {
         "mov.u32 %r4, %cluster_ctarank; mul.wide.u32 %rd2, %r2, 8; "
         "add.s64 %rd3, %rd1, %rd2; st.global.v2.u32 [%rd3], {%r3, %r4}; "
         "DONE: ret;");
-    Result<Module> m = rt->loadBundleFromString(
-        makeBundle(kernel, ptx, "sm_90", 6), "who.bundle");
-    ASSERT_TRUE(m.ok()) << m.message();
-    Kernel who = *m->kernel("who");
+    ASSERT_TRUE(loaded);
+    Kernel who = *loaded;
     const uint32_t ctas = 4 * cluster;
     DevicePtr out = upload(std::vector<float>(2 * ctas, -1.f));
     Status s = rt->launch(who, {Arg::ptr(out)}, Grid{ctas, 1, 1});
@@ -184,14 +195,10 @@ TEST_F(GpuSmoke, GridClusters) {
 // completes without timeouts only if the runtime's grid is resident.
 TEST_F(GpuSmoke, PersistentClustersAreResident) {
   for (int cluster : {8, 16}) {
-    std::string kernel =
-        R"json({"name": "spin", "ptx_entry": "spin", "num_warps": 4,
-        "shared_bytes": 204800,
-        "params": [{"name": "out", "kind": "ptr", "elem": "i32"}],
-        "launch": {"kind": "persistent", "workspace_bytes": 4, "cluster": )json" +
-        std::to_string(cluster) + "}}";
-    std::string ptx = clusterPtx(
-        "spin", ".param .u64 out, .param .u64 ws", cluster,
+    std::optional<Kernel> loaded = loadClusterKernel(
+        *rt, "spin", R"json("shared_bytes": 204800, )json",
+        R"json("kind": "persistent", "workspace_bytes": 4)json", cluster,
+        ".param .u64 out, .param .u64 ws",
         ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<8>; "
         "ld.param.u64 %rd1, [ws]; cvta.to.global.u64 %rd1, %rd1; "
         "ld.param.u64 %rd2, [out]; cvta.to.global.u64 %rd2, %rd2; "
@@ -206,10 +213,8 @@ TEST_F(GpuSmoke, PersistentClustersAreResident) {
             "mov.u64 %rd4, %globaltimer; sub.s64 %rd5, %rd4, %rd3; "
             "setp.lt.s64 %p3, %rd5, 1000000000; @%p3 bra LOOP; "
             "atom.global.add.u32 %r5, [%rd2], 1; DONE: ret;");
-    Result<Module> m = rt->loadBundleFromString(
-        makeBundle(kernel, ptx, "sm_90", 6), "spin.bundle");
-    ASSERT_TRUE(m.ok()) << m.message();
-    Kernel spin = *m->kernel("spin");
+    ASSERT_TRUE(loaded);
+    Kernel spin = *loaded;
     Result<Grid> grid = rt->launchGrid(spin, {Arg::ptr(0)});
     ASSERT_TRUE(grid.ok()) << grid.message();
     std::printf("clusters of %d: %u CTAs on %d SMs\n", cluster, (*grid)[0],
