@@ -147,9 +147,9 @@ def test_jit_function_errors_point_into_the_python_file():
     assert "unknown name 'not_defined'" in d.message
 
 
-def _decode_case(B, H, Nq, Nk, D, seed):
-    """Inputs of lean_attention (K = V), the reference O, and the kernel's arguments for given
-    outputs o and lse."""
+def _decode_case(k, B, H, Nq, Nk, D, seed):
+    """run(programs): kernel k's decode (lean_attention, K = V) of fresh random inputs into fresh
+    outputs, returning O; and the reference O."""
     import reference as ref
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((B, H, Nq, D)).astype(np.float16)
@@ -157,25 +157,25 @@ def _decode_case(B, H, Nq, Nk, D, seed):
     want, _ = ref.decode_attention(q, kv, kv, np.float32(0.25))
     strides = lambda x: (x.shape[1] * x.shape[2] * D, x.shape[2] * D, D)  # noqa: E731
 
-    def args(o, lse):
-        return (q, kv, kv, o, lse, *strides(q), *strides(kv), *strides(kv), B, H, H, Nq, Nk, 0.25)
-    return q, want, args
+    def run(programs):
+        o = np.zeros(q.shape, np.float16)
+        k(q, kv, kv, o, np.zeros((B, H, Nq), np.float32), *strides(q), *strides(kv),
+          *strides(kv), B, H, H, Nq, Nk, 0.25, programs=programs)
+        return o
+    return run, want
 
 
 def test_persistent_kernel():
     k = tessel.compile(os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl"),
                        constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8}, kernel="lean_attention")
     assert k.persistent
-    B, H, Nq = 1, 2, 3
-    q, want, args = _decode_case(B, H, Nq, 29, 16, seed=1)
+    run, want = _decode_case(k, 1, 2, 3, 29, 16, seed=1)
     for programs in (None, 1, 5):
-        o = np.zeros(q.shape, np.float16)
-        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=programs)
-        np.testing.assert_allclose(o, want, atol=2e-3)
+        np.testing.assert_allclose(run(programs), want, atol=2e-3)
     with pytest.raises(TypeError, match="persistent"):
         k[1]
     with pytest.raises(ValueError, match="programs must be a positive integer"):
-        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=0)
+        run(0)
 
 
 def test_persistent_kernel_in_clusters():
@@ -186,15 +186,12 @@ def test_persistent_kernel_in_clusters():
                        constants={"D": 16, "BLOCK_M": 4, "BLOCK_N": 8, "CLUSTER": 3},
                        kernel="lean_attention")
     assert k.persistent and k.cluster == 3 and k.resident_clusters is None
-    B, H, Nq = 2, 2, 1
-    q, want, args = _decode_case(B, H, Nq, 29, 16, seed=2)
+    run, want = _decode_case(k, 2, 2, 1, 29, 16, seed=2)
     for programs in (None, 3, 12):
-        o = np.zeros(q.shape, np.float16)
-        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=programs)
-        np.testing.assert_allclose(o, want, atol=2e-3)
+        np.testing.assert_allclose(run(programs), want, atol=2e-3)
     with pytest.raises(ValueError, match="kernel 'lean_attention' runs in thread-block clusters "
                                          "of 3 programs: programs must be a multiple of 3, got 4"):
-        k(*args(o, np.zeros((B, H, Nq), np.float32)), programs=4)
+        run(4)
 
 
 def test_split_k_binding():
