@@ -23,8 +23,9 @@
 //
 // The pointers may come from loads of arrays the loop does not write (a
 // paged KV cache's page numbers, read from its block table): those loads run
-// with the copy they address, for the iteration ahead, masked off past the
-// loop's end.
+// an iteration before the copy they address, masked off past the loop's end,
+// and their values go round the loop: issued with the copy, each copy would
+// wait a trip to memory for its addresses first.
 //
 // In a loop pipelined so, a 2-D load of 16-bit elements that feeds anything
 // else (a dot's A, a B whose shape the MMA steps do not tile, elementwise
@@ -364,6 +365,42 @@ static void aheadOf(Operation *op, Value inRange) {
   load.getMaskMutable().assign(mask);
 }
 
+/// The ops of `slice` that `roots` depend on, in the slice's order; values
+/// `known` already has stop the walk.
+static SmallVector<Operation *> neededOps(const SetVector<Operation *> &slice,
+                                          ValueRange roots,
+                                          const IRMapping &known) {
+  DenseSet<Operation *> needed;
+  SmallVector<Value> work(roots);
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v ? v.getDefiningOp() : nullptr;
+    if (!def || known.contains(v) || !slice.contains(def) ||
+        !needed.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return llvm::filter_to_vector(
+      slice, [&](Operation *op) { return needed.contains(op); });
+}
+
+/// The loads in the slices of `candidates` (in the loads' own layouts)
+/// whose pointers and masks read no other load, each once.
+static SmallVector<LoadOp> addressLoadsOf(ArrayRef<Candidate> candidates) {
+  SetVector<Operation *> loads;
+  for (const Candidate &c : candidates) {
+    if (c.copyEncoding)
+      continue;
+    for (Operation *op : c.slice)
+      if (isa<LoadOp>(op) &&
+          llvm::none_of(neededOps(c.slice, op->getOperands(), IRMapping()),
+                        llvm::IsaPred<LoadOp>))
+        loads.insert(op);
+  }
+  return llvm::map_to_vector(loads,
+                             [](Operation *op) { return cast<LoadOp>(op); });
+}
+
 /// The coordinates, buffer and barrier of a TMA copy: `dst[slot]` of
 /// `buffer` on barrier `slot` of `barriers`.
 static void copyBlock(OpBuilder &b, LoadBlockOp load, ValueRange coords,
@@ -405,15 +442,28 @@ private:
     return made;
   }
   /// Issues the copies of the iteration at `iv` into buffers `slots` (TMA
-  /// copies on their barriers `slots`).
+  /// copies on their barriers `slots`); `addresses` are the values of the
+  /// address loads for it.
   void copyIteration(MutableArrayRef<Candidate> candidates,
                      ArrayRef<Value> buffers, ArrayRef<Value> barriers,
-                     Value iv, ArrayRef<Value> slots);
+                     Value iv, ArrayRef<Value> slots,
+                     ArrayRef<Value> addresses);
+  /// Issues the address loads of the iteration at `iv`; their values.
+  SmallVector<Value> loadAddresses(MutableArrayRef<Candidate> candidates,
+                                   Value iv);
+  Value inRange(Value iv) {
+    return arith::CmpIOp::create(b, loop.getLoc(), arith::CmpIPredicate::slt,
+                                 iv, loop.getUpperBound());
+  }
 
   scf::ForOp loop;
   unsigned stages;
   OpBuilder b;
   DenseMap<std::pair<Value, Attribute>, Value> inCopyLayout;
+  /// The loads of the copies' slices (in the loads' own layouts) whose
+  /// pointers and masks read no other load: page numbers from a block
+  /// table, issued an iteration before the copies they address.
+  SmallVector<LoadOp> addressLoads;
 };
 
 SmallVector<Value> LoopPipeliner::slotsOf(ArrayRef<Candidate> candidates,
@@ -432,18 +482,38 @@ SmallVector<Value> LoopPipeliner::slotsOf(ArrayRef<Candidate> candidates,
   return slots;
 }
 
+SmallVector<Value>
+LoopPipeliner::loadAddresses(MutableArrayRef<Candidate> candidates, Value iv) {
+  if (addressLoads.empty())
+    return {};
+  Value valid = inRange(iv);
+  IRMapping map;
+  map.map(loop.getInductionVar(), iv);
+  SmallVector<Value> values;
+  for (LoadOp load : addressLoads) {
+    const Candidate &c = *llvm::find_if(
+        candidates, [&](const Candidate &c) { return c.slice.contains(load); });
+    for (Operation *op : neededOps(c.slice, load.getResult(), map))
+      aheadOf(b.clone(*op, map), valid);
+    values.push_back(map.lookup(load.getResult()));
+  }
+  return values;
+}
+
 void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
                                   ArrayRef<Value> buffers,
                                   ArrayRef<Value> barriers, Value iv,
-                                  ArrayRef<Value> slots) {
+                                  ArrayRef<Value> slots,
+                                  ArrayRef<Value> addresses) {
   Location loc = loop.getLoc();
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
-                                        loop.getUpperBound());
+  Value inRange = this->inRange(iv);
   bool asyncCopies = false;
   // Slices in the loads' own layouts share their clones: a load in two
   // slices (one page number for the K and the V tile) is issued once.
   IRMapping shared;
   shared.map(loop.getInductionVar(), iv);
+  for (auto [load, value] : llvm::zip(addressLoads, addresses))
+    shared.map(load.getResult(), value);
   for (auto [c, buffer, bars, slot] :
        llvm::zip(candidates, buffers, barriers, slots)) {
     IRMapping own;
@@ -464,7 +534,7 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
         aheadOf(clone, inRange);
       }
     } else {
-      for (Operation *op : c.slice)
+      for (Operation *op : neededOps(c.slice, c.load->getOperands(), map))
         if (!map.contains(op->getResult(0)))
           aheadOf(b.clone(*op, map), inRange);
     }
@@ -580,15 +650,32 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
       llvm::all_of(candidates, [](const Candidate &c) { return c.tma(); });
   if (!freshBarriers)
     BarrierOp::create(b, loc);
-  for (unsigned s = 0; s + 1 < stages; ++s) {
+  addressLoads = addressLoadsOf(candidates);
+  // The address loads of the first `stages` iterations, then the copies of
+  // the first stages - 1; the last iteration's addresses go into the loop.
+  SmallVector<SmallVector<Value>> addresses;
+  SmallVector<Value> ivs;
+  for (unsigned s = 0; s < stages - addressLoads.empty(); ++s) {
     Value offset = arith::MulIOp::create(b, loc, step, constant(s));
-    Value iv = arith::AddIOp::create(b, loc, lb, offset);
+    ivs.push_back(arith::AddIOp::create(b, loc, lb, offset));
+    addresses.push_back(loadAddresses(candidates, ivs.back()));
+  }
+  for (unsigned s = 0; s + 1 < stages; ++s) {
     Value first = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(s));
     SmallVector<Value> slots(candidates.size(), first);
     if (earlier)
       slots =
           slotsOf(candidates, arith::AddIOp::create(b, loc, earlier, first));
-    copyIteration(candidates, buffers, barriers, iv, slots);
+    copyIteration(candidates, buffers, barriers, ivs[s], slots, addresses[s]);
+  }
+  if (!addressLoads.empty()) {
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(loop);
+    loop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        rewriter, addresses.back(), /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>(args.begin(), args.end());
+        }));
   }
 
   // Each iteration: wait for its own tile, request the one stages - 1 ahead
@@ -614,7 +701,19 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     views.push_back(MemDescIndexOp::create(b, loc, c.bufferType, buffer, slot));
   Value aheadIv = arith::AddIOp::create(
       b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
-  copyIteration(candidates, buffers, barriers, aheadIv, refills);
+  // The addresses of iteration aheadIv came round the loop; those of the
+  // next one go round it.
+  auto carried = loop.getRegionIterArgs().take_back(addressLoads.size());
+  copyIteration(candidates, buffers, barriers, aheadIv, refills,
+                SmallVector<Value>(carried));
+  if (!addressLoads.empty()) {
+    Value next = arith::AddIOp::create(b, loc, aheadIv, step);
+    SmallVector<Value> values = loadAddresses(candidates, next);
+    Operation *yield = loop.getBody()->getTerminator();
+    unsigned first = yield->getNumOperands() - values.size();
+    for (auto [i, v] : llvm::enumerate(values))
+      yield->setOperand(first + i, v);
+  }
   // Use k of a barrier completes its phase k.
   for (auto [c, bars, slot] : llvm::zip(candidates, barriers, slots)) {
     if (!c.tma())

@@ -346,33 +346,44 @@ func.func @writes(%k: !tessel.ptr<f16>, %out: !tessel.ptr<f16>, %n: i32, %a: !te
 #rows = #tessel.slice<dim = 1, parent = #b>
 
 // A paged cache: each key row's page comes from a block table the loop does
-// not write. The table's load runs with the copies it addresses, once for
-// both tiles, masked by the rows' mask and by being inside the loop (ahead
-// of the loop's end it would read past the table); the iteration's own load
-// of it is gone with the tiles'. A loop that writes the table keeps its
-// loads.
+// not write. The table's load runs an iteration before the copies it
+// addresses, once for both tiles, masked by the rows' mask and by being
+// inside the loop (ahead of the loop's end it would read past the table),
+// and its value goes round the loop: the prologue loads the pages of the
+// first three iterations, copies the first two, and hands the third's to
+// the loop; each iteration copies with the pages it was handed and loads
+// those of the iteration after. The iteration's own load of it is gone with
+// the tiles'. A loop that writes the table keeps its loads.
 
 // CHECK-LABEL: func.func @paged
 // CHECK-COUNT-2: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
 // CHECK: %[[IN0:.*]] = arith.cmpi slt
 // CHECK: %[[INS0:.*]] = tessel.splat %[[IN0]] : i1 -> !tessel.tile<64xi1, #{{.*}}>
 // CHECK: %[[M0:.*]] = tessel.binary and %{{.*}}, %[[INS0]]
-// CHECK: tessel.load %{{.*}} mask %[[M0]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
+// CHECK: %[[P0:.*]] = tessel.load %{{.*}} mask %[[M0]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
+// CHECK: %[[P1:.*]] = tessel.load
+// CHECK: %[[P2:.*]] = tessel.load
 // CHECK-NOT: tessel.load
+// CHECK: tessel.expand_dims %[[P0]]
 // CHECK: tessel.async_copy
 // CHECK: tessel.async_copy
 // CHECK: tessel.async_commit
-// CHECK: scf.for
+// CHECK: tessel.expand_dims %[[P1]]
+// CHECK: tessel.async_commit
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[PAGES:.*]] = %[[P2]])
+// CHECK-NOT: tessel.load
+// CHECK: tessel.expand_dims %[[PAGES]]
+// CHECK-NOT: tessel.load
+// CHECK: tessel.async_copy
+// CHECK-NOT: tessel.load
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
 // CHECK: %[[IN:.*]] = arith.cmpi slt
 // CHECK: %[[INS:.*]] = tessel.splat %[[IN]] : i1 -> !tessel.tile<64xi1, #{{.*}}>
 // CHECK: %[[M:.*]] = tessel.binary and %{{.*}}, %[[INS]]
-// CHECK: tessel.load %{{.*}} mask %[[M]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
+// CHECK: %[[NEXT:.*]] = tessel.load %{{.*}} mask %[[M]] : !tessel.tile<64x!tessel.ptr<i32>, #{{.*}}>
 // CHECK-NOT: tessel.load
-// CHECK: tessel.async_copy
-// CHECK-NOT: tessel.load
-// CHECK: tessel.async_copy
-// CHECK-NOT: tessel.load
-// CHECK: scf.yield
+// CHECK: scf.yield %{{.*}}, %[[NEXT]]
 
 // CHECK-LABEL: func.func @paged_table_written
 // CHECK-NOT: tessel.local_alloc
@@ -445,19 +456,21 @@ func.func @paged_table_written(%k: !tessel.ptr<f16>, %table: !tessel.ptr<i32>, %
 }
 
 // A scalar load in the loop (a block's row read from a table) is no candidate
-// itself; feeding the copy's pointers, it runs ahead with it, masked by
-// being inside the loop alone.
+// itself; feeding the copy's pointers, it runs an iteration before it,
+// masked by being inside the loop alone, and goes round the loop.
 
 // CHECK-LABEL: func.func @scalar_row
 // CHECK: %[[IN:.*]] = arith.cmpi slt
 // CHECK: tessel.load %{{.*}} mask %[[IN]] : !tessel.ptr<i32>
 // CHECK: tessel.async_copy
-// CHECK: scf.for
-// CHECK: %[[IN2:.*]] = arith.cmpi slt
-// CHECK: tessel.load %{{.*}} mask %[[IN2]] : !tessel.ptr<i32>
-// CHECK: tessel.async_copy
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[ROW:.*]] = %{{.*}})
 // CHECK-NOT: tessel.load
-// CHECK: scf.yield
+// CHECK: tessel.splat %[[ROW]]
+// CHECK: tessel.async_copy
+// CHECK: %[[IN2:.*]] = arith.cmpi slt
+// CHECK: %[[NEXT:.*]] = tessel.load %{{.*}} mask %[[IN2]] : !tessel.ptr<i32>
+// CHECK-NOT: tessel.load
+// CHECK: scf.yield %{{.*}}, %[[NEXT]]
 func.func @scalar_row(%k: !tessel.ptr<f16>, %table: !tessel.ptr<i32>, %n: i32, %q: !tessel.tile<64x64xf16, #opa>, %off: !tessel.tile<64x64xi32, #b>, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
