@@ -9,7 +9,9 @@
 // evenly over the grid (at most one program per iteration), and a unit's
 // host program waits for its peers' partial states and merges them. Balances
 // any units × iters. The peers count their arrivals on one flag of the host,
-// which waits for them all at once (one memory round trip, not one per peer),
+// which waits for them all at once (one memory round trip, not one per peer;
+// words that mark themselves written, polled by the host, measured slower:
+// docs/gpu/2026-11-29-marked-handover.md),
 // and both lowerings load the next partial states while one merges
 // (foldSlots): a fold is a chain of dependent merges, and with one trip
 // to memory per merge its latency, not the merges, sets the time of short
