@@ -374,7 +374,7 @@ static SmallVector<Operation *> neededOps(const SetVector<Operation *> &slice,
   SmallVector<Value> work(roots);
   while (!work.empty()) {
     Value v = work.pop_back_val();
-    Operation *def = v ? v.getDefiningOp() : nullptr;
+    Operation *def = v.getDefiningOp();
     if (!def || known.contains(v) || !slice.contains(def) ||
         !needed.insert(def).second)
       continue;
@@ -655,7 +655,8 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   // the first stages - 1; the last iteration's addresses go into the loop.
   SmallVector<SmallVector<Value>> addresses;
   SmallVector<Value> ivs;
-  for (unsigned s = 0; s < stages - addressLoads.empty(); ++s) {
+  unsigned prologue = addressLoads.empty() ? stages - 1 : stages;
+  for (unsigned s = 0; s < prologue; ++s) {
     Value offset = arith::MulIOp::create(b, loc, step, constant(s));
     ivs.push_back(arith::AddIOp::create(b, loc, lb, offset));
     addresses.push_back(loadAddresses(candidates, ivs.back()));
