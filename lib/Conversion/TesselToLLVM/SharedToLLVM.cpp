@@ -139,8 +139,6 @@ SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {
   return layout;
 }
 
-namespace {} // namespace
-
 Value mlir::tessel::sharedAddress(OpBuilder &b, Location loc, int64_t offset) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
   Value smem =
@@ -159,29 +157,19 @@ Value advance(OpBuilder &b, Location loc, Value ptr, Value bytes) {
 
 struct LocalAllocLowering : SharedRegionPattern<LocalAllocOp> {
   using SharedRegionPattern::SharedRegionPattern;
-  LogicalResult
-  matchAndRewrite(LocalAllocOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value region = regionAddress(op, rewriter);
-    if (!region)
-      return failure();
+  void lowerRegion(LocalAllocOp op, Value region,
+                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, region);
-    return success();
   }
 };
 
 /// The region's generic address (see the PtrType conversion).
 struct SharedBufferLowering : SharedRegionPattern<SharedBufferOp> {
   using SharedRegionPattern::SharedRegionPattern;
-  LogicalResult
-  matchAndRewrite(SharedBufferOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value region = regionAddress(op, rewriter);
-    if (!region)
-      return failure();
+  void lowerRegion(SharedBufferOp op, Value region,
+                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<LLVM::AddrSpaceCastOp>(
         op, LLVM::LLVMPointerType::get(getContext()), region);
-    return success();
   }
 };
 

@@ -30,12 +30,8 @@ Value barrierAt(OpBuilder &b, Location loc, Value base, Value index) {
 
 struct MBarrierAllocLowering : SharedRegionPattern<MBarrierAllocOp> {
   using SharedRegionPattern::SharedRegionPattern;
-  LogicalResult
-  matchAndRewrite(MBarrierAllocOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value base = regionAddress(op, rewriter);
-    if (!base)
-      return failure();
+  void lowerRegion(MBarrierAllocOp op, Value base,
+                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t count = cast<MBarriersType>(op.getType()).getCount();
     emitIf(rewriter, loc, isThreadZero(rewriter, loc), [&](OpBuilder &b) {
@@ -47,7 +43,6 @@ struct MBarrierAllocLowering : SharedRegionPattern<MBarrierAllocOp> {
     NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     emitBarrier(rewriter, loc);
     rewriter.replaceOp(op, base);
-    return success();
   }
 };
 

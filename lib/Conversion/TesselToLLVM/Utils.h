@@ -219,23 +219,28 @@ SharedMemoryLayout layoutSharedMemory(func::FuncOp kernel);
 Value sharedAddress(OpBuilder &b, Location loc, int64_t offset);
 
 /// The lowering of an op that owns a region of the kernel's shared memory,
-/// placed by layoutSharedMemory: `regionAddress` is where it starts.
+/// placed by layoutSharedMemory: lowerRegion replaces the op given the
+/// address where its region starts (an op without one fails to match).
 template <typename OpT> struct SharedRegionPattern : OpConversionPattern<OpT> {
+  using OpAdaptor = typename OpConversionPattern<OpT>::OpAdaptor;
   SharedRegionPattern(LLVMTypeConverter &converter,
                       const DenseMap<Operation *, int64_t> &offsets)
       : OpConversionPattern<OpT>(converter, &converter.getContext()),
         offsets(offsets) {}
 
-protected:
-  /// The region's address, or null (a match failure) when it has none.
-  Value regionAddress(OpT op, ConversionPatternRewriter &rewriter) const {
+  LogicalResult
+  matchAndRewrite(OpT op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
     auto it = offsets.find(op);
-    if (it == offsets.end()) {
-      (void)rewriter.notifyMatchFailure(op, "no place in shared memory");
-      return {};
-    }
-    return sharedAddress(rewriter, op.getLoc(), it->second);
+    if (it == offsets.end())
+      return rewriter.notifyMatchFailure(op, "no place in shared memory");
+    lowerRegion(op, sharedAddress(rewriter, op.getLoc(), it->second), rewriter);
+    return success();
   }
+
+protected:
+  virtual void lowerRegion(OpT op, Value region,
+                           ConversionPatternRewriter &rewriter) const = 0;
 
 private:
   const DenseMap<Operation *, int64_t> &offsets;
