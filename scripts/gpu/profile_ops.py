@@ -38,6 +38,8 @@ CASES = {
     "prefill-bwd-d64": dict(op="attention", B=1, H=32, HKV=32, Nq=4096, Nk=4096, D=64,
                             backward=True),
     "decode-mha": dict(op="lean_attention", B=1, H=32, HKV=32, Nq=1, Nk=32768, D=128),
+    # the launch bench's short decode: host time matters as much as the kernel's
+    "decode-short": dict(op="lean_attention", B=1, H=8, HKV=8, Nq=1, Nk=1024, D=128),
     "decode-gqa": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128),
     # decode-gqa over a paged cache: pages of 16 rows in shuffled order
     "decode-paged": dict(op="lean_attention", B=1, H=64, HKV=8, Nq=1, Nk=65536, D=128,
@@ -202,13 +204,13 @@ def main():
               f" ({each})", flush=True)
         if a.host:
             host_breakdown(c, q, k, v, a.reps)
+            plan_breakdown(c, q, k, v, a.reps)
 
 
 def host_breakdown(c, q, k, v, reps):
     """Host time of one call (enqueue only, no synchronisation), and of its layers: the op,
     the kernel object's call, gpu.launch with its arguments converted, and the runtime's launch
     alone."""
-    import time
     from tessel import gpu
 
     calls = []
@@ -221,6 +223,9 @@ def host_breakdown(c, q, k, v, reps):
     gpu.launch = spy
     run_op(c, q, k, v)
     gpu.launch = real
+    if not calls:           # a launch plan replayed it: plan_breakdown has the layers
+        host_time("op", lambda: run_op(c, q, k, v), reps)
+        return
     rt_kernel, name, params, values, grid = calls[-1]
     args = [gpu.device_pointer(name, p, x) if p.kind == "ptr"
             else gpu.scalar_argument(name, p.kind, x) for p, x in zip(params, values)]
@@ -237,13 +242,38 @@ def host_breakdown(c, q, k, v, reps):
                                             None if grid is None else list(grid)),
     }
     for label, fn in layers.items():
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        elapsed = (time.perf_counter() - start) / reps
-        torch.cuda.synchronize()
-        print(f"  host {label:15s} {elapsed * 1e6:8.1f} us", flush=True)
+        host_time(label, fn, reps)
+
+def host_time(label, fn, reps):
+    """Print the host time per call of `fn` (back-to-back calls, one synchronisation after)."""
+    import time
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    elapsed = (time.perf_counter() - start) / reps
+    torch.cuda.synchronize()
+    print(f"  host {label:15s} {elapsed * 1e6:8.1f} us", flush=True)
+
+
+def plan_breakdown(c, q, k, v, reps):
+    """Where a repeated call's host time goes once its launch plan is kept (ops/plans.py): the
+    key, each output allocation, each prepared launch, and the whole replay."""
+    from tessel.ops import flash, lean, plans
+    kept = {"attention": flash._PLANS, "lean_attention": lean._PLANS}.get(c["op"])
+    if kept is None or "page_size" in c or c.get("backward") or not len(kept):
+        return
+    plan = list(kept._plans.values())[-1]
+    buffers = [q, k, v] + [allocate() for allocate in plan.allocations]
+    host_time("plan key", lambda: plans.key((q, k, v), False, None, type(None), "stream-k"),
+              reps)
+    for i, allocate in enumerate(plan.allocations):
+        host_time(f"allocation {i}", allocate, reps)
+    for i, (launch, slots) in enumerate(plan.launches):
+        args = [buffers[j] for j in slots]
+        host_time(f"launch {i}", lambda: launch(*args), reps)
+    host_time("plan replay", lambda: plan(q, k, v), reps)
+    host_time("torch.empty(1)", lambda: torch.empty(1, device="cuda"), reps)
 
 if __name__ == "__main__":
     main()
