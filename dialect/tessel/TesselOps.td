@@ -142,13 +142,14 @@ def Tessel_UnaryOp : Tessel_Op<"unary", [Pure, SameOperandsAndResultType]> {
     zero, which spares the GPU the range fix-up around its exponential unit
     (PTX's `.ftz`). The online reductions set it: their exponentials are
     relative to a running max, so a result below 2^-126 is lost in the sum
-    anyway.
+    anyway. The DSL's `exp(x, ftz=True)` and `exp2(x, ftz=True)` set it too.
   }];
   let arguments = (ins Tessel_UnaryKindAttr:$kind, Tessel_Tile:$src,
                        UnitAttr:$ftz);
   let results = (outs Tessel_Tile:$result);
   let assemblyFormat = "$kind (`ftz` $ftz^)? $src attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tessel_CmpOp : Tessel_Op<"cmp", [Pure, SameTypeOperands]> {

@@ -8,12 +8,15 @@
 
 #include "tessel/TesselDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -248,7 +251,60 @@ struct AccumulateIntoDot : OpRewritePattern<BinaryOp> {
   }
 };
 
+/// exp(x·c − b) -> 2^(x·(c·log2 e) − b′), b′ = b·log2 e, for a scalar c and
+/// b broadcast from a smaller tile (the backward's exp(sᵀ·scale − LSE)): the
+/// exponent is one fma per element and b′ is computed before the broadcast,
+/// where lowering exp would multiply every element by log2 e. The rounding
+/// is that of exp's own x·log2 e (the constant folds into c).
+struct ExpOfScaledDifference : OpRewritePattern<UnaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UnaryOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != UnaryKind::exp ||
+        !getElementTypeOrSelf(op.getType()).isF32())
+      return failure();
+    auto sub = op.getSrc().getDefiningOp<BinaryOp>();
+    if (!sub || sub.getKind() != BinaryKind::sub || !sub->hasOneUse())
+      return failure();
+    auto product = sub.getLhs().getDefiningOp<BinaryOp>();
+    auto broadcast = sub.getRhs().getDefiningOp<BroadcastOp>();
+    if (!product || product.getKind() != BinaryKind::mul ||
+        !product->hasOneUse() || !broadcast)
+      return failure();
+    for (auto [x, factor] : {std::pair(product.getLhs(), product.getRhs()),
+                             std::pair(product.getRhs(), product.getLhs())}) {
+      auto splat = factor.getDefiningOp<SplatOp>();
+      if (!splat)
+        continue;
+      Location loc = op.getLoc();
+      Value log2e = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getF32FloatAttr(M_LOG2E));
+      Value c = arith::MulFOp::create(rewriter, loc, splat.getSrc(), log2e);
+      Value cTile = SplatOp::create(rewriter, loc, x.getType(), c);
+      Value scaledX =
+          BinaryOp::create(rewriter, loc, BinaryKind::mul, x, cTile);
+      Value small = broadcast.getSrc();
+      Value log2eTile = SplatOp::create(rewriter, loc, small.getType(), log2e);
+      Value scaledSmall =
+          BinaryOp::create(rewriter, loc, BinaryKind::mul, small, log2eTile);
+      Value scaledB = BroadcastOp::create(rewriter, loc, broadcast.getType(),
+                                          scaledSmall);
+      Value exponent =
+          BinaryOp::create(rewriter, loc, BinaryKind::sub, scaledX, scaledB);
+      rewriter.replaceOpWithNewOp<UnaryOp>(op, UnaryKind::exp2, exponent,
+                                           op.getFtz());
+      return success();
+    }
+    return failure();
+  }
+};
+
 } // namespace
+
+void UnaryOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<ExpOfScaledDifference>(context);
+}
 
 void BinaryOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {

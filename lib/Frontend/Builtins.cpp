@@ -510,9 +510,24 @@ static TValue genLoadBlock(CallCtx &c) {
 
 static TValue genElementwiseMath(CallCtx &c) {
   Generator &g = c.g;
-  auto args = matchArgs(g, c.call, c.name, {"x"}, 1);
+  bool exponential = c.name == "exp" || c.name == "exp2";
+  auto args = exponential ? matchArgs(g, c.call, c.name, {"x", "ftz"}, 1)
+                          : matchArgs(g, c.call, c.name, {"x"}, 1);
   if (!args)
     return TValue::invalid();
+  // ftz=True: results below 2^-126 are 0 (ex2.approx.ftz: no range fix-up
+  // around the hardware unit), for exponentials whose tiny results nothing
+  // keeps, such as probabilities about to be rounded for a product.
+  bool ftz = false;
+  if (exponential && (*args)[1]) {
+    std::optional<int64_t> n = g.genConstInt(*(*args)[1], "ftz");
+    if (!n)
+      return TValue::invalid();
+    if (*n != 0 && *n != 1)
+      return c.fail((*args)[1],
+                    "ftz must be True or False, got " + std::to_string(*n));
+    ftz = *n == 1;
+  }
   TValue x = c.arg((*args)[0]);
   if (x.isInvalid())
     return x;
@@ -550,8 +565,11 @@ static TValue genElementwiseMath(CallCtx &c) {
                     .Case("sqrt", tsl::UnaryKind::sqrt)
                     .Case("rsqrt", tsl::UnaryKind::rsqrt)
                     .Default(tsl::UnaryKind::abs);
-    return TValue::ofValue(tsl::UnaryOp::create(g.builder, at, kind, v));
+    return TValue::ofValue(tsl::UnaryOp::create(g.builder, at, kind, v, ftz));
   }
+  if (ftz)
+    return c.fail((*args)[1], "ftz applies to tiles; " + c.name +
+                                  " of a scalar keeps subnormal results");
   Value r;
   if (c.name == "exp")
     r = math::ExpOp::create(g.builder, at, v);
