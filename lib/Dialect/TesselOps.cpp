@@ -287,8 +287,8 @@ struct ExpOfScaledDifference : OpRewritePattern<UnaryOp> {
       Value log2eTile = SplatOp::create(rewriter, loc, small.getType(), log2e);
       Value scaledSmall =
           BinaryOp::create(rewriter, loc, BinaryKind::mul, small, log2eTile);
-      Value scaledB = BroadcastOp::create(rewriter, loc, broadcast.getType(),
-                                          scaledSmall);
+      Value scaledB =
+          BroadcastOp::create(rewriter, loc, broadcast.getType(), scaledSmall);
       Value exponent =
           BinaryOp::create(rewriter, loc, BinaryKind::sub, scaledX, scaledB);
       rewriter.replaceOpWithNewOp<UnaryOp>(op, UnaryKind::exp2, exponent,
