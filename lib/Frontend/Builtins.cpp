@@ -531,6 +531,9 @@ static TValue genElementwiseMath(CallCtx &c) {
   TValue x = c.arg((*args)[0]);
   if (x.isInvalid())
     return x;
+  if (ftz && !(x.isValue() && isa<tsl::TileType>(x.value.getType())))
+    return c.fail((*args)[1], "ftz applies to tiles; " + c.name +
+                                  " of a scalar keeps subnormal results");
   if (x.isConst() && x.constant.isNumber()) { // constexpr math
     double v = x.constant.asDouble();
     double r = llvm::StringSwitch<double>(c.name)
@@ -567,9 +570,6 @@ static TValue genElementwiseMath(CallCtx &c) {
                     .Default(tsl::UnaryKind::abs);
     return TValue::ofValue(tsl::UnaryOp::create(g.builder, at, kind, v, ftz));
   }
-  if (ftz)
-    return c.fail((*args)[1], "ftz applies to tiles; " + c.name +
-                                  " of a scalar keeps subnormal results");
   Value r;
   if (c.name == "exp")
     r = math::ExpOp::create(g.builder, at, v);

@@ -244,6 +244,7 @@ def host_breakdown(c, q, k, v, reps):
     for label, fn in layers.items():
         host_time(label, fn, reps)
 
+
 def host_time(label, fn, reps):
     """Print the host time per call of `fn` (back-to-back calls, one synchronisation after)."""
     import time
