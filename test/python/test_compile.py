@@ -312,3 +312,22 @@ def test_non_finite_constant_defaults():
     x = np.zeros(4, np.float32)
     k[(1,)](x)
     np.testing.assert_array_equal(x, -np.inf)
+
+
+def test_exp_ftz_flushes_subnormal_results():
+    """exp(x, ftz=True) gives 0 where the result is below 2^-126 (the interpreter's reference
+    for the GPU's ex2.approx.ftz); plain exp keeps such results, and normal ones agree."""
+    k = tessel.compile('@kernel(num_warps=1)\n'
+                       'def e(x: ptr[f32], flushed: ptr[f32], kept: ptr[f32]):\n'
+                       '    offs = arange(0, 4)\n'
+                       '    v = load(x + offs)\n'
+                       '    store(flushed + offs, exp(v, ftz=True))\n'
+                       '    store(kept + offs, exp(v, ftz=False))\n', interpret=True)
+    x = np.array([-100.0, -80.0, 0.0, 2.0], np.float32)   # e^-100 is subnormal in f32
+    flushed, kept = np.empty(4, np.float32), np.empty(4, np.float32)
+    k[(1,)](x, flushed, kept)
+    expected = np.exp(x.astype(np.float64))
+    assert flushed[0] == 0 and 0 < kept[0] < 2.0 ** -126     # a subnormal, kept
+    np.testing.assert_allclose(kept[0], expected[0], rtol=0.05)  # of subnormal precision
+    np.testing.assert_allclose(kept[1:], expected[1:], rtol=1e-6)
+    np.testing.assert_allclose(flushed[1:], expected[1:], rtol=1e-6)
