@@ -535,8 +535,7 @@ void LoopPipeliner::copyIteration(MutableArrayRef<Candidate> candidates,
       }
     } else {
       for (Operation *op : neededOps(c.slice, c.load->getOperands(), map))
-        if (!map.contains(op->getResult(0)))
-          aheadOf(b.clone(*op, map), inRange);
+        aheadOf(b.clone(*op, map), inRange);
     }
     if (auto block = dyn_cast<LoadBlockOp>(c.load)) {
       SmallVector<Value> coords = llvm::map_to_vector(

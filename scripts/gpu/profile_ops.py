@@ -261,13 +261,17 @@ def plan_breakdown(c, q, k, v, reps):
     """Where a repeated call's host time goes once its launch plan is kept (ops/plans.py): the
     key, each output allocation, each prepared launch, and the whole replay."""
     from tessel.ops import flash, lean, plans
-    kept = {"attention": flash._PLANS, "lean_attention": lean._PLANS}.get(c["op"])
-    if kept is None or "page_size" in c or c.get("backward") or not len(kept):
+    # The op's plans and the arguments of its key beside the tensors, as run_op calls it.
+    kept, others = {"attention": (flash._PLANS, (c.get("causal", False), None, type(None))),
+                    "lean_attention": (lean._PLANS, (False, None, type(None), "stream-k"))
+                    }.get(c["op"], (None, ()))
+    if kept is None or "page_size" in c or c.get("backward"):
         return
-    plan = list(kept._plans.values())[-1]
+    plan = kept.get(plans.key((q, k, v), *others))
+    if plan is None:
+        return
     buffers = [q, k, v] + [allocate() for allocate in plan.allocations]
-    host_time("plan key", lambda: plans.key((q, k, v), False, None, type(None), "stream-k"),
-              reps)
+    host_time("plan key", lambda: plans.key((q, k, v), *others), reps)
     for i, allocate in enumerate(plan.allocations):
         host_time(f"allocation {i}", allocate, reps)
     for i, (launch, slots) in enumerate(plan.launches):
