@@ -90,6 +90,8 @@ func::FuncOp getLeadingKernel(func::FuncOp kernel);
 /// The `tessel.multiple_of` hint of argument `index` of `kernel`; 0 when it
 /// has none.
 int64_t getMultipleOf(func::FuncOp kernel, unsigned index);
+/// Whether argument `index` of `kernel` was compiled as None (tessel.none).
+bool isNoneArg(func::FuncOp kernel, unsigned index);
 /// Whether a kernel argument of `type` may carry `tessel.multiple_of`: i32,
 /// i64 and pointers, which a launch passes as integers and addresses.
 bool acceptsMultipleOf(Type type);

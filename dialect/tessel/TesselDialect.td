@@ -84,6 +84,12 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral getMultipleOfAttrName() {
       return llvm::StringLiteral("tessel.multiple_of");
     }
+    /// Unit attribute on a pointer argument of a kernel compiled with it
+    /// as None (`-D NAME=None`): the body does not use it and every launch
+    /// passes a null pointer.
+    static constexpr llvm::StringLiteral getNoneAttrName() {
+      return llvm::StringLiteral("tessel.none");
+    }
     /// String attribute on the module: the GPU it is compiled for ("sm_80",
     /// "sm_90", "sm_90a"). Passes that pick instructions read it; without
     /// it they keep to what every supported GPU runs (sm_80).

@@ -95,8 +95,9 @@ tesselProgramCreate(const char *ir, const char *name, TesselResult **error);
 TESSEL_C_API void tesselProgramDestroy(TesselProgram *program);
 
 /* A JSON array with an object per kernel: name, params ([name, type, elem,
-   multiple_of]: type "ptr" or a scalar type, elem the pointee of a pointer,
-   multiple_of the parameter's hint or null), num_warps, constants,
+   multiple_of, none]: type "ptr" or a scalar type, elem the pointee of a
+   pointer, multiple_of the parameter's hint or null, none true for a pointer
+   compiled as None, which takes an empty buffer), num_warps, constants,
    persistent, workspace (elements per program of each trailing workspace
    argument the caller does not pass) and then (the kernel run right after
    this one, e.g. split-K's combine kernel, or null). */

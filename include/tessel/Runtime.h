@@ -119,6 +119,9 @@ struct ParamInfo {
   /// argument is a multiple of it, a pointer aligned to that many bytes;
   /// 0: no hint.
   int64_t multipleOf = 0;
+  /// A pointer the kernel was compiled with as None (it does not use it):
+  /// every launch passes a null pointer, Arg::ptr(0).
+  bool none = false;
 
   /// Whether an integer argument keeps the hint.
   bool keepsHint(int64_t value) const {
@@ -194,8 +197,9 @@ public:
   ~PreparedLaunch();
 
   const Kernel &kernel() const;
-  /// Indices of the kernel's pointer parameters: launch() takes their
-  /// addresses in this order.
+  /// Indices of the kernel's pointer parameters (those compiled as None
+  /// left out: they stay null): launch() takes their addresses in this
+  /// order.
   const std::vector<uint32_t> &pointerParams() const;
   /// The grid every launch uses (sized by occupancy for persistent kernels).
   Grid grid() const;

@@ -173,11 +173,12 @@ llvm::json::Object describeKernel(mlir::func::FuncOp f) {
     if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(arg.getType())) {
       auto elem = dtypeOf(ptr.getPointeeType());
       params.push_back(
-          llvm::json::Array{name, "ptr", elem ? dtypeName(*elem) : "?", hint});
+          llvm::json::Array{name, "ptr", elem ? dtypeName(*elem) : "?", hint,
+                            mlir::tessel::isNoneArg(f, arg.getArgNumber())});
     } else {
       auto dtype = dtypeOf(arg.getType());
-      params.push_back(
-          llvm::json::Array{name, dtype ? dtypeName(*dtype) : "?", "", hint});
+      params.push_back(llvm::json::Array{name, dtype ? dtypeName(*dtype) : "?",
+                                         "", hint, false});
     }
   }
   llvm::json::Object constants;

@@ -53,12 +53,18 @@ static LogicalResult verifyThen(Operation *op, NamedAttribute attr) {
     if (next->getAttr(same) != op->getAttr(same))
       return op->emitError() << "follow-up kernel " << ref
                              << " must have the same '" << same << "'";
-  // Launches check the leader's hints only; they must hold for both.
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+  // Launches check the leader's hints and null pointers only; they must hold
+  // for both.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (getMultipleOf(next, i) != getMultipleOf(func, i))
       return op->emitError()
              << "follow-up kernel " << ref << " must have the same '"
              << TesselDialect::getMultipleOfAttrName() << "' on argument " << i;
+    if (isNoneArg(next, i) != isNoneArg(func, i))
+      return op->emitError()
+             << "follow-up kernel " << ref << " must have the same '"
+             << TesselDialect::getNoneAttrName() << "' on argument " << i;
+  }
   return success();
 }
 
@@ -229,7 +235,8 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().strref();
-  if (name != getMultipleOfAttrName() && name != getTensorMapAttrName())
+  if (name != getMultipleOfAttrName() && name != getTensorMapAttrName() &&
+      name != getNoneAttrName())
     return op->emitError() << "unknown tessel argument attribute '" << name
                            << "'";
   auto func = dyn_cast<func::FuncOp>(op);
@@ -238,6 +245,18 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
                            << "' is only valid on arguments of a kernel";
   if (name == getTensorMapAttrName())
     return verifyTensorMap(func, argIndex, attr.getValue());
+  if (name == getNoneAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        !isa<PtrType>(func.getArgumentTypes()[argIndex]))
+      return op->emitError() << "'" << name << "' on argument " << argIndex
+                             << ": a unit attribute on a !tessel.ptr argument";
+    // Launches pass a null pointer for it: nothing may read or write it.
+    if (!func.isExternal() && !func.getArgument(argIndex).use_empty())
+      return op->emitError()
+             << "argument " << argIndex << " is compiled as None ('" << name
+             << "') but used";
+    return success();
+  }
   auto value = dyn_cast<IntegerAttr>(attr.getValue());
   if (!value || !value.getType().isSignlessInteger(64) || value.getInt() < 1)
     return op->emitError() << "'" << name
@@ -291,6 +310,10 @@ int64_t mlir::tessel::getMultipleOf(func::FuncOp kernel, unsigned index) {
   auto hint = kernel.getArgAttrOfType<IntegerAttr>(
       index, TesselDialect::getMultipleOfAttrName());
   return hint ? hint.getInt() : 0;
+}
+
+bool mlir::tessel::isNoneArg(func::FuncOp kernel, unsigned index) {
+  return kernel.getArgAttr(index, TesselDialect::getNoneAttrName()) != nullptr;
 }
 
 bool mlir::tessel::acceptsMultipleOf(Type type) {

@@ -52,6 +52,8 @@ const char *ast::getCmpOpSpelling(CmpOpKind op) {
   case CmpOpKind::Ge: return ">=";
   case CmpOpKind::Eq: return "==";
   case CmpOpKind::Ne: return "!=";
+  case CmpOpKind::Is: return "is";
+  case CmpOpKind::IsNot: return "is not";
     // clang-format on
   }
   return "?";

@@ -176,7 +176,8 @@ private:
   ExprPtr operand;
 };
 
-enum class CmpOpKind { Lt, Le, Gt, Ge, Eq, Ne };
+/// `is` and `is not` compare with None only (a constexpr test).
+enum class CmpOpKind { Lt, Le, Gt, Ge, Eq, Ne, Is, IsNot };
 const char *getCmpOpSpelling(CmpOpKind op);
 
 /// One comparison: chained comparisons are rejected by the parser.

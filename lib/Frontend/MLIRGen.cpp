@@ -250,6 +250,9 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   SmallVector<Type> argTypes;
   SmallVector<Location> argLocs;
   std::vector<const ast::Param *> runtime;
+  // Pointer parameters compiled as None: kept in the signature (launches
+  // pass a null pointer), the constant None in the body.
+  std::set<std::string> noneParams;
   for (const ast::Param &p : fn.getParams()) {
     auto *ann = ast::rtti::dyn_cast<ast::Name>(p.annotation.get());
     if (ann && ann->getName() == "constexpr")
@@ -267,6 +270,16 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
     if (p.defaultValue)
       g.error(p.defaultValue->getLoc(),
               "only constexpr parameters take defaults");
+    auto def = g.options.defines.find(p.name);
+    if (def != g.options.defines.end()) {
+      if (def->second != "None" || !isa<tsl::PtrType>(*type))
+        g.error(p.loc, "-D " + p.name + "=" + def->second + ": '" + p.name +
+                           "' is a runtime parameter; only a pointer "
+                           "parameter can be given, as None (compiled "
+                           "without a buffer)");
+      else
+        noneParams.insert(p.name);
+    }
     argTypes.push_back(*type);
     argLocs.push_back(NameLoc::get(b.getStringAttr(p.name), g.loc(p.loc)));
     runtime.push_back(&p);
@@ -328,7 +341,13 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
   Block *entry = func.addEntryBlock();
   for (size_t i = 0; i < runtime.size(); ++i) {
     entry->getArgument(i).setLoc(argLocs[i]);
-    g.bind(runtime[i]->name, TValue::ofValue(entry->getArgument(i)));
+    if (noneParams.count(runtime[i]->name)) {
+      func.setArgAttr(i, tsl::TesselDialect::getNoneAttrName(),
+                      b.getUnitAttr());
+      g.bind(runtime[i]->name, TValue::ofConst(Const()));
+    } else {
+      g.bind(runtime[i]->name, TValue::ofValue(entry->getArgument(i)));
+    }
   }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
@@ -343,7 +362,7 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
       &context, diag.getSourceManager().getFilename(), 1, 1));
   builder.setInsertionPointToEnd(mod->getBody());
   bool found = options.kernel.empty();
-  std::set<std::string> constexprParams;
+  std::set<std::string> paramNames;
   std::map<std::string, SourceLoc> defined;
   for (const auto &fn : m.getFunctions()) {
     auto [first, isNew] = defined.emplace(fn->getName(), fn->getNameLoc());
@@ -374,10 +393,9 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
       continue;
     found = true;
     genKernel(*this, *fn);
+    // genKernel explains a -D of a runtime parameter.
     for (const ast::Param &p : fn->getParams())
-      if (auto *ann = ast::rtti::dyn_cast<ast::Name>(p.annotation.get()))
-        if (ann->getName() == "constexpr")
-          constexprParams.insert(p.name);
+      paramNames.insert(p.name);
   }
   // The helpers imported here or by the files imported from, each once.
   std::set<const ast::FunctionDef *> checked;
@@ -395,7 +413,7 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
     error(SourceLoc{1, 1}, "no kernel named '" + options.kernel + "'");
   // A misspelt -D would otherwise be ignored silently.
   for (const auto &[name, value] : options.defines)
-    if (found && !constexprParams.count(name))
+    if (found && !paramNames.count(name))
       error(SourceLoc{}, "-D " + name + "=" + value +
                              ": no kernel compiled here has a constexpr "
                              "parameter '" +

@@ -244,6 +244,19 @@ TValue Generator::genCompare(SourceLoc l, ast::CmpOpKind op, TValue lhs,
   using K = ast::CmpOpKind;
   if (lhs.isInvalid() || rhs.isInvalid())
     return TValue::invalid();
+  if (op == K::Is || op == K::IsNot) {
+    // Decided at compile time: a runtime value is never None (a pointer
+    // parameter compiled as None is the constant None in the body).
+    auto none = [](const TValue &v) {
+      return v.isConst() && v.constant.kind == Const::Kind::None;
+    };
+    if (!none(lhs) && !none(rhs))
+      return error(l, std::string("'") + ast::getCmpOpSpelling(op) +
+                          "' compares with None only; use '==' or '!=' "
+                          "for values");
+    return TValue::ofConst(
+        Const::ofBool((op == K::Is) == (none(lhs) && none(rhs))));
+  }
   if (lhs.isConst() && rhs.isConst()) {
     if (lhs.constant.kind == Const::Kind::None ||
         rhs.constant.kind == Const::Kind::None) {

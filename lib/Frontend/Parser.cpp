@@ -815,21 +815,27 @@ ExprPtr Parser::parseComparison() {
   if (!lhs)
     return nullptr;
   const Token &tok = cur();
-  if (tok.is(TokenKind::KwIn) || tok.is(TokenKind::KwNot) ||
-      (tok.is(TokenKind::Identifier) && tok.text == "is")) {
+  if (tok.is(TokenKind::KwIn) || tok.is(TokenKind::KwNot)) {
     std::string op = tok.is(TokenKind::KwNot) ? "not in" : tok.text;
     error(tok.loc, "the '" + op + "' operator is not supported");
     return nullptr;
   }
-  std::optional<CmpOpKind> op = comparisonOp(tok.kind);
+  bool isOp = tok.is(TokenKind::Identifier) && tok.text == "is";
+  std::optional<CmpOpKind> op =
+      isOp ? std::optional(CmpOpKind::Is) : comparisonOp(tok.kind);
   if (!op)
     return lhs;
   SourceLoc loc = tok.loc;
   consume();
+  if (isOp && is(TokenKind::KwNot)) {
+    consume();
+    op = CmpOpKind::IsNot;
+  }
   ExprPtr rhs = parseBinary(0);
   if (!rhs)
     return nullptr;
-  if (comparisonOp(cur().kind)) {
+  if (comparisonOp(cur().kind) ||
+      (is(TokenKind::Identifier) && cur().text == "is")) {
     error(cur().loc, "chained comparisons ('a < b < c') are not supported; "
                      "write 'a < b and b < c'");
     return nullptr;

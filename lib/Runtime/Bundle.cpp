@@ -222,10 +222,10 @@ Result<Bundle> BundleReader::read(const JsonValue &root) {
     return errorAt(*format, "'format' must be \"tessel-bundle\"");
   TESSEL_TRY(
       getInt(root, "version", 0, std::numeric_limits<int64_t>::max(), version));
-  if (version < 1 || version > 6)
+  if (version < 1 || version > 7)
     return errorAt(*root.find("version"),
                    "unsupported bundle version " + std::to_string(version) +
-                       " (this runtime reads versions 1 to 6)");
+                       " (this runtime reads versions 1 to 7)");
   TESSEL_TRY(get(root, "target", Type::String, target));
   if (!parseTarget(target->string))
     return errorAt(*target, "'target' must look like sm_90 or sm_90a");
@@ -290,7 +290,8 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
   for (const JsonValue &p : list.array) {
     if (p.type != Type::Object)
       return errorAt(p, "a parameter must be a JSON object");
-    TESSEL_TRY(checkMembers(p, {"name", "kind", "elem", "multiple_of"}));
+    TESSEL_TRY(
+        checkMembers(p, {"name", "kind", "elem", "multiple_of", "none"}));
     ParamInfo info;
     TESSEL_TRY(getIdentifier(p, "name", info.name));
     if (isReserved(info.name))
@@ -325,6 +326,14 @@ Status BundleReader::readParams(const JsonValue &list, KernelInfo &k) const {
                                   "i64 parameters only");
       TESSEL_TRY(getInt(p, "multiple_of", 1,
                         std::numeric_limits<int64_t>::max(), info.multipleOf));
+    }
+    if (const JsonValue *none = p.find("none")) {
+      if (version < 7)
+        return errorAt(*none, "'none' needs bundle version 7");
+      if (!isPtr || none->type != Type::Bool || !none->boolean)
+        return errorAt(*none, "parameter '" + info.name +
+                                  "': 'none' is true, on ptr parameters only");
+      info.none = true;
     }
     k.params.push_back(std::move(info));
   }

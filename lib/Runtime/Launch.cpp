@@ -12,10 +12,16 @@ using namespace tessel;
 /// accesses need aligned addresses), so a broken one must not launch.
 static Status checkHint(const KernelInfo &k, const ParamInfo &p,
                         const Arg &arg) {
+  std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
+  if (p.none)
+    return arg.address() == 0
+               ? Status()
+               : Status::error(where + hexAddress(arg.address()) +
+                               ": the kernel was compiled with it None; pass "
+                               "a null pointer (or compile it with a buffer)");
   if (p.kind == ArgKind::Ptr ? p.keepsHint(arg.address())
                              : p.keepsHint(arg.intValue()))
     return Status();
-  std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
   const char *why = " (multiple_of in the kernel source)";
   if (p.kind == ArgKind::Ptr)
     return Status::error(where + hexAddress(arg.address()) + " is not " +

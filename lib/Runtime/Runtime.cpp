@@ -606,7 +606,7 @@ Result<PreparedLaunch> Runtime::prepare(const Kernel &kernel,
   state->maps.resize(k.info.tensorMaps.size());
   state->params = paramPointers(k, state->args, state->maps);
   for (size_t i = 0; i < args.size(); ++i)
-    if (k.info.params[i].kind == ArgKind::Ptr)
+    if (k.info.params[i].kind == ArgKind::Ptr && !k.info.params[i].none)
       state->pointerParams.push_back(uint32_t(i));
   // The maps are encoded at the first launch: the pointers given here are
   // placeholders.

@@ -150,6 +150,8 @@ std::optional<Arg> fastArg(const ParamInfo &p, PyObject *value, int device,
                            bool &sawTensor) {
   switch (p.kind) {
   case ArgKind::Ptr: {
+    if (p.none) // compiled as None: None passes a null pointer
+      return value == Py_None ? std::optional(Arg::ptr(0)) : std::nullopt;
     std::optional<DevicePtr> address;
     if (PyLong_CheckExact(value)) {
       address = toAddress(value);

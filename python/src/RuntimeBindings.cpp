@@ -53,7 +53,7 @@ std::vector<Arg> python::toArgs(const Kernel &kernel,
     const ParamInfo &p = params[i];
     switch (p.kind) {
     case ArgKind::Ptr:
-      args.push_back(Arg::ptr(v.cast<uint64_t>()));
+      args.push_back(Arg::ptr(p.none && v.is_none() ? 0 : v.cast<uint64_t>()));
       break;
     case ArgKind::I32: {
       auto x = v.cast<int64_t>();
@@ -137,7 +137,8 @@ void tessel::python::bindRuntime(py::module_ &m) {
                                for (const ParamInfo &p : k.params())
                                  params.append(py::make_tuple(
                                      p.name, argKindName(p.kind), p.elem,
-                                     python::multipleOfObject(p.multipleOf)));
+                                     python::multipleOfObject(p.multipleOf),
+                                     p.none));
                                return params;
                              })
       .def_property_readonly("num_warps", &Kernel::numWarps)

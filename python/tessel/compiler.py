@@ -43,10 +43,12 @@ from ._backend import _tessel
 DEFAULT_PROGRAMS = 8
 
 
-class Param(collections.namedtuple("Param", "name kind elem multiple_of", defaults=(None,))):
+class Param(collections.namedtuple("Param", "name kind elem multiple_of none",
+                                   defaults=(None, False))):
     """A runtime parameter: kind 'ptr' (elem: the pointee type) or a scalar type (elem empty);
     multiple_of is the kernel's hint on it (None: none), checked at every launch: an integer
-    argument is a multiple of it, a pointer's address aligned to that many bytes."""
+    argument is a multiple of it, a pointer's address aligned to that many bytes. none: a
+    pointer the kernel was compiled with as None (it takes None)."""
 
     __slots__ = ()
 
@@ -130,7 +132,9 @@ def _function_source(fn, num_warps):
 
 
 def _dsl_value(name, value):
-    """A constant as DSL text: 64, 0.5, True, bf16."""
+    """A constant as DSL text: 64, 0.5, True, bf16, None (a pointer compiled without a buffer)."""
+    if value is None:
+        return "None"
     if isinstance(value, (bool, np.bool_)):
         return "True" if value else "False"
     if isinstance(value, (int, np.integer)):
@@ -165,9 +169,12 @@ def _defines(signature, constants):
     """The constants as DSL text ({name: '64'}), checked against the kernel's constexprs."""
     name, params = signature
     constexprs = [p for p, is_constexpr, _ in params if is_constexpr]
-    for c in constants:
+    for c, value in constants.items():
         if c in [p for p, is_constexpr, _ in params if not is_constexpr]:
-            raise TypeError(f"kernel '{name}': '{c}' is a runtime parameter, not a constexpr")
+            if value is None:       # a pointer compiled as None (the compiler checks the type)
+                continue
+            raise TypeError(f"kernel '{name}': '{c}' is a runtime parameter, not a constexpr "
+                            f"(a pointer parameter may be given as None)")
         if c not in constexprs:
             raise TypeError(f"kernel '{name}' has no constexpr parameter '{c}' "
                             f"(constexprs: {', '.join(constexprs) or 'none'})")
@@ -299,7 +306,8 @@ def _precompile(text, filename, signature, constants, target, out_dir, stream_k)
 
 def compile(source_or_path, constants=None, kernel=None, interpret=None, stream_k="persistent"):
     """Compiles one kernel of DSL source text or a .tsl file, specialised with `constants` (its
-    constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16").
+    constexpr parameters: ints, floats, bools, element types such as tessel.bf16 or "bf16"; and
+    None for a pointer parameter compiled without its buffer, which launches then pass as None).
     `kernel` names it when the source holds several. `stream_k` picks how a stream_k op is
     lowered: 'persistent' (stream-K: one persistent launch, partial states handed over with
     flags) or 'split-k' (each unit cut into equal chunks, then a combine kernel launched right
@@ -501,9 +509,9 @@ class JITKernel:
         self._interpret = interpret
         self._loaded = None
         self._specializations = {}
-        # (number of positional arguments, constexpr keywords) -> Kernel: a call that passes
-        # every runtime argument by position and only constexprs by keyword (as the ops do)
-        # skips binding.
+        # (number of positional arguments, those that are None, constexpr keywords) -> Kernel: a
+        # call that passes every runtime argument by position and only constexprs by keyword (as
+        # the ops do) skips binding.
         self._fast = {}
 
     def _read_source(self):
@@ -544,7 +552,9 @@ class JITKernel:
     def _split(self, args, kwargs):
         """The compiled Kernel for a call's constexpr arguments, and its runtime arguments."""
         try:
-            key = (len(args), tuple(kwargs.items()))
+            # Which arguments are None picks the specialisation too.
+            key = (len(args), tuple(i for i, a in enumerate(args) if a is None),
+                   tuple(kwargs.items()))
             kernel = self._fast.get(key)
         except TypeError:                      # an unhashable value: the general path
             key = kernel = None
@@ -560,6 +570,10 @@ class JITKernel:
                     constants[p] = value
                 elif not has_default:
                     raise TypeError(f"kernel '{name}': missing constexpr '{p}' (it has no default)")
+            elif value is None:
+                # A pointer passed None compiles without it (the kernel sees the constant
+                # None) and still takes it at launch (a null pointer).
+                constants[p] = runtime[p] = None
             elif value is not _MISSING:
                 runtime[p] = value
         kernel = self.specialize(**constants)

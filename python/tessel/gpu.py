@@ -27,7 +27,7 @@ import threading
 
 from . import errors
 from ._backend import _tessel
-from .interpreter import check_multiple_of, scalar_argument
+from .interpreter import check_multiple_of, none_argument, scalar_argument
 
 # Element types as torch names them, as __cuda_array_interface__ typestrs (byte order stripped)
 # and as DLPack (type code, bits) pairs.
@@ -147,6 +147,9 @@ def _torch_tensor_pointer(param, value):
 
 def device_pointer(kernel, param, value):
     """The device address a `ptr` parameter receives for `value` (see the module's docstring)."""
+    if (param.none or value is None) \
+            and none_argument(f"kernel '{kernel}', argument '{param.name}'", param, value):
+        return 0
     if _is_torch_tensor(value):
         address = _torch_tensor_pointer(param, value)
         if address is not None:

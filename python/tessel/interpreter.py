@@ -71,6 +71,20 @@ class _Buffer:
             raise ValueError(f"{self.where}: the kernel wrote to a read-only array")
 
 
+def none_argument(where, param, value):
+    """Whether `param` is a pointer compiled as None (it then takes None, and only None);
+    TypeError for None where the kernel uses the buffer, or a buffer where it was compiled
+    None."""
+    if param.none and value is not None:
+        raise TypeError(f"{where}: the kernel was compiled with it None; pass None (or compile "
+                        f"it with a buffer)")
+    if value is None and not param.none:
+        raise TypeError(f"{where}: None where the kernel uses the buffer (a kernel compiled "
+                        f"with the pointer None takes None: tessel.jit compiles one when a "
+                        f"call passes None)")
+    return param.none
+
+
 def _array_argument(where, elem, value):
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{where}: ptr[{elem}] takes a NumPy array, got {type(value).__name__}")
@@ -130,6 +144,8 @@ def launch(program, kernel, params, values, grid):
             device.append(scalar_argument(where, p.kind, value))
             check_multiple_of(kernel, p, device[-1])
             continue
+        if none_argument(where, p, value):
+            value = np.zeros(0, _ARRAY_DTYPES[p.elem])  # never read: an empty buffer
         array = _array_argument(where, p.elem, value)
         buf = by_id.get(id(array))
         if buf is None:

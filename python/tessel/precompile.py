@@ -7,7 +7,8 @@ no compiler (a runtime-only build on a GPU machine without LLVM/MLIR):
 
 then, on the GPU machine, TESSEL_BUNDLE_DIR=bundles/ makes tessel.attention(...) & co. find them.
 The second form compiles one kernel of your own (as tessel.precompile(path, constants, ...) does
-from Python) instead of the ops'; -D values are DSL text (64, True, bf16).
+from Python) instead of the ops'; -D values are DSL text (64, True, bf16; None for a pointer
+parameter the kernel is compiled without).
 Already present bundles are kept (their names are keys of everything that determines them).
 """
 
@@ -38,6 +39,8 @@ def _constant(text):
     """A -D value as the Python value tessel.precompile takes."""
     if text in ("True", "False"):
         return text == "True"
+    if text == "None":                            # a pointer compiled without a buffer
+        return None
     for convert in (int, float):
         try:
             return convert(text)

@@ -1494,6 +1494,49 @@ func.func @hint_bool(%b: i1 {tessel.multiple_of = 2 : i64}) attributes {tessel.k
   return
 }
 
+//===----------------------------------------------------------------------===//
+// tessel.none on kernel arguments
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @below {{'tessel.none' on argument 0: a unit attribute on a !tessel.ptr argument}}
+func.func @none_scalar(%n: i32 {tessel.none}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.none' on argument 0: a unit attribute on a !tessel.ptr argument}}
+func.func @none_not_unit(%p: !tessel.ptr<f32> {tessel.none = 1 : i64}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @below {{argument 0 is compiled as None ('tessel.none') but used}}
+func.func @none_used(%p: !tessel.ptr<f32> {tessel.none}) attributes {tessel.kernel} {
+  %x = tessel.load %p : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+// expected-error @below {{'tessel.none' is only valid on arguments of a kernel}}
+func.func @none_not_kernel(%p: !tessel.ptr<f32> {tessel.none}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{follow-up kernel @next_none must have the same 'tessel.none' on argument 0}}
+func.func @then_none(%p: !tessel.ptr<f32> {tessel.none}) attributes {tessel.kernel, tessel.then = @next_none} {
+  return
+}
+func.func @next_none(%p: !tessel.ptr<f32>) attributes {tessel.kernel} {
+  return
+}
+
 // -----
 
 // expected-error @below {{unknown tessel argument attribute 'tessel.aligned'}}

@@ -88,17 +88,28 @@ def compare(label, got, want, tol):
 # ---------------------------------------------------------------------------------------------
 # attention.tsl
 
+def _outputs_and_lse(args, defines, lse, shape):
+    """The outputs to read back: O and, with `lse`, the LSE buffer (added to `args`); without
+    it the kernel is compiled with its lse pointer None."""
+    if not lse:
+        defines["lse"] = None
+        return ["o"]
+    args["lse"] = tr.full(shape, 7.0, "f32")
+    return ["o", "lse"]
+
+
 def attention_fwd(q, k, v, scale, causal, BM, BN, dtype="f16", layout="bhnd", tsl="attention.tsl",
-                  extra_defines=None, num_sms=1):
+                  extra_defines=None, num_sms=1, lse=True):
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layout, dtype)
     sk, kb = _strided_args("sk", k, layout, dtype)
     sv, vb = _strided_args("sv", v, layout, dtype)
-    args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype), lse=tr.full((B, H, Nq), 7.0, "f32"),
+    args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype),
                 **sq, **sk, **sv, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale), num_sms=num_sms)
     defines = dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, **(extra_defines or {}))
-    return tr.run(tsl, "attention_fwd", (cdiv(Nq, BM), B * H), args, defines, outputs=["o", "lse"])
+    outputs = _outputs_and_lse(args, defines, lse, (B, H, Nq))
+    return tr.run(tsl, "attention_fwd", (cdiv(Nq, BM), B * H), args, defines, outputs=outputs)
 
 
 def _bwd_preprocess(tsl, kernel, length, o, do, BM, dtype, layout):
@@ -138,19 +149,21 @@ def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", l
 
 def lean_attention(q, k, v, scale, causal, BM, BN, programs, stage=None, dtype="f16",
                    layouts=("bnhd", "bhnd", "bnhd"), tsl="lean_attention.tsl", extra_defines=None,
-                   stream_k=None):
+                   stream_k=None, lse=True):
     """`programs`: the persistent grid (stage 'lowered'); at stage 'source'/'expanded' the same number
     of programs run the high-level stream_k op, which splits the work the same way.  `stream_k`:
-    the lowering ('persistent' by default, or 'split-k': split kernel + combine kernel)."""
+    the lowering ('persistent' by default, or 'split-k': split kernel + combine kernel).  `lse`
+    False: the kernel compiled without its LSE (the op's form)."""
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layouts[0], dtype)
     sk, kb = _strided_args("sk", k, layouts[1], dtype)
     sv, vb = _strided_args("sv", v, layouts[2], dtype)
-    args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype), lse=tr.full((B, H, Nq), 7.0, "f32"),
+    args = dict(q=qb, k=kb, v=vb, o=tr.full((B, H, Nq, D), 7.0, dtype),
                 **sq, **sk, **sv, B=B, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale))
     defines = dict(D=D, BLOCK_M=BM, BLOCK_N=BN, CAUSAL=causal, DTYPE=dtype, **(extra_defines or {}))
-    return tr.run(tsl, "lean_attention", (programs,), args, defines, outputs=["o", "lse"], stage=stage,
+    outputs = _outputs_and_lse(args, defines, lse, (B, H, Nq))
+    return tr.run(tsl, "lean_attention", (programs,), args, defines, outputs=outputs, stage=stage,
                   stream_k=stream_k)
 
 

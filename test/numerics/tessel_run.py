@@ -428,8 +428,8 @@ def _gpu_scalar(name, kind, value):
 def _gpu_run(tsl, kernel, grid, args, defines, outputs, stream_k):
     rt = _gpu_runtime()
     k = _gpu_kernel(rt, tsl, kernel, defines, stream_k)
-    params = k.params                                  # [(name, kind, elem, multiple_of)]
-    names = [p[0] for p in params]
+    params = k.params                       # [(name, kind, elem, multiple_of, none)]
+    names = [p[0] for p in params if not p[4]]   # pointers compiled as None take no argument
     unknown = [n for n in args if n not in names]
     missing = [n for n in names if n not in args]
     if unknown or missing:
@@ -443,7 +443,10 @@ def _gpu_run(tsl, kernel, grid, args, defines, outputs, stream_k):
     grid = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
     ptrs, launch_args = {}, []
     try:
-        for name, kind, elem, _ in params:   # the runtime checks the hints
+        for name, kind, elem, _, none in params:   # the runtime checks the hints
+            if none:
+                launch_args.append(0)
+                continue
             value = args[name]
             if kind != "ptr":
                 launch_args.append(_gpu_scalar(name, kind, value))

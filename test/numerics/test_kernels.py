@@ -169,6 +169,10 @@ def _run_attention(name, dt):
         kl.compare(f"O (num_sms {num_sms})", fwd["o"], O, TOL[dt]["out"])
         kl.compare(f"LSE (num_sms {num_sms})", fwd["lse"], L,
                    scaled_tol(dt, "f32", np.max(np.abs(L))))
+    # Compiled without its LSE (the op without autograd): the same O.
+    alone = kl.attention_fwd(q, k, v, scale, causal, BM, BN, dt, layout, lse=False)
+    _unwritten("attention_fwd without LSE", alone["o"])
+    kl.compare("O (without LSE)", alone["o"], O, TOL[dt]["out"])
 
     delta = kl.attention_bwd_preprocess(fwd["o"], do, BM, dt, layout)
     kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
@@ -276,8 +280,9 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 }
 
 
-def _run_lean(name, dt, G=None, stream_k=None, cluster=None):
-    """`cluster`: the cluster constexprs (CLUSTER, LIVE_ROWS), None for none."""
+def _run_lean(name, dt, G=None, stream_k=None, cluster=None, lse=True):
+    """`cluster`: the cluster constexprs (CLUSTER, LIVE_ROWS), None for none; `lse` False: the
+    kernel compiled without its LSE (tessel.lean_attention's form), O checked alone."""
     B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
     assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
     scale = kl.f32(1.0 / np.sqrt(D))
@@ -285,15 +290,17 @@ def _run_lean(name, dt, G=None, stream_k=None, cluster=None):
     q, k, v = kl.randn(rng, (B, H, Nq, D), dt, s), kl.randn(rng, (B, HKV, Nk, D), dt, s), \
         kl.randn(rng, (B, HKV, Nk, D), dt)
     out = kl.lean_attention(q, k, v, scale, causal, BM, BN, G or case_G, "lowered", dt,
-                            stream_k=stream_k, extra_defines=cluster)
-    _unwritten("lean_attention", out["o"], out["lse"])
+                            stream_k=stream_k, extra_defines=cluster, lse=lse)
+    _unwritten("lean_attention", *out.values())
     if Nk == 0:
         kl.compare("O == 0", out["o"], np.zeros_like(out["o"]), (0.0, 0.0))
-        kl.compare("LSE == -inf", out["lse"], np.full(out["lse"].shape, -np.inf), (0.0, 0.0))
+        if lse:
+            kl.compare("LSE == -inf", out["lse"], np.full(out["lse"].shape, -np.inf), (0.0, 0.0))
     else:
         O, L = ref.decode_attention(q, k, v, scale, causal)
         kl.compare("O", out["o"], O, TOL[dt]["out"])
-        kl.compare("LSE", out["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
+        if lse:
+            kl.compare("LSE", out["lse"], L, scaled_tol(dt, "f32", np.max(np.abs(L))))
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -326,6 +333,17 @@ def test_lean_attention_split_k(name, dt, grid):
             f"causal={causal} blocks {BM}x{BN}, {B * HKV} units, {G} programs, {S} chunks of "
             f"{iters} iterations per unit")
     _run_lean(name, dt, G, "split-k")
+
+
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_attention_without_lse(name):
+    """Compiled without its LSE (tessel.lean_attention's form), in clusters of 2 where the unit
+    has key blocks for both (the op's short decodes), persistent otherwise: the same O."""
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
+    cluster = {"CLUSTER": 2, "LIVE_ROWS": BM} if kl.cdiv(Nk, BN) >= 2 else None
+    _header(f"lean_attention without LSE {name}: B{B} H{H}/{HKV} Nq{Nq} Nk{Nk} D{D} "
+            f"causal={causal} blocks {BM}x{BN}, clusters {cluster}")
+    _run_lean(name, DTYPES[-1], 2 * B * HKV if cluster else None, cluster=cluster, lse=False)
 
 
 @pytest.mark.parametrize("grid", ("one", "several"))

@@ -24,6 +24,23 @@ def mixed(a: ptr[f16], w: ptr[bf16], b: ptr[bf16], c: ptr[i64], flags: ptr[i1],
     store(flags + offs, (offs % 2 == 0) & on, mask=m)
 """
 
+# y = 2x for the first n elements of x; with a `sums` buffer also each program's sum of them (a
+# pointer the caller may leave out: None compiles the kernel without it).
+OPTIONAL_SUMS = """\
+@func
+def write_sum(sums, v):
+    if sums is not None:
+        store(sums + program_id(0), sum(v, axis=0))
+
+@kernel(num_warps=4)
+def double(x: ptr[f32], y: ptr[f32], sums: ptr[f32], n: i32, BLOCK: constexpr = 64):
+    offs = program_id(0) * BLOCK + arange(0, BLOCK)
+    m = offs < n
+    v = load(x + offs, mask=m, other=0.0)
+    store(y + offs, v * 2.0, mask=m)
+    write_sum(sums, v)
+"""
+
 TWO_KERNELS = """\
 @kernel(num_warps=1)
 def first(x: ptr[f32]):

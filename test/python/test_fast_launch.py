@@ -17,7 +17,7 @@ import pytest
 
 import fake_torch
 import tessel
-from kernels_for_tests import ADD, HINTED
+from kernels_for_tests import ADD, HINTED, OPTIONAL_SUMS
 from tessel import gpu
 from tessel._backend import _tessel
 from tessel.ops import common, flash, kl, lean, plans
@@ -216,6 +216,36 @@ def test_kernel_grid_fast_path_launches_what_the_checked_path_does(torch, driver
     driver.reset()
     kernel[(1,)](0x1000, 0x2000, 0x3000, 1)
     assert " stream=(nil) " in driver.launches()[0] or " stream=0x0 " in driver.launches()[0]
+
+
+def test_none_pointer_launches(torch, driver, monkeypatch):
+    """A pointer compiled as None takes None on every path (the fast one, the checked one, a
+    prepared launch) as a null pointer, and only None."""
+    double = tessel.jit(OPTIONAL_SUMS)
+    x, y, _ = _add_inputs(torch)
+    double[3](x, y, None, 130)                 # compiles and registers torch
+    driver.reset()
+    with monkeypatch.context() as mp:
+        _forbid_slow_path(mp)
+        double[3](x, y, None, 130)
+    with monkeypatch.context() as mp:
+        _slow_path_only(mp)
+        double[3](x, y, None, 130)
+    kernel = double._specializations[(("sums", "None"),)]
+    prepared = gpu.runtime().prepare(kernel._rt_kernel, [0, 0, None, 130], [3])
+    assert prepared.pointer_params == [0, 1]
+    assert prepared(x, y)
+    launches = driver.launches()
+    assert len(launches) == 3 and len(set(launches)) == 1, launches
+    args = launches[0].split(" args=")[1].split(",")
+    assert args[2] == "0000000000000000" and args[0] != args[2]
+    with pytest.raises(TypeError, match=r"kernel 'double', argument 'sums': the kernel was "
+                                        r"compiled with it None; pass None"):
+        kernel[(3,)](x, y, y, 130)
+    with pytest.raises(TypeError, match=r"kernel 'double', argument 'sums': None where the "
+                                        r"kernel uses the buffer"):
+        tessel.compile(OPTIONAL_SUMS, interpret=False)[(3,)](x, y, None, 130)
+    assert len(driver.launches()) == 3
 
 
 def test_kernel_grid_fast_path_declines_what_it_does_not_take(torch, driver):

@@ -81,13 +81,16 @@ def test_lean_block_m():
             if c[1] == "lean_attention"]
     assert sorted({c[2]["BLOCK_M"] for c in lean}) == list(tessel.ops.LEAN_BLOCK_M)
     plain = [c for c in lean if "CLUSTER" not in c[2]]
-    assert len(plain) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M)   # causal x strategy x BLOCK_M
-    # stream-K also in the clusters lean_cluster may take (causal x BLOCK_M x cluster)
+    # causal x strategy x BLOCK_M x with or without the LSE (tessel.lean_attention writes none)
+    assert len(plain) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M) * 2
+    # stream-K also in the clusters lean_cluster may take (causal x BLOCK_M x cluster x LSE)
     clustered = {(c[2]["CAUSAL"], c[2]["BLOCK_M"], c[2]["CLUSTER"], c[2]["BLOCK_N"],
-                  c[2]["LIVE_ROWS"], c[3]) for c in lean if "CLUSTER" in c[2]}
-    fits = {(causal, bm, *config, "persistent") for causal in (False, True)
-            for bm in tessel.ops.LEAN_BLOCK_M for config in lean_cluster_configurations(bm, 64)}
+                  c[2]["LIVE_ROWS"], c[3], "lse" in c[2]) for c in lean if "CLUSTER" in c[2]}
+    fits = {(causal, bm, *config, "persistent", lse) for causal in (False, True)
+            for bm in tessel.ops.LEAN_BLOCK_M for config in lean_cluster_configurations(bm, 64)
+            for lse in (False, True)}
     assert clustered == fits and len(lean) == len(plain) + len(fits)
+    assert all(c[2]["lse"] is None for c in lean if "lse" in c[2])
     assert not [c for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),),
                                                          target="sm_80") if "CLUSTER" in c[2]]
 

@@ -30,8 +30,8 @@ if tessel._tessel.has_runtime:
         module = rt.load_bundle(VECTOR_ADD)
         assert module.kernel_names() == ["vector_add"]
         k = module.kernel("vector_add")
-        assert k.params == [("x", "ptr", "f32", None), ("y", "ptr", "f32", None),
-                            ("out", "ptr", "f32", None), ("n", "i32", "", None)]
+        assert k.params == [("x", "ptr", "f32", None, False), ("y", "ptr", "f32", None, False),
+                            ("out", "ptr", "f32", None, False), ("n", "i32", "", None, False)]
         assert (k.num_warps, k.shared_bytes, k.persistent, k.cluster) == (8, 0, False, 1)
         ptr = rt.alloc(64)
         src = np.arange(16, dtype=np.float32)
@@ -78,8 +78,8 @@ if tessel._tessel.has_runtime:
         bundle = tessel._tessel.compile_bundle(HINTED, "hinted.tsl", "hinted", {})
         rt = Runtime(driver_library=FAKE_DRIVER)
         k = rt.load_bundle_from_string(bundle, "hinted.bundle").kernel("hinted")
-        assert k.params == [("x", "ptr", "f32", 16), ("out", "ptr", "f32", None),
-                            ("n", "i32", "", 8), ("stride", "i64", "", 4)]
+        assert k.params == [("x", "ptr", "f32", 16, False), ("out", "ptr", "f32", None, False),
+                            ("n", "i32", "", 8, False), ("stride", "i64", "", 4, False)]
         ptr = rt.alloc(256)
         rt.launch(k, [ptr, ptr, 8, 4], grid=[1])
         with pytest.raises(tessel.LaunchError, match=r"kernel 'hinted': argument 'x' = 0x[0-9a-f]+ "

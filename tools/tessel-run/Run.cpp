@@ -279,6 +279,16 @@ bool makeInputs(const std::string &kernel, const std::vector<Param> &params,
   std::mt19937_64 rng(options.seed);
   for (const Param &param : params) {
     auto it = given.find(param.name);
+    if (param.none) {
+      if (it != given.end())
+        return error = "argument '" + param.name +
+                       "': the kernel was compiled with it None; give no "
+                       "--arg for it",
+               false;
+      int id = inputs.memory.allocate(param.elem, 0);
+      inputs.args.push_back(KernelArg::ofBuffer(id));
+      continue;
+    }
     if (it == given.end())
       return error =
                  "kernel '" + kernel + "' needs --arg " + param.name + "=...",

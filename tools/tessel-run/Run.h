@@ -58,6 +58,9 @@ struct Param {
   std::string name;
   KernelArg::Kind kind;
   DType elem = DType::F32;
+  /// A pointer compiled as None: no --arg, an empty buffer (a null pointer
+  /// on the GPU).
+  bool none = false;
 };
 
 /// Buffers made for --arg, by parameter name, and the arguments in parameter

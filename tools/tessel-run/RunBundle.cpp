@@ -58,7 +58,7 @@ Result<std::vector<Param>> paramsOf(const Kernel &kernel) {
         return Status::error("kernel '" + kernel.name() + "': parameter '" +
                              p.name + "' points to " + p.elem +
                              ", which tessel-run makes no buffers of");
-      params.push_back({p.name, KernelArg::Kind::Buffer, *elem});
+      params.push_back({p.name, KernelArg::Kind::Buffer, *elem, p.none});
       break;
     }
     case ArgKind::I32:
@@ -85,7 +85,7 @@ Result<std::vector<Arg>> launchArgs(const Kernel &kernel, const Inputs &inputs,
     const ParamInfo &p = kernel.params()[i];
     switch (p.kind) {
     case ArgKind::Ptr:
-      args.push_back(Arg::ptr(device.ptrs[a.buffer]));
+      args.push_back(Arg::ptr(p.none ? 0 : device.ptrs[a.buffer]));
       break;
     case ArgKind::I32:
       if (a.intValue < INT32_MIN || a.intValue > INT32_MAX)

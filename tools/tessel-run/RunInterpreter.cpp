@@ -85,8 +85,8 @@ int runInterpreter(const Options &options) {
     mlir::Type type = arg.getType();
     if (auto ptr = llvm::dyn_cast<mlir::tessel::PtrType>(type))
       params.push_back({mlir::tessel::getKernelArgName(arg),
-                        KernelArg::Kind::Buffer,
-                        *dtypeOf(ptr.getPointeeType())});
+                        KernelArg::Kind::Buffer, *dtypeOf(ptr.getPointeeType()),
+                        mlir::tessel::isNoneArg(kernel, arg.getArgNumber())});
     else
       params.push_back(
           {mlir::tessel::getKernelArgName(arg),

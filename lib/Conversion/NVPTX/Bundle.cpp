@@ -95,6 +95,8 @@ static void writeKernel(llvm::raw_ostream &os, const CompiledKernel &k) {
       os << ", \"elem\": " << quote(p.elem);
     if (p.multipleOf)
       os << ", \"multiple_of\": " << p.multipleOf;
+    if (p.none)
+      os << ", \"none\": true";
     os << "}";
   }
   os << (k.params.empty() ? "],\n" : "\n      ],\n")
@@ -118,9 +120,9 @@ std::string tessel::writeBundle(const std::vector<CompiledKernel> &kernels,
                                 llvm::StringRef ptx, llvm::StringRef target,
                                 llvm::StringRef producer) {
   // Version 2 added "then", version 3 "multiple_of", version 4
-  // "tensor_maps", version 5 "workspace_zeroing", version 6 "cluster": a
-  // bundle gets the lowest version that has what it uses, so it stays
-  // readable by older runtimes.
+  // "tensor_maps", version 5 "workspace_zeroing", version 6 "cluster",
+  // version 7 "none": a bundle gets the lowest version that has what it
+  // uses, so it stays readable by older runtimes.
   bool followUps = llvm::any_of(
       kernels, [](const CompiledKernel &k) { return !k.then.empty(); });
   bool hints = llvm::any_of(kernels, [](const CompiledKernel &k) {
@@ -135,12 +137,17 @@ std::string tessel::writeBundle(const std::vector<CompiledKernel> &kernels,
   });
   bool clusters = llvm::any_of(
       kernels, [](const CompiledKernel &k) { return k.cluster > 1; });
+  bool nones = llvm::any_of(kernels, [](const CompiledKernel &k) {
+    return llvm::any_of(k.params,
+                        [](const CompiledKernel::Param &p) { return p.none; });
+  });
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "{\n"
      << "  \"format\": \"tessel-bundle\",\n"
      << "  \"version\": "
-     << (clusters     ? 6
+     << (nones        ? 7
+         : clusters   ? 6
          : workspaces ? 5
          : tensorMaps ? 4
          : hints      ? 3

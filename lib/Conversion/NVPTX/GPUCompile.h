@@ -31,6 +31,8 @@ struct CompiledKernel {
     /// The kernel's multiple_of hint (bytes of alignment for a pointer);
     /// 0: none.
     int64_t multipleOf = 0;
+    /// A pointer compiled as None: launches pass a null pointer.
+    bool none = false;
   };
   std::string name;
   unsigned numWarps = 4;

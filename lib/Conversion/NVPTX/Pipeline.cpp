@@ -85,6 +85,7 @@ static LogicalResult describe(func::FuncOp kernel,
     if (failed(param))
       return failure();
     param->multipleOf = getMultipleOf(kernel, arg.getArgNumber());
+    param->none = isNoneArg(kernel, arg.getArgNumber());
     info.params.push_back(*param);
   }
   // Launch expressions only take integers: booleans count as 0/1, float and

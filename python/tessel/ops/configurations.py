@@ -11,11 +11,12 @@ from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
 def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=((6, 11),),
                        target="sm_90"):
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
-    `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal masks;
-    StreamKL with every pair of teacher and student head dims; both lean_attention strategies
-    with every query tile of LEAN_BLOCK_M (stream-K also in thread-block clusters from sm_90 on),
-    contiguous and paged (with and without the device check of its tables); MTA's forward (on
-    sm_90a with its convolved keys), backward and decode; the merges of tessel.distributed)."""
+    `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal
+    masks; the attention forward with and without its LSE; StreamKL with every pair of teacher
+    and student head dims; both lean_attention strategies with every query tile of LEAN_BLOCK_M
+    (stream-K also in thread-block clusters from sm_90 on), contiguous (with and without the
+    LSE) and paged (with and without the device check of its tables); MTA's forward (on sm_90a
+    with its convolved keys), backward and decode; the merges of tessel.distributed)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -26,22 +27,27 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     for dtype in dtypes:
         for d in head_dims:
             for causal in (False, True):
-                add("attention.tsl", "attention_fwd", "attention_fwd", D=d, CAUSAL=causal,
-                    DTYPE=dtype)
+                # with the LSE the backward reads, and without it (no autograd)
+                for lse in ({}, {"lse": None}):
+                    add("attention.tsl", "attention_fwd", "attention_fwd", D=d, CAUSAL=causal,
+                        DTYPE=dtype, **lse)
                 add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
                     DTYPE=dtype)
                 for stream_k in LEAN_STRATEGIES.values():
                     for bm in LEAN_BLOCK_M:
                         plain = lean_tiles(bm, gpu=True)
-                        add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
-                            CAUSAL=causal, DTYPE=dtype, **plain)
-                        # stream-K in thread-block clusters (lean_cluster), from sm_90 on
-                        if stream_k == "persistent" and target != "sm_80":
-                            for size, block_n, live in lean_cluster_configurations(bm, d):
-                                add("lean_attention.tsl", "lean_attention", None, stream_k,
-                                    D=d, CAUSAL=causal, DTYPE=dtype,
-                                    **dict(plain, CLUSTER=size, BLOCK_N=block_n,
-                                           LIVE_ROWS=live))
+                        # tessel.lean_attention writes no LSE; tessel.distributed's decode
+                        # merges the ranks' results by it
+                        for lse in ({"lse": None}, {}):
+                            add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
+                                CAUSAL=causal, DTYPE=dtype, **plain, **lse)
+                            # stream-K in thread-block clusters (lean_cluster), from sm_90 on
+                            if stream_k == "persistent" and target != "sm_80":
+                                for size, block_n, live in lean_cluster_configurations(bm, d):
+                                    add("lean_attention.tsl", "lean_attention", None, stream_k,
+                                        D=d, CAUSAL=causal, DTYPE=dtype,
+                                        **dict(plain, CLUSTER=size, BLOCK_N=block_n,
+                                               LIVE_ROWS=live), **lse)
                         # few key blocks and many (paged_tiles), and the device check
                         paged = []
                         for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):
@@ -50,7 +56,7 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                                 paged.append((check, tiles))
                                 add("lean_attention.tsl", "lean_attention_paged", None,
                                     stream_k, D=d, CAUSAL=causal, CHECK_TABLES=check,
-                                    DTYPE=dtype, **tiles)
+                                    DTYPE=dtype, lse=None, **tiles)
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,

@@ -28,16 +28,16 @@ def attention(q, k, v, causal=False, scale=None):
                                                                       scale, dtype)
     causal = bool(causal)
     return _PLANS.run(key, be, (q, k, v), lambda q, k, v: _attention_forward(
-        be, q, k, v, causal, scale, dtype))[0]
+        be, q, k, v, causal, scale, dtype, with_lse=False))[0]
 
 
-def _attention_forward(be, q, k, v, causal, scale, dtype):
-    """(O, LSE) from checked inputs."""
+def _attention_forward(be, q, k, v, causal, scale, dtype, with_lse=True):
+    """(O, LSE) from checked inputs (LSE None without with_lse: the kernel then writes none)."""
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     o = be.empty((B, H, Nq, D), q)
-    lse = be.empty((B, H, Nq), q, be.f32())
+    lse = be.empty((B, H, Nq), q, be.f32()) if with_lse else None
     be.launch("attention.tsl", "attention_fwd", D,
               lambda t: (_query_programs(be, cdiv(Nq, t["BLOCK_M"]), B * H, t), B * H),
               (q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk,

@@ -146,7 +146,7 @@ def lean_attention(q, k, v, causal=False, scale=None, strategy="stream-k", *, se
                                                  strategy)
     causal = bool(causal)
     return _PLANS.run(key, be, (q, k, v), lambda q, k, v: _lean_attention_forward(
-        be, q, k, v, causal, scale, dtype, stream_k))[0]
+        be, q, k, v, causal, scale, dtype, stream_k, with_lse=False))[0]
 
 
 def check_lean_args(op, q, k, v, causal, scale, strategy):
@@ -182,17 +182,20 @@ def check_rows(op, group, Nq):
                          f"tessel.attention for prefill)")
 
 
-def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent"):
+def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persistent",
+                            with_lse=True):
+    """(O, LSE) of the decode (LSE None without with_lse: the kernel then writes none)."""
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
     if stream_k == "persistent":
         tiles.update(lean_cluster(be, B * HKV, Nk, D, H // HKV * Nq,
-                                  dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype)) or {})
+                                  dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype,
+                                       **({} if with_lse else {"lse": None}))) or {})
     bn = tiles["BLOCK_N"]
     o = be.empty((B, H, Nq, D), q)
-    lse = be.empty((B, H, Nq), q, be.f32())
+    lse = be.empty((B, H, Nq), q, be.f32()) if with_lse else None
     if B == 0:                          # no unit: nothing to launch
         return o, lse
     # units = B * HKV (one per KV head), each of max(cdiv(Nk, bn), 1) iterations

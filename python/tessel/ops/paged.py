@@ -184,7 +184,6 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
     tiles = paged_tiles(lean.lean_block_m(H // HKV * Nq), be.gpu, B * HKV, args["max_len"],
                         device_check)
     o = be.empty((B, H, Nq, D), q)
-    lse = be.empty((B, H, Nq), q, be.f32())
     errors = (be.zeros if device_check else be.empty)((2,), seq_lens, seq_lens.dtype)
     if B == 0:                          # no sequence: nothing to launch
         return o, errors
@@ -193,7 +192,7 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
     iters = cdiv(args["max_len"], tiles["BLOCK_N"])
     launch = {} if be.gpu else {"programs": min(B * HKV * max(iters, 1), lean.LEAN_PROGRAMS)}
     be.kernel("lean_attention.tsl", "lean_attention_paged", args["stream_k"])(
-        q, k, v, table, seq_lens, o, lse, errors, *be.strides(q), *sk, *sv, table.shape[1], B, H,
+        q, k, v, table, seq_lens, o, None, errors, *be.strides(q), *sk, *sv, table.shape[1], B, H,
         HKV, Nq, table.shape[1], args["num_pages"], args["page_size"], args["max_len"],
         args["scale"], D=D, CAUSAL=args["causal"], CHECK_TABLES=device_check,
         DTYPE=args["dtype"], **tiles, **launch)

@@ -49,7 +49,7 @@ class Plan:
     def __init__(self, allocations, launches, results):
         self.allocations = allocations      # [() -> tensor]
         self.launches = launches            # [(PreparedLaunch, [buffer index])]
-        self.results = results              # buffer indices of the returned tensors
+        self.results = results              # buffer indices of the returned tensors (or None)
 
     def __call__(self, *inputs):
         """The op's results (a list) for `inputs`, or None if a launch declined them (misaligned); what
@@ -60,7 +60,7 @@ class Plan:
         for launch, slots in self.launches:
             if not launch(*[buffers[i] for i in slots]):
                 return None
-        return [buffers[i] for i in self.results]
+        return [None if i is None else buffers[i] for i in self.results]
 
 
 class Recorder:
@@ -78,24 +78,26 @@ class Recorder:
         self.launched_kernels.append((rt_kernel, params, values, args, grid))
 
     def plan(self, results):
-        """The Plan replaying this recording with `results` (tensors) returned, or None if a
-        kernel received a buffer that is neither an input nor an allocation."""
+        """The Plan replaying this recording with `results` (tensors, or None for an output the
+        call left out) returned, or None if a kernel received a buffer that is neither an input
+        nor an allocation."""
         buffers = [*self.inputs, *(t for t, _ in self.allocations)]
         index = {id(b): i for i, b in enumerate(buffers)}   # all alive: ids are unique
         launches = []
         for rt_kernel, params, values, args, grid in self.launched_kernels:
             slots, template = [], []
             for p, value, arg in zip(params, values, args):
-                if p.kind == "ptr":
+                if p.kind == "ptr" and not p.none:  # a pointer compiled as None stays null
                     if id(value) not in index:
                         return None
                     slots.append(index[id(value)])
                     arg = 0                 # a placeholder: each call passes the buffer
                 template.append(arg)
             launches.append((gpu.runtime().prepare(rt_kernel, template, grid), slots))
-        if any(id(r) not in index for r in results):
+        if any(r is not None and id(r) not in index for r in results):
             return None
-        return Plan([f for _, f in self.allocations], launches, [index[id(r)] for r in results])
+        return Plan([f for _, f in self.allocations], launches,
+                    [None if r is None else index[id(r)] for r in results])
 
 
 class Plans:

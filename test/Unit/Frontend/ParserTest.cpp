@@ -101,6 +101,8 @@ TEST(ParserTest, BitwiseAndComparisonPrecedence) {
 }
 
 TEST(ParserTest, BooleanPrecedence) {
+  EXPECT_EQ(expr("a is None or b is not None"),
+            "((a is None) or (b is not None))");
   EXPECT_EQ(expr("a < b and c > d or not e"),
             "(((a < b) and (c > d)) or (not e))");
   EXPECT_EQ(expr("not a == b"), "(not (a == b))");
@@ -371,9 +373,8 @@ TEST(ParserTest, SyntaxErrorsWithLocations) {
 }
 
 TEST(ParserTest, UnsupportedStatements) {
-  for (const char *word :
-       {"while", "class", "lambda", "with", "try", "global", "del", "assert",
-        "break", "continue", "yield"}) {
+  for (const char *word : {"while", "class", "lambda", "with", "try", "global",
+                           "del", "assert", "break", "continue", "yield"}) {
     std::string src = std::string("def f():\n    ") + word + " x\n";
     EXPECT_EQ(onlyError(src), std::string("t.tsl:2:5: error: unsupported "
                                           "statement '") +
@@ -431,8 +432,9 @@ TEST(ParserTest, UnsupportedExpressions) {
             "t.tsl:2:11: error: shift operators are not supported");
   EXPECT_EQ(onlyError("def f():\n    x = a in b\n"),
             "t.tsl:2:11: error: the 'in' operator is not supported");
-  EXPECT_EQ(onlyError("def f():\n    x = a is None\n"),
-            "t.tsl:2:11: error: the 'is' operator is not supported");
+  EXPECT_EQ(onlyError("def f():\n    x = a is None is b\n"),
+            "t.tsl:2:19: error: chained comparisons ('a < b < c') are not "
+            "supported; write 'a < b and b < c'");
   EXPECT_EQ(onlyError("def f():\n    x = lambda: 1\n"),
             "t.tsl:2:9: error: unsupported expression 'lambda'");
   EXPECT_EQ(onlyError("def f():\n    x = t[1:2:3]\n"),

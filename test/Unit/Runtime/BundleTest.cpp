@@ -112,8 +112,8 @@ TEST(Bundle, SchemaErrorsNameTheKernelAndField) {
       {{"\"format\": \"tessel-bundle\"", "\"format\": \"tb\""},
        "'format' must be \"tessel-bundle\""},
       {{"\"format\": \"tessel-bundle\", ", ""}, "missing member 'format'"},
-      {{"\"version\": 1", "\"version\": 7"},
-       "unsupported bundle version 7 (this runtime reads versions 1 to 6)"},
+      {{"\"version\": 1", "\"version\": 8"},
+       "unsupported bundle version 8 (this runtime reads versions 1 to 7)"},
       {{"\"version\": 1", "\"version\": \"1\""},
        "'version' must be a number, got a string"},
       {{"\"target\": \"sm_90\"", "\"target\": \"sm90\""},
@@ -397,6 +397,37 @@ TEST(Bundle, ReadsMultipleOfHints) {
   Result<Bundle> unused =
       parseBundle(makeBundle(kAddKernel, kAddPtx, "sm_90", 3), "b.bundle");
   EXPECT_TRUE(unused.ok()) << unused.message();
+}
+
+TEST(Bundle, ReadsNonePointers) {
+  // kAddKernel with `out` compiled as None.
+  std::string kernel = kAddKernel;
+  std::string out = "\"name\": \"out\", \"kind\": \"ptr\", \"elem\": \"f32\"";
+  ASSERT_NE(kernel.find(out), std::string::npos);
+  kernel.replace(kernel.find(out), out.size(), out + ", \"none\": true");
+  Result<Bundle> b =
+      parseBundle(makeBundle(kernel, kAddPtx, "sm_90", 7), "b.bundle");
+  ASSERT_TRUE(b.ok()) << b.message();
+  const std::vector<ParamInfo> &params = b->kernels[0].params;
+  EXPECT_FALSE(params[0].none);
+  EXPECT_TRUE(params[1].none);
+  const EditCase cases[] = {
+      {{"\"none\": true", "\"none\": false"},
+       "kernel 'add': parameter 'out': 'none' is true, on ptr parameters "
+       "only"},
+      {{"\"none\": true", "\"none\": 1"},
+       "kernel 'add': parameter 'out': 'none' is true, on ptr parameters "
+       "only"},
+      {{"\"version\": 7", "\"version\": 6"},
+       "kernel 'add': 'none' needs bundle version 7"},
+  };
+  expectRefused(makeBundle(kernel, kAddPtx, "sm_90", 7), cases);
+  std::string scalar = kAddKernel;
+  std::string n = "\"kind\": \"i32\"";
+  scalar.replace(scalar.find(n), n.size(), n + ", \"none\": true");
+  EXPECT_NE(bundleError(makeBundle(scalar, kAddPtx, "sm_90", 7))
+                .find("parameter 'n': 'none' is true, on ptr parameters only"),
+            std::string::npos);
 }
 
 TEST(Bundle, MultipleOfErrors) {

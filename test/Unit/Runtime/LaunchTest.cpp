@@ -82,6 +82,25 @@ static KernelInfo hintedKernel() {
   return b.ok() ? b->kernels[0] : KernelInfo();
 }
 
+TEST(Args, NonePointersTakeNull) {
+  const char *kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "o", "kind": "ptr", "elem": "f16"},
+             {"name": "lse", "kind": "ptr", "elem": "f32", "none": true}],
+  "launch": {"kind": "grid", "grid": [1]}})json";
+  Result<Bundle> b = parseBundle(
+      makeBundle(kernel, makePtx("k", {".u64", ".u64"}), "sm_90", 7), "k");
+  ASSERT_TRUE(b.ok()) << b.message();
+  const KernelInfo &k = b->kernels[0];
+  EXPECT_TRUE(checkArgs(k, {Arg::ptr(0x1000), Arg::ptr(0)}).ok());
+  std::string expected = "kernel 'k': argument 'lse' = 0x2000: the kernel was "
+                         "compiled with it None; pass a null pointer (or "
+                         "compile it with a buffer)";
+  EXPECT_EQ(checkArgs(k, {Arg::ptr(0x1000), Arg::ptr(0x2000)}).message(),
+            expected);
+  EXPECT_EQ(planError(k, {Arg::ptr(0x1000), Arg::ptr(0x2000)}), expected);
+}
+
 TEST(Args, MultipleOfHintsAreChecked) {
   KernelInfo k = hintedKernel();
   // Zero and negative multiples keep a hint; unhinted m takes anything.

@@ -515,6 +515,42 @@ TEST_F(FakeDriver, PreparedLaunchPacksWhatLaunchPacks) {
   EXPECT_EQ(fake.contextDepth, 0);
 }
 
+TEST_F(FakeDriver, PreparedLaunchKeepsNonePointersNull) {
+  std::unique_ptr<Runtime> rt = create();
+  ASSERT_TRUE(rt);
+  const char *kernel =
+      R"json({"name": "k", "ptx_entry": "k", "num_warps": 4,
+  "params": [{"name": "o", "kind": "ptr", "elem": "f16"},
+             {"name": "lse", "kind": "ptr", "elem": "f32", "none": true},
+             {"name": "x", "kind": "ptr", "elem": "f16"}],
+  "launch": {"kind": "grid", "grid": [1]}})json";
+  Result<Module> module = rt->loadBundleFromString(
+      makeBundle(kernel, makePtx("k", {".u64", ".u64", ".u64"}), "sm_90", 7),
+      "none");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Result<Kernel> k = module->kernel("k");
+  ASSERT_TRUE(k.ok()) << k.message();
+  Result<PreparedLaunch> prepared =
+      rt->prepare(*k, {Arg::ptr(0), Arg::ptr(0), Arg::ptr(0)});
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  // Only the buffers a call passes: the None pointer stays null.
+  EXPECT_EQ(prepared->pointerParams(), (std::vector<uint32_t>{0, 2}));
+  const DevicePtr pointers[] = {0x1000, 0x3000};
+  Status s = prepared->launch(pointers);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(fake.launches.size(), 1u);
+  const std::vector<std::string> &args = fake.launches[0].args;
+  ASSERT_EQ(args.size(), 3u);
+  uint64_t words[3];
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(args[i].size(), 8u);
+    std::memcpy(&words[i], args[i].data(), 8);
+  }
+  EXPECT_EQ(words[0], 0x1000u);
+  EXPECT_EQ(words[1], 0u);
+  EXPECT_EQ(words[2], 0x3000u);
+}
+
 TEST_F(FakeDriver, PreparedLaunchChecksPointerHintsAtEachLaunch) {
   std::unique_ptr<Runtime> rt = create();
   ASSERT_TRUE(rt);
