@@ -12,6 +12,8 @@
 //  - Runtime.prepare(...) -> PreparedLaunch: a launch checked and planned
 //    once (the ready ops' plans); calling it with the buffers (tensors or
 //    addresses) launches it on the current stream.
+//  - Plan: what a ready op's repeated call runs once its plan is found
+//    (tessel/ops/plans.py): the plan's allocations and prepared launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -252,7 +254,7 @@ struct PyPreparedLaunch {
 
 /// Launches `p` with the buffers `values` on `stream`: False if a buffer
 /// breaks its parameter's multiple_of hint (nothing is launched).
-bool launchPrepared(PyPreparedLaunch &p, const py::args &values,
+bool launchPrepared(PyPreparedLaunch &p, const py::tuple &values,
                     Stream stream) {
   const size_t count = p.launch.pointerParams().size();
   if (values.size() != count)
@@ -279,6 +281,45 @@ bool launchPrepared(PyPreparedLaunch &p, const py::args &values,
   python::check(p.launch.launch(pointers.data(), stream), "LaunchError");
   return true;
 }
+
+/// A ready op's plan (tessel/ops/plans.py): allocations, prepared launches
+/// and which buffers it returns.
+struct Plan {
+  /// () -> a new tensor each.
+  py::list allocations;
+  /// Each launch with the buffer index of each of its pointer parameters.
+  std::vector<std::pair<PyPreparedLaunch *, std::vector<size_t>>> launches;
+  /// The same as Python sees them: [(PreparedLaunch, [index])]; keeps the
+  /// prepared launches alive.
+  py::list launchObjects;
+  /// Buffer indices of the results; -1: None.
+  std::vector<int64_t> results;
+
+  /// The results for `inputs`, or None where a launch declines them
+  /// (misaligned: the op then takes its checked path).
+  py::object operator()(const py::args &inputs) {
+    std::vector<py::object> buffers;
+    buffers.reserve(inputs.size() + allocations.size());
+    for (py::handle x : inputs)
+      buffers.push_back(py::reinterpret_borrow<py::object>(x));
+    for (py::handle allocate : allocations)
+      buffers.push_back(allocate());
+    for (auto &[launch, slots] : launches) {
+      py::tuple values(slots.size());
+      for (size_t i = 0; i < slots.size(); ++i)
+        values[i] = buffers.at(slots[i]);
+      std::optional<Stream> stream = currentStream(launch->device, true);
+      if (!stream)
+        throw py::type_error("current_stream() must return an int");
+      if (!launchPrepared(*launch, values, *stream))
+        return py::none();
+    }
+    py::list out(results.size());
+    for (size_t i = 0; i < results.size(); ++i)
+      out[i] = results[i] < 0 ? py::none() : buffers.at(size_t(results[i]));
+    return out;
+  }
+};
 
 void setTensorAdapter(const py::object &type, const py::dict &dtypes,
                       const py::object &stream) {
@@ -315,6 +356,32 @@ void tessel::python::bindFastLaunch(py::module_ &m,
         "Registers the framework whose tensors the fast path takes: its "
         "tensor type, {dtype: element type name} and current_stream(device) "
         "-> raw CUstream int; tensor_type None forgets it.");
+  py::class_<Plan>(m, "Plan")
+      .def(py::init([](const py::list &allocations, const py::list &launches,
+                       const std::vector<std::optional<size_t>> &results) {
+             Plan plan;
+             plan.allocations = allocations;
+             for (py::handle entry : launches) {
+               auto [launch, slots] =
+                   entry.cast<std::pair<py::object, std::vector<size_t>>>();
+               plan.launchObjects.append(py::make_tuple(launch, slots));
+               plan.launches.emplace_back(launch.cast<PyPreparedLaunch *>(),
+                                          std::move(slots));
+             }
+             for (const std::optional<size_t> &r : results)
+               plan.results.push_back(r ? int64_t(*r) : -1);
+             return plan;
+           }),
+           py::arg("allocations"), py::arg("launches"), py::arg("results"))
+      .def_property_readonly("allocations",
+                             [](const Plan &p) { return p.allocations; })
+      .def_property_readonly("launches",
+                             [](const Plan &p) { return p.launchObjects; })
+      .def("__call__", &Plan::operator(),
+           "The op's results (a list) for these inputs (every buffer the "
+           "allocations do not make), or None if a launch declined them "
+           "(misaligned); what launched before that wrote only this call's "
+           "own outputs.");
 
   py::class_<PyPreparedLaunch>(m, "PreparedLaunch")
       .def_property_readonly(

@@ -51,6 +51,8 @@ class _Allocator:
         self.next = 0x7F0000000000
 
     def take(self, nbytes):
+        if nbytes == 0:                     # as PyTorch's: an empty tensor has no memory
+            return 0
         address = self.next
         self.next += max(512, -(-nbytes // 512) * 512)
         return address
@@ -97,6 +99,11 @@ class Tensor:
     def clone(self, memory_format=None):
         return Tensor(self.shape, self.dtype, self.device)
 
+    def new_empty(self, shape):
+        return Tensor((shape,) if isinstance(shape, int) else shape, self.dtype, self.device)
+
+    new_zeros = new_empty
+
     def view_at(self, offset_bytes):
         """The same tensor starting `offset_bytes` further (a misaligned view)."""
         return Tensor(self.shape, self.dtype, self.device, self._address + offset_bytes,
@@ -110,8 +117,12 @@ def empty(shape, dtype=None, device=None):  # noqa: A002  (torch's names)
 zeros = empty
 
 
+# torch.no_grad() in a test: set it False (is_grad_enabled reads it, as torch's reads its state).
+grad_enabled = True
+
+
 def is_grad_enabled():
-    return True
+    return grad_enabled
 
 
 class _Cuda:

@@ -408,6 +408,29 @@ def test_no_plan_where_the_op_copies_or_records_autograd(torch, driver):
     assert plans.key((np.zeros((1, 1, 1, 16)),)) is None
 
 
+def test_plan_keys(torch, monkeypatch):
+    """A plan key tells apart what the kernels' scalars and grids depend on: each tensor's
+    shape, strides, dtype and device, and the other arguments."""
+    dev = torch.device("cuda", 0)
+    x = torch.Tensor((2, 3, 8, 16), torch.float16, dev)
+    same = torch.Tensor((2, 3, 8, 16), torch.float16, dev)          # other memory, same key
+    others = [torch.Tensor((2, 3, 8, 32), torch.float16, dev),
+              torch.Tensor((2, 3, 8, 16), torch.float16, dev, strides=(3 * 8 * 32, 8 * 32, 32, 1)),
+              torch.Tensor((2, 3, 8, 16), torch.bfloat16, dev),
+              torch.Tensor((2, 3, 8, 16), torch.float16, torch.device("cuda", 1)),
+              torch.Tensor((2, 3, 128), torch.float16, dev)]
+    keys = {plans.key((x,), True, 0.5)}
+    assert plans.key((same,), True, 0.5) in keys
+    keys |= {plans.key((y,), True, 0.5) for y in others}
+    keys |= {plans.key((x,), False, 0.5), plans.key((x,), True, 0.25), plans.key((x, x), True, 0.5)}
+    assert len(keys) == 1 + len(others) + 3 and None not in keys
+    # Autograd only in grad mode.
+    x.requires_grad = True
+    assert plans.key((x,)) is None
+    monkeypatch.setattr(torch, "grad_enabled", False)
+    assert plans.key((x,)) is not None
+
+
 def test_planned_op_launch_errors_name_the_kernel(torch, driver):
     q = _bhnd(torch, 1, 2, 8, 16)
     tessel.attention(q, q, q)

@@ -1,5 +1,5 @@
-"""Launch plans of the ready ops on the GPU: a repeated call costs a dict lookup, the output
-allocations and one C++ call per kernel.
+"""Launch plans of the ready ops on the GPU: a repeated call costs its key, a dict lookup and one
+C++ call (the extension's Plan), which makes the output allocations and launches the kernels.
 
 An op's first call with PyTorch tensors of given shapes, strides, dtypes and device (and given
 other arguments) runs its checked path while a recorder notes the buffers it allocates and the
@@ -15,10 +15,10 @@ misaligned for the kernels' multiple_of hints makes the plan's launch decline, a
 its checked path (which copies it) for that call.
 """
 
-import functools
 import sys
 
 from .. import gpu
+from .._backend import _tessel
 
 # Plans kept per op; past that the oldest go (shapes that change every call, e.g. a growing
 # decode context, must not grow the memory without bound).
@@ -41,28 +41,6 @@ def key(tensors, *others):
     return tuple(parts)
 
 
-class Plan:
-    """Allocations and prepared launches replayed with new inputs."""
-
-    __slots__ = ("allocations", "launches", "results")
-
-    def __init__(self, allocations, launches, results):
-        self.allocations = allocations      # [() -> tensor]
-        self.launches = launches            # [(PreparedLaunch, [buffer index])]
-        self.results = results              # buffer indices of the returned tensors (or None)
-
-    def __call__(self, *inputs):
-        """The op's results (a list) for `inputs`, or None if a launch declined them (misaligned); what
-        launched before that wrote only this call's own outputs, which are dropped."""
-        buffers = list(inputs)
-        for allocate in self.allocations:
-            buffers.append(allocate())
-        for launch, slots in self.launches:
-            if not launch(*[buffers[i] for i in slots]):
-                return None
-        return [None if i is None else buffers[i] for i in self.results]
-
-
 class Recorder:
     """What one checked call allocates and launches (see gpu.recorder)."""
 
@@ -71,14 +49,16 @@ class Recorder:
         self.allocations = []   # (tensor, () -> a new tensor like it)
         self.launched_kernels = []  # (rt_kernel, params, values, converted args, grid)
 
-    def allocated(self, tensor, factory, shape, **options):
-        self.allocations.append((tensor, functools.partial(factory, shape, **options)))
+    def allocated(self, tensor, allocate):
+        """`tensor` was allocated; allocate() makes a new one like it."""
+        self.allocations.append((tensor, allocate))
 
     def launched(self, rt_kernel, params, values, args, grid):
         self.launched_kernels.append((rt_kernel, params, values, args, grid))
 
     def plan(self, results):
-        """The Plan replaying this recording with `results` (tensors, or None for an output the
+        """The Plan (the extension's: allocations, then prepared launches, in one call)
+        replaying this recording with `results` (tensors, or None for an output the
         call left out) returned, or None if a kernel received a buffer that is neither an input
         nor an allocation."""
         buffers = [*self.inputs, *(t for t, _ in self.allocations)]
@@ -96,8 +76,8 @@ class Recorder:
             launches.append((gpu.runtime().prepare(rt_kernel, template, grid), slots))
         if any(r is not None and id(r) not in index for r in results):
             return None
-        return Plan([f for _, f in self.allocations], launches,
-                    [None if r is None else index[id(r)] for r in results])
+        return _tessel.Plan([f for _, f in self.allocations], launches,
+                            [None if r is None else index[id(r)] for r in results])
 
 
 class Plans:
