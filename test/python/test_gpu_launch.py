@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tessel
-from kernels_for_tests import ADD, HINTED
+from kernels_for_tests import ADD, HINTED, OPTIONAL_SUMS
 from tessel import gpu
 from tessel._backend import _tessel
 
@@ -21,8 +21,8 @@ LEAN = os.path.join(tessel.KERNELS_DIR, "lean_attention.tsl")
 class FakeKernel:
     def __init__(self, info):
         self.name = info["name"]
-        self.params = [(p["name"], p["kind"], p.get("elem", ""), p.get("multiple_of"))
-                       for p in info["params"]]
+        self.params = [(p["name"], p["kind"], p.get("elem", ""), p.get("multiple_of"),
+                        p.get("none", False)) for p in info["params"]]
         self.num_warps = info["num_warps"]
         self.persistent = info["launch"]["kind"] == "persistent"
         self.cluster = info["launch"].get("cluster", 1)
@@ -145,6 +145,31 @@ def test_runtime_only_finds_precompiled_bundles(runtime_only):
     with pytest.raises(RuntimeError, match=r"interpret=True: the interpreter is part of the "
                                            r"compiler, and this tessel has no compiler"):
         tessel.compile(ADD, {"BLOCK": 32}, interpret=True)
+
+
+def test_runtime_only_none_pointers(runtime_only):
+    """A kernel precompiled with a pointer None is found by a call that passes None there, which
+    launches a null pointer; one that passes a buffer needs the other bundle."""
+    _precompile(OPTIONAL_SUMS, runtime_only, sums=None)
+    double = tessel.jit(OPTIONAL_SUMS)
+    double[(2,)](CudaArray(1000), CudaArray(2000), None, 100)
+    assert gpu.runtime().launches[-1] == ("double", [1000, 2000, 0, 100], 0, [2, 1, 1])
+    with pytest.raises(tessel.BundleNotFoundError, match=r"kernel 'double' of <string> "
+                                                         r"\(constants: none; target"):
+        double[(2,)](CudaArray(1000), CudaArray(2000), CudaArray(3000), 100)
+
+
+def test_precompile_command_line_none_pointer(tmp_path, capsys):
+    """python -m tessel.precompile --source F -D sums=None: the bundle marks the pointer."""
+    from tessel.precompile import main
+    source = tmp_path / "optional_sums.tsl"
+    source.write_text(OPTIONAL_SUMS)
+    assert main(["--out", str(tmp_path / "out"), "--source", str(source), "-D", "sums=None",
+                 "-D", "BLOCK=32"]) == 0
+    bundle = json.loads(open(capsys.readouterr().out.strip()).read())
+    (kernel,) = bundle["kernels"]
+    assert bundle["version"] == 7 and kernel["constants"]["BLOCK"] == 32
+    assert [p.get("none", False) for p in kernel["params"]] == [False, False, True, False]
 
 
 def test_runtime_only_jit_and_the_missing_directory(runtime_only, monkeypatch):
