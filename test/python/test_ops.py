@@ -501,8 +501,8 @@ def test_op_tuning(monkeypatch, tmp_path):
     scale = np.float32(1 / np.sqrt(D))
     be = common.backend("attention", {"q": q})
     o, lse = flash._attention_forward(be, q, k, v, True, scale, "f16")
-    want, _ = ref.attention_fwd(q64, k64, v64, scale, causal=True)
-    _check_out(o, want, np.float16)
+    want_o, _ = ref.attention_fwd(q64, k64, v64, scale, causal=True)
+    _check_out(o, want_o, np.float16)
     dq, dk, dv = flash._attention_backward(be, q, k, v, o, lse, do, True, scale, "f16")
     wants = ref.attention_bwd(q64, k64, v64, do64, scale, causal=True)
     for got, want in zip((dq, dk, dv), wants):
@@ -515,3 +515,7 @@ def test_op_tuning(monkeypatch, tmp_path):
     monkeypatch.setattr(common, "_tuners", {})                      # a new process: from disk
     flash._attention_forward(be, q, k, v, True, scale, "f16")
     assert [t.tunings for t in common._tuners.values()] == [0]
+    # Without the LSE (the op without autograd): the tuner passes None through.
+    o, none = flash._attention_forward(be, q, k, v, True, scale, "f16", with_lse=False)
+    assert none is None
+    _check_out(o, want_o, np.float16)
