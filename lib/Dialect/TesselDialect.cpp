@@ -227,6 +227,10 @@ static LogicalResult verifyTensorMap(func::FuncOp func, unsigned argIndex,
   auto ptr = dyn_cast<PtrType>(func.getArgumentTypes()[base.getInt()]);
   if (!ptr || ptr.getPointeeType() != desc.getElementType())
     return fail();
+  if (isNoneArg(func, base.getInt()))
+    return func.emitError()
+           << "tensor map argument " << argIndex << " describes argument "
+           << base.getInt() << ", which is compiled as None";
   return success();
 }
 

@@ -202,19 +202,35 @@ TValue Generator::genExpr(const ast::Expr &expr) {
   }
   case K::BoolOp: {
     auto *b = ast::rtti::cast<ast::BoolOp>(&expr);
-    TValue lhs = genExpr(*b->getLHS());
-    TValue rhs = genExpr(*b->getRHS());
-    if (lhs.isInvalid() || rhs.isInvalid())
-      return TValue::invalid();
     bool isAnd = b->getOp() == ast::BoolOpKind::And;
-    if (lhs.isConst() && rhs.isConst()) {
-      bool x = lhs.constant.asDouble() != 0, y = rhs.constant.asDouble() != 0;
-      return TValue::ofConst(Const::ofBool(isAnd ? (x && y) : (x || y)));
-    }
+    TValue lhs = genExpr(*b->getLHS());
+    if (lhs.isInvalid())
+      return TValue::invalid();
     auto isBoolScalar = [](const TValue &v) {
       return (v.isConst() && v.constant.kind == Const::Kind::Bool) ||
              (v.isValue() && v.value.getType().isInteger(1));
     };
+    // A constexpr left side decides as Python does, without the right side
+    // when it settles the result: `lse is not None and ...` may use lse.
+    if (lhs.isConst()) {
+      bool x = lhs.constant.asDouble() != 0;
+      if (x != isAnd)
+        return TValue::ofConst(Const::ofBool(x));
+      TValue rhs = genExpr(*b->getRHS());
+      if (rhs.isInvalid())
+        return TValue::invalid();
+      if (rhs.isConst())
+        return TValue::ofConst(Const::ofBool(rhs.constant.asDouble() != 0));
+      if (isBoolScalar(rhs))
+        return rhs;
+      return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
+                          "' needs boolean scalars, got " + describe(lhs) +
+                          " and " + describe(rhs) +
+                          " (use '&' and '|' on tiles)");
+    }
+    TValue rhs = genExpr(*b->getRHS());
+    if (rhs.isInvalid())
+      return TValue::invalid();
     if (!isBoolScalar(lhs) || !isBoolScalar(rhs))
       return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
                           "' needs boolean scalars, got " + describe(lhs) +

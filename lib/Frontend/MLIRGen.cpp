@@ -272,11 +272,16 @@ static void genKernel(Generator &g, const ast::FunctionDef &fn) {
               "only constexpr parameters take defaults");
     auto def = g.options.defines.find(p.name);
     if (def != g.options.defines.end()) {
-      if (def->second != "None" || !isa<tsl::PtrType>(*type))
+      if (def->second != "None")
         g.error(p.loc, "-D " + p.name + "=" + def->second + ": '" + p.name +
-                           "' is a runtime parameter; only a pointer "
-                           "parameter can be given, as None (compiled "
-                           "without a buffer)");
+                           "' is a runtime parameter; a pointer parameter "
+                           "takes only None (compiled without its buffer)");
+      else if (!isa<tsl::PtrType>(*type))
+        g.error(p.loc, "'" + p.name +
+                           "' given as None: only a pointer "
+                           "parameter can be None (compiled without its "
+                           "buffer), and '" +
+                           p.name + "' is " + Generator::describe(*type));
       else
         noneParams.insert(p.name);
     }
@@ -416,7 +421,7 @@ OwningOpRef<ModuleOp> Generator::run(const ast::Module &m) {
     if (found && !paramNames.count(name))
       error(SourceLoc{}, "-D " + name + "=" + value +
                              ": no kernel compiled here has a constexpr "
-                             "parameter '" +
+                             "(or pointer) parameter '" +
                              name + "'");
   if (diag.hasErrors())
     return nullptr;

@@ -459,6 +459,10 @@ Status BundleReader::readTensorMap(const JsonValue &obj, KernelInfo &k) {
   if (param->kind != ArgKind::Ptr)
     return errorAt(at, "'" + name + "' is a " + argKindName(param->kind) +
                            " parameter; a tensor map needs a ptr");
+  if (param->none)
+    return errorAt(at, "'" + name +
+                           "' is compiled as None; a tensor map needs a "
+                           "buffer");
   auto element =
       std::find_if(std::begin(kTensorMapElements), std::end(kTensorMapElements),
                    [&](const auto &e) { return e.elem == param->elem; });
@@ -565,13 +569,15 @@ Status BundleReader::checkFollowUp(const Bundle &bundle, size_t index) const {
   if (!next->launch.then.empty())
     return errorAt(at, "'then' names kernel '" + then +
                            "', which has a 'then' of its own");
-  // Launches check the leader's hints only, so they must be the follow-up's.
+  // Launches check the leader's hints and null pointers only, so they must
+  // be the follow-up's.
   bool sameParams =
       next->params.size() == k.params.size() &&
       std::equal(k.params.begin(), k.params.end(), next->params.begin(),
                  [](const ParamInfo &a, const ParamInfo &b) {
                    return a.name == b.name && a.kind == b.kind &&
-                          a.elem == b.elem && a.multipleOf == b.multipleOf;
+                          a.elem == b.elem && a.multipleOf == b.multipleOf &&
+                          a.none == b.none;
                  });
   if (!sameParams)
     return errorAt(at, "kernel '" + then +

@@ -286,12 +286,12 @@ bool launchPrepared(PyPreparedLaunch &p, const py::tuple &values,
 /// and which buffers it returns.
 struct Plan {
   /// () -> a new tensor each.
-  py::list allocations;
+  py::tuple allocations;
   /// Each launch with the buffer index of each of its pointer parameters.
   std::vector<std::pair<PyPreparedLaunch *, std::vector<size_t>>> launches;
-  /// The same as Python sees them: [(PreparedLaunch, [index])]; keeps the
-  /// prepared launches alive.
-  py::list launchObjects;
+  /// The same as Python sees them, ((PreparedLaunch, (index, ...)), ...):
+  /// immutable, it keeps the prepared launches alive as long as the plan.
+  py::tuple launchObjects;
   /// Buffer indices of the results; -1: None.
   std::vector<int64_t> results;
 
@@ -360,14 +360,20 @@ void tessel::python::bindFastLaunch(py::module_ &m,
       .def(py::init([](const py::list &allocations, const py::list &launches,
                        const std::vector<std::optional<size_t>> &results) {
              Plan plan;
-             plan.allocations = allocations;
+             plan.allocations = py::tuple(allocations);
+             py::list objects;
              for (py::handle entry : launches) {
                auto [launch, slots] =
                    entry.cast<std::pair<py::object, std::vector<size_t>>>();
-               plan.launchObjects.append(py::make_tuple(launch, slots));
+               if (!py::isinstance<PyPreparedLaunch>(launch))
+                 throw py::type_error("Plan: each launch is (PreparedLaunch, "
+                                      "[buffer index, ...])");
+               objects.append(
+                   py::make_tuple(launch, py::tuple(py::cast(slots))));
                plan.launches.emplace_back(launch.cast<PyPreparedLaunch *>(),
                                           std::move(slots));
              }
+             plan.launchObjects = py::tuple(objects);
              for (const std::optional<size_t> &r : results)
                plan.results.push_back(r ? int64_t(*r) : -1);
              return plan;

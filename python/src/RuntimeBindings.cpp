@@ -53,7 +53,11 @@ std::vector<Arg> python::toArgs(const Kernel &kernel,
     const ParamInfo &p = params[i];
     switch (p.kind) {
     case ArgKind::Ptr:
-      args.push_back(Arg::ptr(p.none && v.is_none() ? 0 : v.cast<uint64_t>()));
+      if (v.is_none() && !p.none)
+        throw py::type_error("kernel '" + kernel.name() + "', argument '" +
+                             p.name +
+                             "': None where the kernel uses the buffer");
+      args.push_back(Arg::ptr(v.is_none() ? 0 : v.cast<uint64_t>()));
       break;
     case ArgKind::I32: {
       auto x = v.cast<int64_t>();

@@ -115,7 +115,8 @@ class Autotuner:
         # kernel rejects), then or at its first launch (too many registers), is left out, as
         # Triton prunes candidates out of resources; if none is left, the first refusal is
         # raised.
-        fixed = {k: v for k, v in values.items() if k in self.constexprs}
+        # (A pointer passed None specialises the kernel as a constexpr does.)
+        fixed = {k: v for k, v in values.items() if k in self.constexprs or v is None}
 
         def prepare(config):
             try:

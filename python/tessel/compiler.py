@@ -577,7 +577,8 @@ class JITKernel:
             elif value is not _MISSING:
                 runtime[p] = value
         kernel = self.specialize(**constants)
-        if key is not None and len(args) == len(runtime) and set(kwargs) <= set(constants) \
+        constexprs = {p for p, is_constexpr, _ in params if is_constexpr}
+        if key is not None and len(args) == len(runtime) and set(kwargs) <= constexprs \
                 and len(kernel.params) == len(args):
             self._fast[key] = kernel
         return kernel, (), runtime

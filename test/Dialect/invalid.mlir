@@ -1850,6 +1850,13 @@ func.func @tensor_map_rank(%d: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map
 
 // -----
 
+// expected-error @+1 {{tensor map argument 0 describes argument 1, which is compiled as None}}
+func.func @tensor_map_of_none(%d: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map = {base = 1 : i64, sizes = ["N", "64"], strides = ["64"]}}, %p: !tessel.ptr<f16> {tessel.none}) attributes {tessel.kernel} {
+  return
+}
+
+// -----
+
 func.func @ws_warps() attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
   // expected-error @+1 {{consumer_warps and producer_warps must be whole warpgroups (multiples of 4), got 8 and 2}}
   tessel.warp_specialize {consumer_warps = 8 : i32, producer_warps = 2 : i32} consumers {

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tessel
+from kernels_for_tests import OPTIONAL_SUMS
 
 ACCUMULATE = """
 @kernel(num_warps=4)
@@ -138,6 +139,21 @@ def test_candidates_and_call_constexprs_combine(tmp_path):
     compiled = sorted((k.constants["BLOCK"], k.constants["SCALE"])
                       for k in tuned.kernel._specializations.values())
     assert compiled == [(32, 3), (64, 3), (128, 3)]
+
+
+def test_none_pointers_specialise_the_candidates(tmp_path):
+    """A pointer passed None compiles each candidate without it, nothing else."""
+    kernel = tessel.jit(OPTIONAL_SUMS, interpret=True)
+    tuned = tessel.autotune(kernel, configs=CONFIGS, key=["n"], warmup=0, rep=1,
+                            cache_dir=str(tmp_path))
+    tuned._timer = Clock([2.0, 1.0, 3.0])
+    x, _ = arrays(200)
+    y = np.zeros_like(x)
+    tuned[grid](x, y, None, 200)
+    np.testing.assert_array_equal(y, 2 * x)
+    compiled = sorted((k.constants["BLOCK"], k.params[2].none)
+                      for k in tuned.kernel._specializations.values())
+    assert compiled == [(32, True), (64, True), (128, True)]
 
 
 def test_timed_on_the_interpreter_without_a_clock(tmp_path):

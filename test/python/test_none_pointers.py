@@ -58,8 +58,8 @@ def test_none_argument_errors():
                                         r"uses the buffer"):
         with_sums[1](None, y, np.zeros(1, np.float32), 64)
     # None only for pointers: the compiler names the parameter.
-    with pytest.raises(tessel.CompileError, match=r"<string>:7:54: error: -D n=None: 'n' is a "
-                                                  r"runtime parameter; only a pointer parameter"):
+    with pytest.raises(tessel.CompileError, match=r"<string>:7:54: error: 'n' given as None: "
+                                                  r"only a pointer parameter can be None"):
         tessel.compile(kt.OPTIONAL_SUMS, {"n": None}, interpret=True)
     with pytest.raises(TypeError, match=r"kernel 'double': 'n' is a runtime parameter, not a "
                                         r"constexpr \(a pointer parameter may be given as None\)"):
@@ -70,3 +70,17 @@ def test_none_argument_errors():
                                                   r"for '\+': None and i32(.|\n)*<string>:11:5: "
                                                   r"note: in the helper called here"):
         tessel.compile(unguarded, {"sums": None}, interpret=True)
+
+
+def test_none_by_keyword_after_a_positional_constexpr():
+    """Calls that give a constexpr by position and a None pointer by keyword bind by name
+    every time (the fast path keeps only calls whose keywords are constexprs)."""
+    source = kt.OPTIONAL_SUMS.replace(
+        "def double(x: ptr[f32], y: ptr[f32], sums: ptr[f32], n: i32, BLOCK: constexpr = 64)",
+        "def double(x: ptr[f32], y: ptr[f32], n: i32, BLOCK: constexpr, sums: ptr[f32])")
+    assert source != kt.OPTIONAL_SUMS
+    double = tessel.jit(source, interpret=True)
+    for seed in range(3):
+        x, y = _inputs(100, seed)
+        double[2](x, y, 100, 64, sums=None)
+        np.testing.assert_array_equal(y, 2 * x)

@@ -281,7 +281,7 @@ bool makeInputs(const std::string &kernel, const std::vector<Param> &params,
     auto it = given.find(param.name);
     if (param.none) {
       if (it != given.end())
-        return error = "argument '" + param.name +
+        return error = "kernel '" + kernel + "', argument '" + param.name +
                        "': the kernel was compiled with it None; give no "
                        "--arg for it",
                false;

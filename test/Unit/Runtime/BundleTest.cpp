@@ -430,6 +430,34 @@ TEST(Bundle, ReadsNonePointers) {
             std::string::npos);
 }
 
+TEST(Bundle, NonePointersAgreeAndMapNothing) {
+  // A follow-up kernel takes the leader's null pointer as it is: both mark it.
+  std::string followUp = makeFollowUpBundle();
+  followUp.replace(followUp.find("\"version\": 2"), 12, "\"version\": 7");
+  std::string x = "{\"name\": \"x\", \"kind\": \"ptr\", \"elem\": \"f32\"";
+  std::string both = followUp;
+  for (int i = 0; i < 2; ++i)
+    both.replace(both.find(x + "}"), x.size() + 1, x + ", \"none\": true}");
+  Result<Bundle> b = parseBundle(both, "b");
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_TRUE(b->kernels[1].params[0].none);
+  std::string leader = followUp;
+  leader.replace(leader.find(x + "}"), x.size() + 1, x + ", \"none\": true}");
+  EXPECT_NE(bundleError(leader).find(
+                "error: kernel 'k': kernel 'k__combine' must take the same "
+                "parameters to run as its 'then'"),
+            std::string::npos);
+  // A tensor map describes a buffer.
+  std::string maps = makeTensorMapBundle();
+  maps.replace(maps.find("\"version\": 4"), 12, "\"version\": 7");
+  std::string q = "\"name\": \"q\", \"kind\": \"ptr\", \"elem\": \"f16\"";
+  maps.replace(maps.find(q), q.size(), q + ", \"none\": true");
+  EXPECT_NE(bundleError(maps).find("'q' is compiled as None; a tensor map "
+                                   "needs a buffer"),
+            std::string::npos)
+      << bundleError(maps);
+}
+
 TEST(Bundle, MultipleOfErrors) {
   const EditCase cases[] = {
       {{"\"multiple_of\": 8", "\"multiple_of\": 0"},
