@@ -210,6 +210,12 @@ TValue Generator::genExpr(const ast::Expr &expr) {
       return (v.isConst() && v.constant.kind == Const::Kind::Bool) ||
              (v.isValue() && v.value.getType().isInteger(1));
     };
+    auto notBoolean = [&](const TValue &rhs) {
+      return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
+                          "' needs boolean scalars, got " + describe(lhs) +
+                          " and " + describe(rhs) +
+                          " (use '&' and '|' on tiles)");
+    };
     // A constexpr left side decides as Python does, without the right side
     // when it settles the result: `lse is not None and ...` may use lse.
     if (lhs.isConst()) {
@@ -221,21 +227,13 @@ TValue Generator::genExpr(const ast::Expr &expr) {
         return TValue::invalid();
       if (rhs.isConst())
         return TValue::ofConst(Const::ofBool(rhs.constant.asDouble() != 0));
-      if (isBoolScalar(rhs))
-        return rhs;
-      return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
-                          "' needs boolean scalars, got " + describe(lhs) +
-                          " and " + describe(rhs) +
-                          " (use '&' and '|' on tiles)");
+      return isBoolScalar(rhs) ? rhs : notBoolean(rhs);
     }
     TValue rhs = genExpr(*b->getRHS());
     if (rhs.isInvalid())
       return TValue::invalid();
     if (!isBoolScalar(lhs) || !isBoolScalar(rhs))
-      return error(l, std::string("'") + ast::getBoolOpSpelling(b->getOp()) +
-                          "' needs boolean scalars, got " + describe(lhs) +
-                          " and " + describe(rhs) +
-                          " (use '&' and '|' on tiles)");
+      return notBoolean(rhs);
     return genBinary(l, isAnd ? ast::BinOpKind::BitAnd : ast::BinOpKind::BitOr,
                      lhs, rhs);
   }

@@ -791,8 +791,12 @@ ExprPtr Parser::parseNot() {
   return std::make_unique<UnaryOp>(loc, UnaryOpKind::Not, std::move(operand));
 }
 
-static std::optional<CmpOpKind> comparisonOp(TokenKind kind) {
-  switch (kind) {
+/// The comparison `tok` starts (`is` is an identifier to the lexer; `is not`
+/// is completed by the caller).
+static std::optional<CmpOpKind> comparisonOp(const Token &tok) {
+  if (tok.is(TokenKind::Identifier))
+    return tok.text == "is" ? std::optional(CmpOpKind::Is) : std::nullopt;
+  switch (tok.kind) {
   case TokenKind::Less:
     return CmpOpKind::Lt;
   case TokenKind::LessEqual:
@@ -820,22 +824,19 @@ ExprPtr Parser::parseComparison() {
     error(tok.loc, "the '" + op + "' operator is not supported");
     return nullptr;
   }
-  bool isOp = tok.is(TokenKind::Identifier) && tok.text == "is";
-  std::optional<CmpOpKind> op =
-      isOp ? std::optional(CmpOpKind::Is) : comparisonOp(tok.kind);
+  std::optional<CmpOpKind> op = comparisonOp(tok);
   if (!op)
     return lhs;
   SourceLoc loc = tok.loc;
   consume();
-  if (isOp && is(TokenKind::KwNot)) {
+  if (op == CmpOpKind::Is && is(TokenKind::KwNot)) {
     consume();
     op = CmpOpKind::IsNot;
   }
   ExprPtr rhs = parseBinary(0);
   if (!rhs)
     return nullptr;
-  if (comparisonOp(cur().kind) ||
-      (is(TokenKind::Identifier) && cur().text == "is")) {
+  if (comparisonOp(cur())) {
     error(cur().loc, "chained comparisons ('a < b < c') are not supported; "
                      "write 'a < b and b < c'");
     return nullptr;

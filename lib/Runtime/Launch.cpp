@@ -9,19 +9,20 @@
 using namespace tessel;
 
 /// The code compiled for the kernel relies on its multiple_of hints (vector
-/// accesses need aligned addresses), so a broken one must not launch.
+/// accesses need aligned addresses), so a broken one must not launch; nor may
+/// a pointer the kernel was compiled without get an address.
 static Status checkHint(const KernelInfo &k, const ParamInfo &p,
                         const Arg &arg) {
+  bool fits = p.none                   ? arg.address() == 0
+              : p.kind == ArgKind::Ptr ? p.keepsHint(arg.address())
+                                       : p.keepsHint(arg.intValue());
+  if (fits)
+    return Status();
   std::string where = "kernel '" + k.name + "': argument '" + p.name + "' = ";
   if (p.none)
-    return arg.address() == 0
-               ? Status()
-               : Status::error(where + hexAddress(arg.address()) +
-                               ": the kernel was compiled with it None; pass "
-                               "a null pointer (or compile it with a buffer)");
-  if (p.kind == ArgKind::Ptr ? p.keepsHint(arg.address())
-                             : p.keepsHint(arg.intValue()))
-    return Status();
+    return Status::error(where + hexAddress(arg.address()) +
+                         ": the kernel was compiled with it None; pass a "
+                         "null pointer (or compile it with a buffer)");
   const char *why = " (multiple_of in the kernel source)";
   if (p.kind == ArgKind::Ptr)
     return Status::error(where + hexAddress(arg.address()) + " is not " +
