@@ -29,6 +29,21 @@ def Tessel_NumProgramsOp : Tessel_GridQueryOp<"num_programs"> {
   let summary = "Number of programs (CTAs) along a grid axis";
 }
 
+def Tessel_ClockOp : Tessel_Op<"clock"> {
+  let summary = "The multiprocessor's cycle counter, for timing a kernel's phases";
+  let description = [{
+    The running thread's multiprocessor's 64-bit cycle counter on the GPU
+    (PTX `%clock64`; counters of different multiprocessors are not
+    synchronised), nanoseconds of a monotonic clock on the interpreter. A
+    kernel times its phases by storing readings, under a test of a pointer
+    compiled as None when not timing. Its unknown effects keep it where the
+    program puts it: it is neither merged with another reading, nor moved
+    out of a loop, nor removed when unused.
+  }];
+  let results = (outs I64:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Tile construction and shape manipulation
 //===----------------------------------------------------------------------===//

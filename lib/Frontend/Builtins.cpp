@@ -36,9 +36,12 @@ static std::optional<Args> matchArgs(Generator &g, const ast::Call &call,
   out.exprs.assign(names.size(), nullptr);
   const auto &args = call.getArgs();
   if (args.size() > names.size()) {
-    g.error(args[names.size()]->getLoc(),
-            name + "() takes at most " + pluralize(names.size(), "argument") +
-                ", got " + std::to_string(args.size()));
+    std::string takes = names.empty()
+                            ? "no arguments"
+                            : "at most " + pluralize(names.size(), "argument");
+    g.error(args[names.size()]->getLoc(), name + "() takes " + takes +
+                                              ", got " +
+                                              std::to_string(args.size()));
     return std::nullopt;
   }
   for (size_t i = 0; i < args.size(); ++i)
@@ -87,7 +90,7 @@ static const char *const kBuiltins[] = {"program_id",    "num_programs",
                                         "stream_k",      "float",
                                         "range",         "static_range",
                                         "multiple_of",   "tensor_desc",
-                                        "load_block"};
+                                        "load_block",    "clock"};
 
 bool Generator::isBuiltin(const std::string &name) const {
   for (const char *b : kBuiltins)
@@ -1117,6 +1120,12 @@ TValue Generator::genBuiltin(const std::string &name, const ast::Call &call) {
           builder, at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
     return TValue::ofValue(tsl::NumProgramsOp::create(
         builder, at, builder.getI32Type(), builder.getI32IntegerAttr(*axis)));
+  }
+  if (name == "clock") {
+    if (!matchArgs(*this, call, name, {}, 0))
+      return TValue::invalid();
+    return TValue::ofValue(
+        tsl::ClockOp::create(builder, at, builder.getI64Type()));
   }
   if (name == "arange") {
     auto args = matchArgs(*this, call, name, {"start", "end"}, 2);

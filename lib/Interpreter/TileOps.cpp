@@ -17,6 +17,8 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <chrono>
+
 using namespace mlir;
 namespace ts = mlir::tessel;
 
@@ -184,6 +186,11 @@ Executor::OptResult Executor::execTileOp(Operation *op) {
       })
       .Case([&](ts::NumProgramsOp q) {
         return setResult(RtValue::intScalar(grid[q.getAxis()]));
+      })
+      .Case([&](ts::ClockOp) {
+        auto now = std::chrono::steady_clock::now().time_since_epoch();
+        return setResult(RtValue::intScalar(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
       })
       .Case([&](ts::ArangeOp a) {
         // The attributes are signed i32 (the generated getters are unsigned).

@@ -101,3 +101,19 @@ func.func @scalar_math(%x: f16, %out: !tessel.ptr<f16>) attributes {tessel.kerne
   tessel.store %out, %r : !tessel.ptr<f16>
   return
 }
+
+// -----
+
+// tessel.clock reads %clock64, each reading its own.
+
+// CHECK-LABEL: llvm.func @clock
+// CHECK: %[[START:.*]] = nvvm.read.ptx.sreg.clock64 : i64
+// CHECK: %[[STOP:.*]] = nvvm.read.ptx.sreg.clock64 : i64
+// CHECK: llvm.sub %[[STOP]], %[[START]] : i64
+func.func @clock(%t: !tessel.ptr<i64>) attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
+  %start = tessel.clock : i64
+  %stop = tessel.clock : i64
+  %d = arith.subi %stop, %start : i64
+  tessel.store %t, %d : !tessel.ptr<i64>
+  return
+}

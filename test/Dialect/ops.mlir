@@ -76,6 +76,8 @@ func.func @elementwise(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf32>, %i: !
   %1 = tessel.binary sub %a, %b : !tessel.tile<16xf32>
   // CHECK: tessel.binary mul
   %2 = tessel.binary mul %a, %b : !tessel.tile<16xf32>
+  // CHECK: tessel.clock : i64
+  %clk = tessel.clock : i64
   // CHECK: tessel.binary div
   %3 = tessel.binary div %a, %b : !tessel.tile<16xf32>
   // CHECK: tessel.binary rem

@@ -331,3 +331,24 @@ def test_exp_ftz_flushes_subnormal_results():
     np.testing.assert_allclose(kept[0], expected[0], rtol=0.05)  # of subnormal precision
     np.testing.assert_allclose(kept[1:], expected[1:], rtol=1e-6)
     np.testing.assert_allclose(flushed[1:], expected[1:], rtol=1e-6)
+
+
+def test_clock_reads_a_monotonic_counter():
+    """clock() on the interpreter: nanoseconds of a monotonic clock, each call its own reading
+    (the GPU's is the multiprocessor's cycle counter); a loop between two readings shows."""
+    k = tessel.compile('@kernel(num_warps=1)\n'
+                       'def timed(x: ptr[f32], t: ptr[i64], n: i32):\n'
+                       '    start = clock()\n'
+                       '    acc = zeros((32,), f32)\n'
+                       '    for i in range(0, n):\n'
+                       '        acc += load(x + arange(0, 32))\n'
+                       '    store(x + arange(0, 32), acc)\n'
+                       '    stop = clock()\n'
+                       '    store(t, start)\n'
+                       '    store(t + 1, stop)\n', interpret=True)
+    x = np.ones(32, np.float32)
+    t = np.zeros(2, np.int64)
+    k[(1,)](x, t, 200)
+    np.testing.assert_array_equal(x, 200.0)
+    assert t[0] > 0
+    assert t[1] > t[0]

@@ -101,6 +101,16 @@ static Value scaled(OpBuilder &b, Location loc, Value x, double factor) {
   return arith::MulFOp::create(b, loc, x, c);
 }
 
+struct ClockLowering : OpConversionPattern<ClockOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::Clock64Op>(op, rewriter.getI64Type());
+    return success();
+  }
+};
+
 struct BinaryLowering : SlotwisePattern<BinaryOp> {
   using SlotwisePattern::SlotwisePattern;
   Value lowerSlot(BinaryOp op, ArrayRef<Value> args,
@@ -385,9 +395,9 @@ static Value lowerRsqrt(OpBuilder &b, Location loc, Value x) {
 void mlir::tessel::populateElementwisePatterns(LLVMTypeConverter &converter,
                                                RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<BinaryLowering, UnaryLowering, CmpLowering, SelectLowering,
-               CastLowering, NarrowingCastPairs, AddPtrLowering, SplatLowering,
-               ArangeLowering,
+  patterns.add<BinaryLowering, ClockLowering, UnaryLowering, CmpLowering,
+               SelectLowering, CastLowering, NarrowingCastPairs, AddPtrLowering,
+               SplatLowering, ArangeLowering,
                GridQueryLowering<ProgramIdOp, NVVM::BlockIdXOp,
                                  NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
                GridQueryLowering<NumProgramsOp, NVVM::GridDimXOp,
