@@ -7,7 +7,7 @@ linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
 small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f (.ftz
-flushing as the GPU does), and
+flushing as the GPU does), %clock64 as nanoseconds of a monotonic clock, and
 mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
 addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
 through their matrix descriptors as the PTX ISA lays them out, at issue;
@@ -44,6 +44,7 @@ INTRINSICS = {
     "llvm.nvvm.read.ptx.sreg.nctaid.x": "emu_nctaid_x",
     "llvm.nvvm.read.ptx.sreg.nctaid.y": "emu_nctaid_y",
     "llvm.nvvm.read.ptx.sreg.nctaid.z": "emu_nctaid_z",
+    "llvm.nvvm.read.ptx.sreg.clock64": "emu_clock64",
     "llvm.nvvm.barrier.cta.sync.aligned.all": "emu_barrier",
     "llvm.nvvm.cp.async.commit.group": "emu_async_commit",
     "llvm.nvvm.cp.async.wait.group": "emu_async_wait",

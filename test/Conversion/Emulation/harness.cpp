@@ -23,6 +23,7 @@
 
 #include <asm/prctl.h>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
@@ -195,6 +196,12 @@ float __truncsfbf2(float x) {
   return result;
 }
 int emu_tid_x() { return tid; }
+// %clock64: a monotonic clock stands for the multiprocessor's cycle counter.
+long long emu_clock64() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 int emu_ctaid_x() { return ctaid[0]; }
 int emu_ctaid_y() { return ctaid[1]; }
 int emu_ctaid_z() { return ctaid[2]; }
