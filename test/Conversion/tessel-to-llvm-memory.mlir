@@ -244,8 +244,8 @@ func.func @old_values_read(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64},
 // CHECK: %[[W2:.*]] = llvm.select %[[EVEN]], %[[R0]], %[[B0]]
 // CHECK: %[[W3:.*]] = llvm.select %[[EVEN]], %[[R1]], %[[B1]]
 // CHECK: %[[BEFORE:.*]] = llvm.getelementptr %{{.*}}[-2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
-// CHECK: %[[PRED:.*]] = llvm.select %[[EVEN]], %[[MA]], %[[MB]] : i1, i1
 // CHECK: %[[AT:.*]] = llvm.select %[[EVEN]], %{{.*}}, %[[BEFORE]] : i1, !llvm.ptr<1>
+// CHECK: %[[PRED:.*]] = llvm.select %[[EVEN]], %[[MA]], %[[MB]] : i1, i1
 // CHECK: "@$1 red.global.add.v4.f32 [ $0 + 0 ], {$2, $3, $4, $5};", "l,b,f,f,f,f" %[[AT]], %[[PRED]], %[[W0]], %[[W1]], %[[W2]], %[[W3]]
 // Eight runs of two: four 16-byte reductions, eight shuffles.
 // CHECK-COUNT-2: nvvm.shfl.sync  bfly
@@ -350,6 +350,99 @@ func.func @before_sm90(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %y:
   %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<4x32x!tessel.ptr<f32>, #r>
   %p = tessel.addptr %xs, %cb : !tessel.tile<4x32x!tessel.ptr<f32>, #r>, !tessel.tile<4x32xi32, #r>
   %old = tessel.atomic_add %p, %v : !tessel.tile<4x32x!tessel.ptr<f32>, #r>
+  return
+}
+}
+
+// -----
+
+// Stores of a warpgroup dot's product pair lanes too, also past the loop
+// that accumulates it (attention's output): bf16 runs of two travel as one
+// word (one shuffle per pair of runs) and go out as 8-byte stores where they
+// were 4-byte ones, so a quad of lanes writes a whole 32-byte sector; f32
+// runs as 16-byte stores. Rows only 4-byte aligned keep 4-byte stores.
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+#rows = #tessel.slice<dim = 1, parent = #mma>
+#cols = #tessel.slice<dim = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @paired_stores
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: llvm.fptrunc
+// Whether the lane is the even one of its pair:
+// CHECK: %[[EVEN:.*]] = llvm.icmp "eq"
+// CHECK: %[[S:.*]] = llvm.select %[[EVEN]], %[[B:.*]], %[[A:.*]] : i1, i32
+// CHECK: %[[R:.*]] = nvvm.shfl.sync  bfly %{{.*}}, %[[S]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: %[[W0:.*]] = llvm.select %[[EVEN]], %[[A]], %[[R]] : i1, i32
+// CHECK: %[[W1:.*]] = llvm.select %[[EVEN]], %[[R]], %[[B]] : i1, i32
+// CHECK: %[[BEFORE:.*]] = llvm.getelementptr %{{.*}}[-2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, bf16
+// CHECK: %[[AT:.*]] = llvm.select %[[EVEN]], %{{.*}}, %[[BEFORE]] : i1, !llvm.ptr<1>
+// CHECK: "@$1 st.global.v2.b32 [ $0 + 0 ], {$2, $3};", "l,b,r,r" %[[AT]], %{{.*}}, %{{.*}}, %{{.*}}
+// Eight runs of two: four 8-byte stores, four shuffles.
+// CHECK-COUNT-3: st.global.v2.b32
+// The same product in f32, unmasked: two words per run, 16-byte stores.
+// CHECK-COUNT-2: nvvm.shfl.sync  bfly
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK-NOT: st.global
+// CHECK-LABEL: llvm.func @rows_4_byte_aligned
+// CHECK-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<1xi32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK-NOT: nvvm.shfl.sync
+module attributes {tessel.target = "sm_90a"} {
+func.func @paired_stores(%x: !tessel.ptr<bf16> {tessel.multiple_of = 16 : i64}, %y: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %n: i32, %e: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %e : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %init = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xbf16, order = [1, 0]>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %acc = scf.for %i = %c0 to %n step %c1 iter_args(%p = %init) -> (!tessel.tile<64x32xf32, #mma>) : i32 {
+    %d = tessel.warpgroup_dot %a, %b, %p : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x32xbf16, order = [1, 0]> -> !tessel.tile<64x32xf32, #mma>
+    %r = tessel.warpgroup_dot_wait %d pendings = 0 : !tessel.tile<64x32xf32, #mma>
+    scf.yield %r : !tessel.tile<64x32xf32, #mma>
+  }
+  %h = tessel.cast %acc : !tessel.tile<64x32xf32, #mma> -> !tessel.tile<64x32xbf16, #mma>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #mma>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #cols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #cols> -> !tessel.tile<1x32xi32, #mma>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #mma>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #mma>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #mma>
+  %xs = tessel.splat %x : !tessel.ptr<bf16> -> !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>, !tessel.tile<64x32xi32, #mma>
+  %ns = tessel.splat %n : i32 -> !tessel.tile<64x32xi32, #mma>
+  %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x32xi32, #mma> -> !tessel.tile<64x32xi1, #mma>
+  tessel.store %pt, %h mask %m : !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>
+  %ys = tessel.splat %y : !tessel.ptr<f32> -> !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  %pf = tessel.addptr %ys, %off : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>, !tessel.tile<64x32xi32, #mma>
+  tessel.store %pf, %acc : !tessel.tile<64x32x!tessel.ptr<f32>, #mma>
+  return
+}
+func.func @rows_4_byte_aligned(%x: !tessel.ptr<bf16> {tessel.multiple_of = 4 : i64}, %e: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %e : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xbf16, order = [1, 0]>
+  %d = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x32xbf16, order = [1, 0]> -> !tessel.tile<64x32xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %d pendings = 0 : !tessel.tile<64x32xf32, #mma>
+  %h = tessel.cast %r : !tessel.tile<64x32xf32, #mma> -> !tessel.tile<64x32xbf16, #mma>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rows> -> !tessel.tile<64x1xi32, #mma>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #cols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #cols> -> !tessel.tile<1x32xi32, #mma>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #mma> -> !tessel.tile<64x32xi32, #mma>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #mma>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #mma>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #mma>
+  %xs = tessel.splat %x : !tessel.ptr<bf16> -> !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>, !tessel.tile<64x32xi32, #mma>
+  tessel.store %pt, %h : !tessel.tile<64x32x!tessel.ptr<bf16>, #mma>
   return
 }
 }

@@ -9,9 +9,10 @@
 // dimension becomes one access of up to 16 bytes (ld.global.v4.b32) where
 // the AxisInfo analysis shows the pointers consecutive and aligned over the
 // run and the mask (and `other`) equal over it. So are f32 atomic adds whose
-// old values nothing reads, on sm_90 and later (red.global.add.v4.f32); a
-// warpgroup dot's product, two columns per thread, goes out four at a time
-// through the next lane (reducePairedLanes).
+// old values nothing reads, on sm_90 and later (red.global.add.v4.f32). A
+// warpgroup dot's product, two columns per thread, is stored or reduced four
+// elements at a time through the next lane (LanePair), so a quad of lanes
+// writes whole 32-byte sectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,7 +86,9 @@ int64_t accessWidth(const ModuleAxisInfo &info, Value ptr,
                   accessLimit(info, ptr, uniform, d));
 }
 
-/// Whether `v` is computed elementwise from the product of a warpgroup dot.
+/// Whether `v` is computed elementwise from the product of a warpgroup dot,
+/// also through the results of loops and branches (attention's output is
+/// the loop's accumulator).
 bool fromWarpGroupDot(Value v) {
   SmallVector<Value> work = {v};
   DenseSet<Value> seen;
@@ -98,12 +101,19 @@ bool fromWarpGroupDot(Value v) {
       return true;
     if (isa_and_nonnull<BinaryOp, UnaryOp, CastOp, SelectOp>(def))
       llvm::append_range(work, def->getOperands());
+    unsigned i = isa<OpResult>(x) ? cast<OpResult>(x).getResultNumber() : 0;
+    if (auto loop = dyn_cast_if_present<scf::ForOp>(def))
+      work.push_back(loop.getYieldedValues()[i]);
+    if (auto branch = dyn_cast_if_present<scf::IfOp>(def))
+      for (Region &region : branch->getRegions())
+        if (!region.empty())
+          work.push_back(region.front().getTerminator()->getOperand(i));
   }
   return false;
 }
 
 /// Whether a thread's runs of two elements along `dim` can be paired with
-/// those of the lane holding the next two (reducePairedLanes): runs of two,
+/// those of the lane holding the next two (LanePair): runs of two,
 /// lanes along `dim`, an even number of runs, and every slot inside the tile
 /// (so a lane and its partner own their elements alike).
 bool canPairLanes(const TileLayout &layout, unsigned dim) {
@@ -115,6 +125,29 @@ bool canPairLanes(const TileLayout &layout, unsigned dim) {
       if (!layout.getDim(d).alwaysInside(j))
         return false;
   return true;
+}
+
+/// The width of an access of `value` through `ptr` of `width` elements at
+/// a time: four where runs of two of a warpgroup dot's product can be paired
+/// with the next lane's (LanePair) within 16 bytes. Only there: its operands
+/// never passed the shared-memory pipe that the shuffles take, where an
+/// mma.sync kernel's ldmatrix and window loads queue (MTA's backward, bound
+/// by that pipe, ran 4 % slower with paired reductions; the warpgroup
+/// backwards 5-7 % faster).
+int64_t pairedWidth(const ModuleAxisInfo &info, Value ptr, Value value,
+                    ArrayRef<Value> uniform, int64_t width) {
+  auto tile = dyn_cast<TileType>(ptr.getType());
+  if (!tile || width != 2)
+    return width;
+  TileLayout layout = getLayout(tile);
+  unsigned dim = runDimension(layout);
+  unsigned bits = cast<PtrType>(tile.getElementType())
+                      .getPointeeType()
+                      .getIntOrFloatBitWidth();
+  if (4 * bits > 128 || accessLimit(info, ptr, uniform, dim) < 4 ||
+      !canPairLanes(layout, dim) || !fromWarpGroupDot(value))
+    return width;
+  return 4;
 }
 
 /// The elements of vector<words x i32> `v` as `count` values of `elem`.
@@ -132,6 +165,104 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc, Value v, Type elem,
     out.push_back(x);
   }
   return out;
+}
+
+/// A thread and the lane holding the next two elements of its rows
+/// (lane ^ laneStride), exchanging runs of two so that each issues one access
+/// of four elements where it issued two of two: of each two runs A, B of a
+/// thread, the lane with the even index along them takes its A followed by
+/// its partner's A, the odd one its partner's B followed by its own B, so
+/// each lane sends one run (getAccessWidths checked that the four elements
+/// are consecutive and aligned, and the mask equal over them). Runs travel as
+/// the 32-bit words packWords makes of them.
+class LanePair {
+public:
+  LanePair(OpBuilder &b, Location loc, unsigned laneStride)
+      : b(b), loc(loc), laneStride(laneStride) {
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    even = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, tid, i32Constant(b, loc, laneStride)),
+        i32Constant(b, loc, 0));
+  }
+
+  /// `x` on the even lane, `y` on the odd one.
+  Value pick(Value x, Value y) {
+    return arith::SelectOp::create(b, loc, even, x, y).getResult();
+  }
+
+  /// The four-element run this lane accesses, as scalars of runs `a` and
+  /// `b` (one or two words each, f32 or packed halves).
+  SmallVector<Value> exchange(ValueRange first, ValueRange second) {
+    SmallVector<Value> received;
+    for (auto [x, y] : llvm::zip(first, second))
+      received.push_back(shuffleXor(b, loc, pick(y, x), laneStride));
+    SmallVector<Value> run;
+    for (auto [x, r] : llvm::zip(first, received))
+      run.push_back(pick(x, r));
+    for (auto [r, y] : llvm::zip(received, second))
+      run.push_back(pick(r, y));
+    return run;
+  }
+
+  /// Where that run starts: `first` on the even lane, two elements of
+  /// `elem` before `second` on the odd one.
+  Value address(Value first, Value second, Type elem) {
+    Value before = LLVM::GEPOp::create(b, loc, second.getType(), elem, second,
+                                       ArrayRef<LLVM::GEPArg>{-2});
+    return pick(first, before);
+  }
+
+  /// Its predicate (every slot is inside the tile, canPairLanes: both runs
+  /// have one or neither has).
+  Value predicate(Value first, Value second) {
+    return first ? pick(first, second) : Value();
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  unsigned laneStride;
+  Value even;
+};
+
+/// `run` as its 32-bit words: f32 values stay, halves are packed in pairs.
+SmallVector<Value> runWords(OpBuilder &b, Location loc, ValueRange values,
+                            ArrayRef<int64_t> run) {
+  if (values.front().getType().getIntOrFloatBitWidth() == 32)
+    return llvm::map_to_vector(run, [&](int64_t s) { return values[s]; });
+  Value packed = packWords(b, loc, values, run);
+  return llvm::map_to_vector(
+      llvm::seq<int64_t>(0,
+                         cast<VectorType>(packed.getType()).getNumElements()),
+      [&](int64_t i) { return laneOf(b, loc, packed, i); });
+}
+
+/// 32-bit scalars as one vector<n x i32>.
+Value asWords(OpBuilder &b, Location loc, ArrayRef<Value> words) {
+  Value v = vectorOf(b, loc, words);
+  return LLVM::BitcastOp::create(
+      b, loc, VectorType::get({int64_t(words.size())}, b.getI32Type()), v);
+}
+
+/// Pairs of runs `runs[2i]`, `runs[2i + 1]` accessed four elements at a time
+/// through a LanePair: `access(scalars, address, predicate)` for each.
+void forPairedRuns(OpBuilder &b, Location loc, ValueRange values,
+                   ValueRange ptrs, ArrayRef<SmallVector<int64_t>> runs,
+                   unsigned laneStride, function_ref<Value(int64_t)> predOf,
+                   function_ref<void(ArrayRef<Value>, Value, Value)> access) {
+  LanePair pair(b, loc, laneStride);
+  Type elem = values.front().getType();
+  for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+    ArrayRef<int64_t> first = runs[i], second = runs[i + 1];
+    SmallVector<Value> a = runWords(b, loc, values, first);
+    SmallVector<Value> c = runWords(b, loc, values, second);
+    SmallVector<Value> run = pair.exchange(a, c);
+    Value at = pair.address(ptrs[first[0]], ptrs[second[0]], elem);
+    Value predA = predOf(first[0]);
+    Value predB = predOf(second[0]);
+    access(run, at, pair.predicate(predA, predB));
+  }
 }
 
 struct LoadLowering : VectorisedPattern<LoadOp> {
@@ -198,10 +329,20 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
     } else {
       // A run is owned as a whole (its copies are whole runs too).
       auto tile = cast<TileType>(op.getPtr().getType());
-      for (ArrayRef<int64_t> group :
-           accessGroups(tile, runDimension(getLayout(tile)), width))
-        storeWords(rewriter, loc, packWords(rewriter, loc, values, group),
-                   ptrs[group.front()], predicate(group.front()));
+      TileLayout layout = getLayout(tile);
+      unsigned dim = runDimension(layout);
+      if (width > layout.getDim(dim).perThread) {
+        forPairedRuns(rewriter, loc, values, ptrs, accessGroups(tile, dim, 2),
+                      layout.getDim(dim).laneStride, predicate,
+                      [&](ArrayRef<Value> run, Value at, Value pred) {
+                        storeWords(rewriter, loc, asWords(rewriter, loc, run),
+                                   at, pred);
+                      });
+      } else {
+        for (ArrayRef<int64_t> group : accessGroups(tile, dim, width))
+          storeWords(rewriter, loc, packWords(rewriter, loc, values, group),
+                     ptrs[group.front()], predicate(group.front()));
+      }
     }
     rewriter.eraseOp(op);
     return success();
@@ -230,48 +371,6 @@ void reduceWords(OpBuilder &b, Location loc, ValueRange values,
   inlinePtx(b, loc, Type(), operands, text, constraints);
 }
 
-/// Runs of two f32 reduced four at a time with the lane that holds the next
-/// two elements (lane ^ laneStride): of each two runs A, B of a thread, the
-/// lane with the even index along them adds its A followed by its partner's
-/// A, the odd one its partner's B followed by its own B, so each lane sends
-/// two values and issues one `red.global.add.v4.f32` where it issued two
-/// `.v2` (getAccessWidths checked that the four are consecutive and 16-byte
-/// aligned, and the mask equal over them).
-void reducePairedLanes(OpBuilder &b, Location loc, ValueRange values,
-                       ValueRange ptrs, ArrayRef<SmallVector<int64_t>> runs,
-                       unsigned laneStride,
-                       function_ref<Value(int64_t)> predOf) {
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  Value even = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, tid, i32Constant(b, loc, laneStride)),
-      i32Constant(b, loc, 0));
-  auto pick = [&](Value x, Value y) {
-    return arith::SelectOp::create(b, loc, even, x, y).getResult();
-  };
-  for (size_t i = 0; i + 1 < runs.size(); i += 2) {
-    ArrayRef<int64_t> first = runs[i], second = runs[i + 1];
-    SmallVector<Value> received;
-    for (int k = 0; k < 2; ++k)
-      received.push_back(shuffleXor(
-          b, loc, pick(values[second[k]], values[first[k]]), laneStride));
-    SmallVector<Value> words = {pick(values[first[0]], received[0]),
-                                pick(values[first[1]], received[1]),
-                                pick(received[0], values[second[0]]),
-                                pick(received[1], values[second[1]])};
-    Value before =
-        LLVM::GEPOp::create(b, loc, ptrs[second[0]].getType(), b.getF32Type(),
-                            ptrs[second[0]], ArrayRef<LLVM::GEPArg>{-2});
-    // Every slot is inside the tile (canPairLanes): both runs have a
-    // predicate or neither has.
-    Value pred = predOf(first[0]);
-    if (pred)
-      pred = pick(pred, predOf(second[0]));
-    reduceWords(b, loc, words, {0, 1, 2, 3}, pick(ptrs[first[0]], before),
-                pred);
-  }
-}
-
 struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
   using VectorisedPattern::VectorisedPattern;
   LogicalResult
@@ -294,9 +393,11 @@ struct AtomicAddLowering : VectorisedPattern<AtomicAddOp> {
                              maskAt(adaptor.getMask(), slot));
       };
       if (width > layout.getDim(dim).perThread) {
-        reducePairedLanes(rewriter, loc, values, ptrs,
-                          accessGroups(tile, dim, 2),
-                          layout.getDim(dim).laneStride, predOf);
+        forPairedRuns(rewriter, loc, values, ptrs, accessGroups(tile, dim, 2),
+                      layout.getDim(dim).laneStride, predOf,
+                      [&](ArrayRef<Value> run, Value at, Value pred) {
+                        reduceWords(rewriter, loc, run, {0, 1, 2, 3}, at, pred);
+                      });
       } else {
         for (ArrayRef<int64_t> group : accessGroups(tile, dim, width))
           reduceWords(rewriter, loc, values, group, ptrs[group.front()],
@@ -440,7 +541,9 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
       width =
           accessWidth(info, load.getPtr(), {load.getMask(), load.getOther()});
     else if (auto store = dyn_cast<StoreOp>(op))
-      width = accessWidth(info, store.getPtr(), {store.getMask()});
+      width =
+          pairedWidth(info, store.getPtr(), store.getValue(), {store.getMask()},
+                      accessWidth(info, store.getPtr(), {store.getMask()}));
     else if (auto copy = dyn_cast<AsyncCopyOp>(op))
       width = accessWidth(
           info, copy.getPtr(), {copy.getMask()},
@@ -448,22 +551,9 @@ AccessWidths mlir::tessel::getAccessWidths(ModuleOp module) {
     else if (auto add = dyn_cast<AtomicAddOp>(op);
              add && add.getResult().use_empty() && getTarget(op) != "sm_80" &&
              getElementTypeOrSelf(add.getValue().getType()).isF32()) {
-      // sm_90's vector reductions: f32 only, and no old values. A warpgroup
-      // dot's product (pairs of columns per thread) goes out four elements
-      // at a time through the next lane where 16-byte accesses are allowed.
-      // Only there: its operands never passed the shared-memory pipe that
-      // the shuffles take, where an mma.sync kernel's ldmatrix and window
-      // loads queue (MTA's backward, bound by that pipe, ran 4 % slower
-      // paired; the warpgroup backwards 5-7 % faster).
-      if (auto tile = dyn_cast<TileType>(add.getPtr().getType())) {
-        TileLayout layout = getLayout(tile);
-        unsigned dim = runDimension(layout);
-        int64_t limit = accessLimit(info, add.getPtr(), {add.getMask()}, dim);
-        width = runWidth(tile, dim, /*bits=*/32, limit);
-        if (width == 2 && limit >= 4 && canPairLanes(layout, dim) &&
-            fromWarpGroupDot(add.getValue()))
-          width = 4;
-      }
+      // sm_90's vector reductions: f32 only, and no old values.
+      width = pairedWidth(info, add.getPtr(), add.getValue(), {add.getMask()},
+                          accessWidth(info, add.getPtr(), {add.getMask()}));
     }
     if (width > 1)
       widths[op] = width;
