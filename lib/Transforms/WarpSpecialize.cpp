@@ -18,6 +18,18 @@
 // Phases cannot be confused: to arrive for fill d + N the consumers must
 // first have waited for data that the producer copies after fill d.
 //
+// A pipelined loop inside another (attention's key loop, entered once per
+// query block) starts each entry with copies ahead of its first iterations;
+// arriving where they stand would hold them until the consumers reach the
+// next entry, past everything between (the epilogue, the next query block's
+// load), and the copies' latency would then stand in front of its first
+// iteration. Where nothing between the end of the loop around's body and
+// those copies touches a buffer that may share their slots' memory, the
+// consumers arrive for them early (EarlyRelease): once before the first
+// entry, then at the end of each entry's body, after its last use of shared
+// memory, for the next entry's first rounds (those its own loop did not
+// already arrive for).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessel/Passes.h"
@@ -251,6 +263,184 @@ static bool guardsRefill(BarrierOp barrier) {
   return false;
 }
 
+/// The buffer `v` (a memdesc) is a view of: its local_alloc, or null where it
+/// is not one (a block argument).
+static Operation *bufferOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    Value viewed = getViewedMemDesc(def);
+    if (!viewed)
+      return def;
+    v = viewed;
+  }
+  return nullptr;
+}
+
+/// Whether `op` or an op nested in it touches a shared-memory buffer: takes
+/// a memdesc, or waits for warpgroup dots that may read one.
+static bool touchesBuffers(Operation *op) {
+  return op
+      ->walk([](Operation *nested) {
+        if (isa<WarpGroupDotWaitOp>(nested) ||
+            llvm::any_of(nested->getOperandTypes(),
+                         [](Type t) { return isa<MemDescType>(t); }))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The copies ahead of a pipelined loop's first iterations, inside a loop
+/// around it, that the consumers may arrive for early (see the file
+/// comment). The copies are rounds `count + k`, k = 0 .. ahead - 1, of the
+/// ring's count of rounds before this entry (an iteration argument of
+/// `around`); `next` is the count after it.
+struct EarlyRelease {
+  scf::ForOp around;
+  Value count, next;
+  SmallVector<TMALoadOp> copies;
+  /// The last op of the body of `around` that touches shared memory.
+  Operation *after = nullptr;
+};
+
+/// The early release of ring `full`'s first copies, if they qualify: its
+/// consumers wait for it in one loop `loop`, directly inside another, with
+/// the copies ahead of `loop` just before it in the same block, rounds
+/// count + 0, 1, ... of an iteration argument of the loop around; and every
+/// buffer touched before them in that body is also used inside `loop` or
+/// lives outside the loop around (either way live while the ring's buffers
+/// are, so never sharing their memory).
+static std::optional<EarlyRelease>
+findEarlyRelease(Value full, ArrayRef<TMALoadOp> copies,
+                 const DenseMap<Operation *, Value> &rounds) {
+  scf::ForOp loop;
+  for (Operation *user : full.getUsers()) {
+    if (!isa<MBarrierWaitOp>(user))
+      continue;
+    auto l = user->getParentOfType<scf::ForOp>();
+    if (!l || (loop && l != loop))
+      return std::nullopt;
+    loop = l;
+  }
+  auto around = loop ? dyn_cast<scf::ForOp>(loop->getParentOp()) : nullptr;
+  if (!around)
+    return std::nullopt;
+  EarlyRelease release{around};
+  SmallVector<int64_t> offsets;
+  for (TMALoadOp copy : copies) {
+    if (copy.getBarriers() != full || loop->isProperAncestor(copy))
+      continue;
+    if (copy->getBlock() != loop->getBlock() || !copy->isBeforeInBlock(loop))
+      return std::nullopt;
+    Value round = rounds.lookup(copy), count = round;
+    int64_t k = 0;
+    APInt c;
+    if (auto add = round.getDefiningOp<arith::AddIOp>();
+        add && matchPattern(add.getRhs(), m_ConstantInt(&c))) {
+      count = add.getLhs();
+      k = c.getSExtValue();
+    }
+    auto arg = dyn_cast<BlockArgument>(count);
+    if (!arg || arg.getOwner() != around.getBody() || arg.getArgNumber() == 0 ||
+        (release.count && release.count != count))
+      return std::nullopt;
+    release.count = count;
+    release.copies.push_back(copy);
+    offsets.push_back(k);
+  }
+  int64_t slots = cast<MBarriersType>(full.getType()).getCount();
+  int64_t ahead = release.copies.size();
+  llvm::sort(offsets);
+  if (ahead == 0 || ahead >= slots ||
+      offsets != llvm::to_vector(llvm::seq<int64_t>(0, ahead)))
+    return std::nullopt;
+  Block *body = around.getBody();
+  release.next = body->getTerminator()->getOperand(
+      cast<BlockArgument>(release.count).getArgNumber() - 1);
+
+  Operation *first = release.copies.front();
+  for (TMALoadOp copy : release.copies)
+    if (copy->isBeforeInBlock(first))
+      first = copy;
+  auto liveWithRing = [&](Value memdesc) {
+    Operation *buffer = bufferOf(memdesc);
+    if (!buffer || !around->isAncestor(buffer))
+      return true;
+    SmallVector<Value> views = {buffer->getResult(0)};
+    while (!views.empty())
+      for (Operation *user : views.pop_back_val().getUsers()) {
+        if (loop->isAncestor(user))
+          return true;
+        if (getViewedMemDesc(user))
+          views.push_back(user->getResult(0));
+      }
+    return false;
+  };
+  for (Operation &op : body->without_terminator()) {
+    if (&op == first)
+      break;
+    WalkResult shared = op.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        if (isa<MemDescType>(v.getType()) && !liveWithRing(v))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (shared.wasInterrupted())
+      return std::nullopt;
+  }
+  release.after = loop;
+  for (Operation &op : body->without_terminator())
+    if (release.after->isBeforeInBlock(&op) && touchesBuffers(&op))
+      release.after = &op;
+  Operation *def = release.next.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return std::nullopt;
+  if (release.after->isBeforeInBlock(def))
+    release.after = def;
+  return release;
+}
+
+/// The consumers' arrivals for `release`'s copies on their `empty` ring:
+/// in the first entry where the copies stand, whether they copy or not
+/// (rounds 0 .. ahead - 1); at the end of each entry's body, for the rounds
+/// next + k that the loop did not arrive for itself (count + k + ahead ..
+/// next - 1 + ahead it did, where the copies existed: those at or past
+/// count + ahead), so each round gets one arrival.
+static void arriveEarly(const EarlyRelease &release, Value empty,
+                        DenseSet<Operation *> &released) {
+  scf::ForOp around = release.around;
+  int64_t ahead = release.copies.size();
+  int64_t slots = cast<MBarriersType>(empty.getType()).getCount();
+  for (TMALoadOp copy : release.copies) {
+    OpBuilder at(copy);
+    Value first =
+        arith::CmpIOp::create(at, copy.getLoc(), arith::CmpIPredicate::eq,
+                              around.getInductionVar(), around.getLowerBound());
+    MBarrierArriveOp::create(at, copy.getLoc(), empty, copy.getIndex(), first);
+    released.insert(copy);
+  }
+  OpBuilder at(release.after->getContext());
+  at.setInsertionPointAfter(release.after);
+  Location loc = release.copies.front()->getLoc();
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
+  };
+  Value trips =
+      arith::SubIOp::create(at, loc, release.next, release.count).getResult();
+  for (int64_t k = 0; k < ahead; ++k) {
+    // (One op built per statement: the IR's order must not depend on the
+    // compiler's order of evaluating arguments.)
+    Value offset = i32(k);
+    Value round = arith::AddIOp::create(at, loc, release.next, offset);
+    Value n = i32(slots);
+    Value index = arith::RemSIOp::create(at, loc, round, n);
+    Value reach = arith::AddIOp::create(at, loc, trips, offset);
+    Value bound = i32(ahead);
+    Value fresh =
+        arith::CmpIOp::create(at, loc, arith::CmpIPredicate::sge, reach, bound);
+    MBarrierArriveOp::create(at, loc, empty, index, fresh);
+  }
+}
+
 static LogicalResult warpSpecialize(func::FuncOp kernel) {
   Block &body = kernel.getBody().front();
   SmallVector<TMALoadOp> copies;
@@ -372,11 +562,20 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
   });
   for (BarrierOp guard : guards)
     guard.erase();
+  DenseSet<Operation *> released;
+  for (MBarrierAllocOp full : fulls) {
+    std::optional<EarlyRelease> release =
+        findEarlyRelease(full.getResult(), copies, rounds);
+    if (release)
+      arriveEarly(*release, empties.lookup(full.getResult()), released);
+  }
   for (TMALoadOp copy : copies) {
-    OpBuilder at(copy);
-    MBarrierArriveOp::create(at, copy.getLoc(),
-                             empties.lookup(copy.getBarriers()),
-                             copy.getIndex(), copy.getIssue());
+    if (!released.contains(copy)) {
+      OpBuilder at(copy);
+      MBarrierArriveOp::create(at, copy.getLoc(),
+                               empties.lookup(copy.getBarriers()),
+                               copy.getIndex(), copy.getIssue());
+    }
     copy.erase();
   }
   return success();
