@@ -148,6 +148,16 @@ def _event_pair():
     return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
+def event_us(fn):
+    """µs of one call of fn() between CUDA events on the current stream (waits for it)."""
+    start, end = _event_pair()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3
+
+
 def measure(ctx, fn, slot_s):
     """Times fn(): one estimating call, then as many repetitions as fit in slot_s (MIN_REPS to
     ctx.max_reps), each preceded by an L2 flush and bracketed by CUDA events on the current

@@ -20,7 +20,7 @@ import torch
 import tessel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from bench.gpu import rel_err, sdpa_call  # noqa: E402
+from bench.gpu import event_us, rel_err, sdpa_call  # noqa: E402
 
 
 def timed_pair(fns, reps, flush):
@@ -29,13 +29,7 @@ def timed_pair(fns, reps, flush):
     for _ in range(reps):
         for fn, out in zip(fns, times):
             flush.fill_(1)
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            out.append(start.elapsed_time(end) * 1e3)
+            out.append(event_us(fn))
     return [statistics.median(t) for t in times]
 
 

@@ -33,6 +33,9 @@ import tessel
 from tessel.ops.common import gpu_tiles
 from tessel.ops.flash import _query_programs
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.gpu import event_us  # noqa: E402
+
 
 def traced_source(text, iterations):
     """attention.tsl with the trace pointer and the clock readings added to attention_fwd: per
@@ -177,13 +180,7 @@ def main():
             for _ in range(args.reps):
                 for label, fn in (("traced", traced),
                                   ("op", lambda: tessel.attention(q, k, v))):
-                    start = torch.cuda.Event(enable_timing=True)
-                    end = torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    fn()
-                    end.record()
-                    torch.cuda.synchronize()
-                    times[label].append(start.elapsed_time(end) * 1e3)
+                    times[label].append(event_us(fn))
                 t = trace.view(B * H, n_blocks, slots).cpu().tolist()
                 spans = []
                 for bh in range(B * H):
