@@ -180,10 +180,11 @@ public:
   LanePair(OpBuilder &b, Location loc, unsigned laneStride)
       : b(b), loc(loc), laneStride(laneStride) {
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-    even = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::AndIOp::create(b, loc, tid, i32Constant(b, loc, laneStride)),
-        i32Constant(b, loc, 0));
+    Value bit = i32Constant(b, loc, laneStride);
+    Value masked = arith::AndIOp::create(b, loc, tid, bit);
+    Value zero = i32Constant(b, loc, 0);
+    even =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, masked, zero);
   }
 
   /// `x` on the even lane, `y` on the odd one.
@@ -191,8 +192,8 @@ public:
     return arith::SelectOp::create(b, loc, even, x, y).getResult();
   }
 
-  /// The four-element run this lane accesses, as scalars of runs `a` and
-  /// `b` (one or two words each, f32 or packed halves).
+  /// The four-element run this lane accesses, as the words of runs `first`
+  /// and `second` (one or two each: f32, or halves packed in pairs).
   SmallVector<Value> exchange(ValueRange first, ValueRange second) {
     SmallVector<Value> received;
     for (auto [x, y] : llvm::zip(first, second))
