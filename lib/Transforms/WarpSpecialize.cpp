@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "WarpGroupDots.h"
 #include "tessel/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -263,18 +264,6 @@ static bool guardsRefill(BarrierOp barrier) {
   return false;
 }
 
-/// The buffer `v` (a memdesc) is a view of: its local_alloc, or null where it
-/// is not one (a block argument).
-static Operation *bufferOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    Value viewed = getViewedMemDesc(def);
-    if (!viewed)
-      return def;
-    v = viewed;
-  }
-  return nullptr;
-}
-
 /// Whether `op` or an op nested in it touches a shared-memory buffer: takes
 /// a memdesc, or waits for warpgroup dots that may read one.
 static bool touchesBuffers(Operation *op) {
@@ -357,23 +346,14 @@ findEarlyRelease(Value full, ArrayRef<TMALoadOp> copies,
   release.next = body->getTerminator()->getOperand(
       cast<BlockArgument>(release.count).getArgNumber() - 1);
 
+  // (`copies` are in program order: the first is the earliest.)
   Operation *first = release.copies.front();
-  for (TMALoadOp copy : release.copies)
-    if (copy->isBeforeInBlock(first))
-      first = copy;
   auto liveWithRing = [&](Value memdesc) {
     Operation *buffer = bufferOf(memdesc);
-    if (!buffer || !around->isAncestor(buffer))
-      return true;
-    SmallVector<Value> views = {buffer->getResult(0)};
-    while (!views.empty())
-      for (Operation *user : views.pop_back_val().getUsers()) {
-        if (loop->isAncestor(user))
-          return true;
-        if (getViewedMemDesc(user))
-          views.push_back(user->getResult(0));
-      }
-    return false;
+    return !buffer || !around->isAncestor(buffer) ||
+           llvm::any_of(
+               accessesOf(buffer->getResult(0)),
+               [&](Operation *access) { return loop->isAncestor(access); });
   };
   for (Operation &op : body->without_terminator()) {
     if (&op == first)
@@ -410,11 +390,12 @@ static void arriveEarly(const EarlyRelease &release, Value empty,
   scf::ForOp around = release.around;
   int64_t ahead = release.copies.size();
   int64_t slots = cast<MBarriersType>(empty.getType()).getCount();
+  OpBuilder before(release.copies.front());
+  Value first = arith::CmpIOp::create(
+      before, release.copies.front()->getLoc(), arith::CmpIPredicate::eq,
+      around.getInductionVar(), around.getLowerBound());
   for (TMALoadOp copy : release.copies) {
     OpBuilder at(copy);
-    Value first =
-        arith::CmpIOp::create(at, copy.getLoc(), arith::CmpIPredicate::eq,
-                              around.getInductionVar(), around.getLowerBound());
     MBarrierArriveOp::create(at, copy.getLoc(), empty, copy.getIndex(), first);
     released.insert(copy);
   }

@@ -92,30 +92,21 @@ class _Backend:
         return self.sms
 
 
-def step_names(iterations, key_blocks):
-    """The steps reported between a block's readings, in order."""
-    names = ["start -> loops", "loops -> stored", "stored -> next start"]
-    if iterations:
-        firsts = min(iterations - 1, key_blocks)
-        names += ["start -> it 0"] + [f"it {i - 1} -> it {i}" for i in range(1, firsts)]
-        if key_blocks > firsts:
-            names.append(f"mean it {firsts - 1} -> last")
-        names.append("last it -> loops")
-    return names
-
-
 def steps(reading, iterations, key_blocks):
-    """The steps of step_names from one block's readings."""
+    """{step: cycles} of one block's readings, in the order they are reported (the gap to the
+    next block aside: it needs that block's readings)."""
     start, loops, stored, its = reading[0], reading[1], reading[2], reading[3:]
-    out = [loops - start, stored - loops]
+    out = {"start -> loops": loops - start, "loops -> stored": stored - loops}
     if iterations:
         firsts = min(iterations - 1, key_blocks)
-        out.append(its[0] - start)
-        out += [its[i] - its[i - 1] for i in range(1, firsts)]
-        last = its[iterations - 1] if key_blocks > firsts else its[firsts - 1]
+        out["start -> it 0"] = its[0] - start
+        for i in range(1, firsts):
+            out[f"it {i - 1} -> it {i}"] = its[i] - its[i - 1]
+        last = its[firsts - 1]
         if key_blocks > firsts:
-            out.append((last - its[firsts - 1]) / (key_blocks - firsts))
-        out.append(loops - last)
+            last = its[iterations - 1]
+            out[f"mean it {firsts - 1} -> last"] = (last - its[firsts - 1]) / (key_blocks - firsts)
+        out["last it -> loops"] = loops - last
     return out
 
 
@@ -174,8 +165,8 @@ def main():
                 print(f"Nk {nk}: the traced kernel's output differs by {error:.2e}",
                       file=sys.stderr)
                 return 1
-            names = step_names(args.iterations, key_blocks)
-            samples = [[] for _ in names]
+            gap = "stored -> next start"
+            samples = {"start -> loops": [], "loops -> stored": [], gap: []}
             rates, times = [], {"traced": [], "op": []}
             for _ in range(args.reps):
                 for label, fn in (("traced", traced),
@@ -187,19 +178,16 @@ def main():
                     for blocks in block_order(n_blocks, programs):
                         readings = [t[bh][m] for m in blocks]
                         for r in readings:
-                            s = steps(r, args.iterations, key_blocks)
-                            samples[0].append(s[0])
-                            samples[1].append(s[1])
-                            for i, x in enumerate(s[2:]):
-                                samples[3 + i].append(x)
+                            for name, cycles in steps(r, args.iterations, key_blocks).items():
+                                samples.setdefault(name, []).append(cycles)
                         for a, b in zip(readings, readings[1:]):
-                            samples[2].append(b[0] - a[2])
+                            samples[gap].append(b[0] - a[2])
                         spans.append(readings[-1][2] - readings[0][0])
                 rates.append(statistics.median(spans) / times["traced"][-1])
         rate = statistics.median(rates)
         print(f"Nk {nk}: traced kernel {statistics.median(times['traced']):.1f} µs, untraced op "
               f"{statistics.median(times['op']):.1f} µs, {rate:.0f} cycles per µs")
-        for name, values in zip(names, samples):
+        for name, values in samples.items():
             if values:
                 m = statistics.median(values)
                 print(f"  {name:>22}: {m:9.0f} cycles ({m / rate:6.2f} µs)")

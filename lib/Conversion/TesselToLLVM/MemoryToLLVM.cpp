@@ -239,13 +239,6 @@ SmallVector<Value> runWords(OpBuilder &b, Location loc, ValueRange values,
       [&](int64_t i) { return laneOf(b, loc, packed, i); });
 }
 
-/// 32-bit scalars as one vector<n x i32>.
-Value asWords(OpBuilder &b, Location loc, ArrayRef<Value> words) {
-  Value v = vectorOf(b, loc, words);
-  return LLVM::BitcastOp::create(
-      b, loc, VectorType::get({int64_t(words.size())}, b.getI32Type()), v);
-}
-
 /// Pairs of runs `runs[2i]`, `runs[2i + 1]` accessed four elements at a time
 /// through a LanePair: `access(scalars, address, predicate)` for each.
 void forPairedRuns(OpBuilder &b, Location loc, ValueRange values,
@@ -336,8 +329,11 @@ struct StoreLowering : VectorisedPattern<StoreOp> {
         forPairedRuns(rewriter, loc, values, ptrs, accessGroups(tile, dim, 2),
                       layout.getDim(dim).laneStride, predicate,
                       [&](ArrayRef<Value> run, Value at, Value pred) {
-                        storeWords(rewriter, loc, asWords(rewriter, loc, run),
-                                   at, pred);
+                        SmallVector<int64_t> all =
+                            llvm::to_vector(llvm::seq<int64_t>(0, run.size()));
+                        storeWords(rewriter, loc,
+                                   packWords(rewriter, loc, run, all), at,
+                                   pred);
                       });
       } else {
         for (ArrayRef<int64_t> group : accessGroups(tile, dim, width))
