@@ -13,7 +13,8 @@ ragged shapes, seeded inputs.  Three steps, on two machines:
     each log to DIR/NAME.TOOL.log and prints a table (kernel, tool, errors) with the totals.  First a
     control: the first line with one input buffer cut short must make memcheck report errors, so a
     sanitizer that checks nothing cannot pass (that buffer must be read by plain loads: memcheck
-    does not see the tensor memory accelerator's copies).  Exit status 1 on any error, failed run or timeout.
+    does not see the tensor memory accelerator's copies).  Exit status 1 on any error, failed run
+    or timeout.
   CI checks the lines on the CPU interpreter (test/numerics/test_sanitize_cases.py): shapes and
   strides that fit, every kernel of kernels/ covered.
 """
