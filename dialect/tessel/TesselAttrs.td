@@ -132,7 +132,8 @@ def Tessel_BinaryKindAttr : I32EnumAttr<"BinaryKind", "elementwise binary operat
     I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>,
     I32EnumAttrCase<"rem", 4>, I32EnumAttrCase<"max", 5>,
     I32EnumAttrCase<"min", 6>, I32EnumAttrCase<"and_", 7, "and">,
-    I32EnumAttrCase<"or_", 8, "or">, I32EnumAttrCase<"xor_", 9, "xor">]> {
+    I32EnumAttrCase<"or_", 8, "or">, I32EnumAttrCase<"xor_", 9, "xor">,
+    I32EnumAttrCase<"shl", 10>, I32EnumAttrCase<"shr", 11>]> {
   let cppNamespace = "::mlir::tessel";
 }
 

@@ -139,7 +139,10 @@ def Tessel_BinaryOp : Tessel_Op<"binary", [Pure, SameOperandsAndResultType]> {
   let summary = "Elementwise binary arithmetic on tiles";
   let description = [{
     Integer or float according to the element type. Integer `div` and `rem`
-    truncate toward zero; `and`, `or`, `xor` are integer-only.
+    truncate toward zero; `and`, `or`, `xor`, `shl` and `shr` are
+    integer-only. `shr` is arithmetic (the sign bit fills), as Python's `>>`;
+    a shift by a negative amount or by the element's width or more is
+    undefined (the interpreter reports it).
   }];
   let arguments = (ins Tessel_BinaryKindAttr:$kind, Tessel_Tile:$lhs, Tessel_Tile:$rhs);
   let results = (outs Tessel_Tile:$result);

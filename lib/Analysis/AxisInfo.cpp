@@ -461,6 +461,8 @@ private:
           case BinaryKind::and_:
           case BinaryKind::or_:
           case BinaryKind::xor_:
+          case BinaryKind::shl:
+          case BinaryKind::shr:
           case BinaryKind::max:
           case BinaryKind::min:
             return constancyOnly(in);

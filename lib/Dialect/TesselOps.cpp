@@ -222,7 +222,8 @@ LogicalResult BinaryOp::verify() {
     return failure();
   BinaryKind kind = getKind();
   bool bitwise = kind == BinaryKind::and_ || kind == BinaryKind::or_ ||
-                 kind == BinaryKind::xor_;
+                 kind == BinaryKind::xor_ || kind == BinaryKind::shl ||
+                 kind == BinaryKind::shr;
   if (bitwise && !isIntElement(type))
     return emitOpError() << "'" << stringifyBinaryKind(kind)
                          << "' expects integer elements, got "

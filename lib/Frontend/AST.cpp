@@ -24,6 +24,8 @@ const char *ast::getBinOpSpelling(BinOpKind op) {
   case BinOpKind::BitAnd: return "&";
   case BinOpKind::BitOr: return "|";
   case BinOpKind::BitXor: return "^";
+  case BinOpKind::LShift: return "<<";
+  case BinOpKind::RShift: return ">>";
     // clang-format on
   }
   return "?";

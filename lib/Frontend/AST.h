@@ -141,6 +141,8 @@ enum class BinOpKind {
   BitAnd,
   BitOr,
   BitXor,
+  LShift,
+  RShift,
 };
 const char *getBinOpSpelling(BinOpKind op);
 

@@ -72,6 +72,8 @@ const char *tessel::getTokenKindName(TokenKind kind) {
   case TokenKind::AmpEqual: return "&=";
   case TokenKind::PipeEqual: return "|=";
   case TokenKind::CaretEqual: return "^=";
+  case TokenKind::LShiftEqual: return "<<=";
+  case TokenKind::RShiftEqual: return ">>=";
   case TokenKind::LParen: return "(";
   case TokenKind::RParen: return ")";
   case TokenKind::LBracket: return "[";
@@ -537,6 +539,8 @@ Token Lexer::lexOperator() {
   static const Op ops[] = {
       {"//=", TokenKind::SlashSlashEqual},
       {"**=", TokenKind::StarStarEqual},
+      {"<<=", TokenKind::LShiftEqual},
+      {">>=", TokenKind::RShiftEqual},
       {"**", TokenKind::StarStar},
       {"//", TokenKind::SlashSlash},
       {"<<", TokenKind::LessLess},

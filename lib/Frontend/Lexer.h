@@ -60,7 +60,7 @@ enum class TokenKind {
   Pipe,            // |
   Caret,           // ^
   Tilde,           // ~
-  LessLess,        // <<  (lexed only to give a clear "unsupported" error)
+  LessLess,        // <<
   GreaterGreater,  // >>
   Less,            // <
   LessEqual,       // <=
@@ -79,6 +79,8 @@ enum class TokenKind {
   AmpEqual,        // &=
   PipeEqual,       // |=
   CaretEqual,      // ^=
+  LShiftEqual,     // <<=
+  RShiftEqual,     // >>=
   LParen,          // (
   RParen,          // )
   LBracket,        // [

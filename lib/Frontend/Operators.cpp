@@ -78,6 +78,25 @@ static std::optional<Const> foldBinary(ast::BinOpKind op, Const a, Const b,
                  : Const::ofInt(x | y);
     case K::BitXor:
       return Const::ofInt(x ^ y);
+    case K::LShift:
+    case K::RShift:
+      // As Python's ints, not C's: a negative count is an error, and a
+      // left shift that leaves 64 bits overflows.
+      if (y < 0) {
+        err = "negative shift count in a constexpr expression";
+        return std::nullopt;
+      }
+      if (op == K::RShift) {
+        r = x >> std::min<int64_t>(y, 63);
+        break;
+      }
+      if (y > 63) {
+        overflow = x != 0;
+        break;
+      }
+      r = static_cast<int64_t>(static_cast<uint64_t>(x) << y);
+      overflow = (r >> y) != x;
+      break;
     }
     if (overflow) {
       err = std::string("constexpr integer overflow in '") +
@@ -164,7 +183,7 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
   if (op == K::Pow)
     return error(l, "'**' is only supported on constexpr values");
   if ((op == K::FloorDiv || op == K::Mod || op == K::BitAnd || op == K::BitOr ||
-       op == K::BitXor) &&
+       op == K::BitXor || op == K::LShift || op == K::RShift) &&
       fl)
     return error(l, std::string("'") + spelling +
                         "' needs integer operands, got " +
@@ -203,6 +222,12 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
     case K::BitXor:
       kind = tsl::BinaryKind::xor_;
       break;
+    case K::LShift:
+      kind = tsl::BinaryKind::shl;
+      break;
+    case K::RShift:
+      kind = tsl::BinaryKind::shr;
+      break;
     case K::Pow:
       break;
     }
@@ -233,6 +258,10 @@ TValue Generator::genBinary(SourceLoc l, ast::BinOpKind op, TValue lhs,
     return TValue::ofValue(arith::OrIOp::create(builder, at, a, b));
   case K::BitXor:
     return TValue::ofValue(arith::XOrIOp::create(builder, at, a, b));
+  case K::LShift:
+    return TValue::ofValue(arith::ShLIOp::create(builder, at, a, b));
+  case K::RShift:
+    return TValue::ofValue(arith::ShRSIOp::create(builder, at, a, b));
   case K::Pow:
     break;
   }

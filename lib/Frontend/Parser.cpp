@@ -403,6 +403,10 @@ static std::optional<BinOpKind> augAssignOp(TokenKind kind) {
     return BinOpKind::BitOr;
   case TokenKind::CaretEqual:
     return BinOpKind::BitXor;
+  case TokenKind::LShiftEqual:
+    return BinOpKind::LShift;
+  case TokenKind::RShiftEqual:
+    return BinOpKind::RShift;
   default:
     return std::nullopt;
   }
@@ -854,14 +858,16 @@ static const struct {
     {TokenKind::Pipe, BinOpKind::BitOr, 0},
     {TokenKind::Caret, BinOpKind::BitXor, 1},
     {TokenKind::Amp, BinOpKind::BitAnd, 2},
-    {TokenKind::Plus, BinOpKind::Add, 3},
-    {TokenKind::Minus, BinOpKind::Sub, 3},
-    {TokenKind::Star, BinOpKind::Mul, 4},
-    {TokenKind::Slash, BinOpKind::Div, 4},
-    {TokenKind::SlashSlash, BinOpKind::FloorDiv, 4},
-    {TokenKind::Percent, BinOpKind::Mod, 4},
+    {TokenKind::LessLess, BinOpKind::LShift, 3},
+    {TokenKind::GreaterGreater, BinOpKind::RShift, 3},
+    {TokenKind::Plus, BinOpKind::Add, 4},
+    {TokenKind::Minus, BinOpKind::Sub, 4},
+    {TokenKind::Star, BinOpKind::Mul, 5},
+    {TokenKind::Slash, BinOpKind::Div, 5},
+    {TokenKind::SlashSlash, BinOpKind::FloorDiv, 5},
+    {TokenKind::Percent, BinOpKind::Mod, 5},
 };
-static constexpr unsigned kNumBinaryLevels = 5;
+static constexpr unsigned kNumBinaryLevels = 6;
 
 static std::optional<BinOpKind> binaryOp(unsigned level, TokenKind kind) {
   for (const auto &entry : binaryOps)
@@ -892,11 +898,6 @@ ExprPtr Parser::parseBinary(unsigned level) {
   // Python operators the DSL leaves out, caught where they would bind.
   if (lhs && level == kNumBinaryLevels - 1 && is(TokenKind::At)) {
     error(cur().loc, "the '@' operator is not supported; use dot(a, b)");
-    return nullptr;
-  }
-  if (lhs && level == 2 &&
-      (is(TokenKind::LessLess) || is(TokenKind::GreaterGreater))) {
-    error(cur().loc, "shift operators are not supported");
     return nullptr;
   }
   return lhs;

@@ -49,7 +49,9 @@ enum class BinOp {
   MinNum,
   And,
   Or,
-  Xor
+  Xor,
+  Shl,
+  Shr
 };
 enum class UnOp {
   Neg,
@@ -136,6 +138,15 @@ static bool intBinary(BinOp op, unsigned width, int64_t a, int64_t b,
     break;
   case BinOp::Xor:
     r = a ^ b;
+    break;
+  case BinOp::Shl:
+  case BinOp::Shr:
+    if (sb < 0 || sb >= int64_t(width)) {
+      why = "shift by " + std::to_string(sb) + " of a " +
+            std::to_string(width) + "-bit integer";
+      return false;
+    }
+    r = op == BinOp::Shl ? static_cast<int64_t>(ua << sb) : sa >> sb;
     break;
   }
   out = wrapInt(r, width);
@@ -384,6 +395,10 @@ static BinOp binOpOf(ts::BinaryKind kind) {
     return BinOp::Or;
   case ts::BinaryKind::xor_:
     return BinOp::Xor;
+  case ts::BinaryKind::shl:
+    return BinOp::Shl;
+  case ts::BinaryKind::shr:
+    return BinOp::Shr;
   }
   return BinOp::Add;
 }
@@ -477,6 +492,8 @@ static std::optional<LaneOp> upstreamLaneOp(Operation *op) {
       .Case<arith::AndIOp>([](auto) { return binary(B::And); })
       .Case<arith::OrIOp>([](auto) { return binary(B::Or); })
       .Case<arith::XOrIOp>([](auto) { return binary(B::Xor); })
+      .Case<arith::ShLIOp>([](auto) { return binary(B::Shl); })
+      .Case<arith::ShRSIOp>([](auto) { return binary(B::Shr); })
       .Case<arith::NegFOp>([](auto) { return unary(U::Neg); })
       .Case<math::ExpOp>([](auto) { return unary(U::Exp); })
       .Case<math::Exp2Op>([](auto) { return unary(U::Exp2); })

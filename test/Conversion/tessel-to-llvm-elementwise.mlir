@@ -55,7 +55,8 @@ func.func @elementwise(%x: !tessel.ptr<f32>, %n: i32) attributes {tessel.kernel,
 // -----
 
 // Four elements per thread: four slots, each its own scalar op. Integer
-// division truncates (sdiv); i1 converts to 0 or 1 (zext, uitofp).
+// division truncates (sdiv); shifts right are arithmetic (ashr); i1 converts
+// to 0 or 1 (zext, uitofp).
 
 #l4 = #tessel.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]>
 
@@ -64,7 +65,11 @@ func.func @four_slots(%a: i32, %out: !tessel.ptr<f32>) attributes {tessel.kernel
   %r = tessel.arange 0, 256 : !tessel.tile<256xi32, #l4>
   %s = tessel.splat %a : i32 -> !tessel.tile<256xi32, #l4>
   // CHECK-COUNT-4: llvm.sdiv
-  %q = tessel.binary div %r, %s : !tessel.tile<256xi32, #l4>
+  %d = tessel.binary div %r, %s : !tessel.tile<256xi32, #l4>
+  // CHECK-COUNT-4: llvm.ashr
+  %h = tessel.binary shr %d, %s : !tessel.tile<256xi32, #l4>
+  // CHECK-COUNT-4: llvm.shl
+  %q = tessel.binary shl %h, %s : !tessel.tile<256xi32, #l4>
   // CHECK-COUNT-4: llvm.icmp "sge"
   %b = tessel.cmp ge %q, %s : !tessel.tile<256xi32, #l4> -> !tessel.tile<256xi1, #l4>
   // CHECK-COUNT-4: llvm.uitofp %{{.*}} : i1 to f32

@@ -389,6 +389,14 @@ func.func @binary_bitwise_float(%a: !tessel.tile<16xf32>) {
 
 // -----
 
+func.func @binary_shift_float(%a: !tessel.tile<16xf32>) {
+  // expected-error @+1 {{'tessel.binary' op 'shr' expects integer elements, got 'f32'}}
+  %0 = tessel.binary shr %a, %a : !tessel.tile<16xf32>
+  return
+}
+
+// -----
+
 func.func @binary_types(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf16>) {
   // expected-error @+1 {{'tessel.binary' op requires the same type for all operands and results}}
   %0 = "tessel.binary"(%a, %b) <{kind = 0 : i32}> : (!tessel.tile<16xf32>, !tessel.tile<16xf16>) -> !tessel.tile<16xf32>
@@ -398,7 +406,7 @@ func.func @binary_types(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf16>) {
 // -----
 
 func.func @binary_kind(%a: !tessel.tile<16xf32>) {
-  // expected-error @+1 {{custom op 'tessel.binary' expected string or keyword containing one of the following enum values for attribute 'kind' [add, sub, mul, div, rem, max, min, and, or, xor]}}
+  // expected-error @+1 {{custom op 'tessel.binary' expected string or keyword containing one of the following enum values for attribute 'kind' [add, sub, mul, div, rem, max, min, and, or, xor, shl, shr]}}
   %0 = tessel.binary pow %a, %a : !tessel.tile<16xf32>
   return
 }

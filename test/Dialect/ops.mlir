@@ -92,6 +92,10 @@ func.func @elementwise(%a: !tessel.tile<16xf32>, %b: !tessel.tile<16xf32>, %i: !
   %8 = tessel.binary or %i, %i : !tessel.tile<16xi32>
   // CHECK: tessel.binary xor
   %9 = tessel.binary xor %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.binary shl
+  %sl = tessel.binary shl %i, %i : !tessel.tile<16xi32>
+  // CHECK: tessel.binary shr
+  %sr = tessel.binary shr %i, %i : !tessel.tile<16xi32>
   // CHECK: tessel.unary neg
   %10 = tessel.unary neg %a : !tessel.tile<16xf32>
   // CHECK: tessel.unary exp

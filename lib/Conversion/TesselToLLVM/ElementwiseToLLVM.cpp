@@ -147,6 +147,10 @@ struct BinaryLowering : SlotwisePattern<BinaryOp> {
       return arith::OrIOp::create(b, loc, x, y);
     case BinaryKind::xor_:
       return arith::XOrIOp::create(b, loc, x, y);
+    case BinaryKind::shl:
+      return arith::ShLIOp::create(b, loc, x, y);
+    case BinaryKind::shr:
+      return arith::ShRSIOp::create(b, loc, x, y);
     }
     llvm_unreachable("unknown binary kind");
   }

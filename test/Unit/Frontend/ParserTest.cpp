@@ -91,6 +91,8 @@ TEST(ParserTest, PowerAndUnary) {
 
 TEST(ParserTest, BitwiseAndComparisonPrecedence) {
   EXPECT_EQ(expr("a | b ^ c & d"), "(a | (b ^ (c & d)))");
+  // Shifts, as in Python: looser than '+', tighter than '&'.
+  EXPECT_EQ(expr("a & b << c + d >> e"), "(a & ((b << (c + d)) >> e))");
   EXPECT_EQ(expr("a & b + c"), "(a & (b + c))");
   EXPECT_EQ(expr("a | b < c"), "((a | b) < c)");
   EXPECT_EQ(expr("a < b + c"), "(a < (b + c))");
@@ -428,8 +430,6 @@ TEST(ParserTest, UnsupportedExpressions) {
   EXPECT_EQ(onlyError("def f():\n    x = a @ b\n"),
             "t.tsl:2:11: error: the '@' operator is not supported; use dot(a, "
             "b)");
-  EXPECT_EQ(onlyError("def f():\n    x = a << 2\n"),
-            "t.tsl:2:11: error: shift operators are not supported");
   EXPECT_EQ(onlyError("def f():\n    x = a in b\n"),
             "t.tsl:2:11: error: the 'in' operator is not supported");
   EXPECT_EQ(onlyError("def f():\n    x = a is None is b\n"),

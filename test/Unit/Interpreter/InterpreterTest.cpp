@@ -225,6 +225,42 @@ func.func @k(%a: i32, %b: i32, %out: !tessel.ptr<i32>) attributes {tessel.kernel
   EXPECT_EQ(t.memory.readInts(out)[0], INT32_MIN); // Wraps at 32 bits.
 }
 
+TEST(Interpreter, ShiftsAreArithmeticAndCheckTheirCount) {
+  TestModule t(R"(
+func.func @k(%a: i32, %n: i32, %out: !tessel.ptr<i32>) attributes {tessel.kernel} {
+  %l = arith.shli %a, %n : i32 loc("shift.tsl":3:9)
+  %r = arith.shrsi %a, %n : i32
+  %c1 = arith.constant 1 : i32
+  %p1 = tessel.addptr %out, %c1 : !tessel.ptr<i32>, i32
+  tessel.store %out, %l : !tessel.ptr<i32>
+  tessel.store %p1, %r : !tessel.ptr<i32>
+  return
+}
+func.func @tile(%out: !tessel.ptr<i32>) attributes {tessel.kernel} {
+  %r = tessel.arange 0, 4 : !tessel.tile<4xi32>
+  %c30 = arith.constant 30 : i32
+  %s = tessel.splat %c30 : i32 -> !tessel.tile<4xi32>
+  %n = tessel.binary add %r, %s : !tessel.tile<4xi32>
+  %x = tessel.binary shl %r, %n : !tessel.tile<4xi32> loc("shift.tsl":9:13)
+  return
+}
+)");
+  ASSERT_EQ(t.parseErrors(), "");
+  int out = t.buffer(DType::I32, 2);
+  EXPECT_EQ(t.run("k", {i(-20), i(2), buf(out)}), "");
+  EXPECT_EQ(t.memory.readInts(out), (std::vector<int64_t>{-80, -5}));
+  EXPECT_EQ(t.run("k", {i(0x40000001), i(1), buf(out)}), "");
+  EXPECT_EQ(t.memory.readInts(out),
+            (std::vector<int64_t>{INT32_MIN + 2, 0x20000000}));
+  EXPECT_EQ(
+      t.run("k", {i(1), i(32), buf(out)}),
+      "shift by 32 of a 32-bit integer at shift.tsl:3:9 (program (0, 0, 0) "
+      "of kernel 'k')");
+  EXPECT_EQ(t.run("tile", {buf(out)}),
+            "shift by 32 of a 32-bit integer in lane [2] at shift.tsl:9:13 "
+            "(program (0, 0, 0) of kernel 'tile')");
+}
+
 TEST(Interpreter, StoreRoundsToF16AndBF16) {
   TestModule t(R"(
 func.func @k(%in: !tessel.ptr<f32>, %h: !tessel.ptr<f16>, %b: !tessel.ptr<bf16>) attributes {tessel.kernel} {
@@ -594,13 +630,13 @@ func.func @k(%a: f32, %out: !tessel.ptr<f32>, %iout: !tessel.ptr<i32>) attribute
 TEST(Interpreter, UnsupportedOpIsAnErrorWithLocation) {
   TestModule t(R"(
 func.func @k(%a: i32) attributes {tessel.kernel} {
-  %s = arith.shli %a, %a : i32 loc("k.tsl":2:3)
+  %s = arith.shrui %a, %a : i32 loc("k.tsl":2:3)
   return
 }
 )");
   ASSERT_EQ(t.parseErrors(), "");
   EXPECT_EQ(t.run("k", {i(1)}),
-            "unsupported op 'arith.shli' at k.tsl:2:3 (program (0, 0, 0) of "
+            "unsupported op 'arith.shrui' at k.tsl:2:3 (program (0, 0, 0) of "
             "kernel 'k')");
 }
 
