@@ -207,6 +207,7 @@ PAGED = {  # B, H, HKV, Nq, D, page_size, seq_lens, causal (key blocks of 128 on
     "pages-of-256-causal-nq2": (2, 8, 4, 2, 128, 256, (1000, 2), True),
     "pages-of-64-mha-d64": (4, 4, 4, 1, 64, 64, (64, 65, 1, 4097), False),
     "pages-of-32-gqa4-nq16": (2, 8, 2, 16, 128, 32, (999, 200), True),   # 64 rows
+    "pages-of-48-gqa8": (2, 16, 2, 1, 128, 48, (2000, 333), False),  # not a power of two
 }
 
 
@@ -259,6 +260,20 @@ def test_paged_lean_attention(case, dtype):
     o = tessel.lean_attention(q, k, v, causal=causal, seq_lens=lens, block_table=table,
                               max_seq_len=int(lens.max()), check=False)
     _out("O (max_seq_len)", o, want, dtype)
+
+
+def test_paged_lean_attention_v_strides_of_its_own():
+    """V with strides of its own (rows padded past D): the kernel's general form, the same
+    result (pages of a power of two with K's strides take the other form)."""
+    q, k, v, table, lens = _paged_case("pages-of-16-gqa8", torch.bfloat16)
+    padded = torch.zeros(v.shape[:-1] + (v.shape[-1] + 8,), dtype=v.dtype, device=DEV)
+    padded[..., :v.shape[-1]] = v
+    view = padded[..., :v.shape[-1]]
+    assert view.stride() != v.stride()
+    want = ref_paged(q, k, v, table, lens, False)
+    print("\n  lean_attention paged, V strided")
+    _out("O", tessel.lean_attention(q, k, view, seq_lens=lens, block_table=table), want,
+         torch.bfloat16)
 
 
 def test_ragged_contiguous_lean_attention():

@@ -230,16 +230,27 @@ def test_paged_tiles():
     assert paged_tiles(16, True, 1, 100, device_check=True)["BLOCK_N"] == 64
     assert paged_tiles(128, True, 1, few)["BLOCK_N"] == 64           # as lean_attention's
     assert paged_tiles(16, False, 1, many) == tessel.ops.lean_tiles(16, False)
-    configs = [(c[2]["CHECK_TABLES"], {k: c[2][k] for k in ("BLOCK_M", "BLOCK_N", "NUM_WARPS",
-                                                               "NUM_STAGES")})
+    configs = [(c[2]["CHECK_TABLES"], c[2]["POW2_PAGES"], c[2]["SAME_KV_STRIDES"],
+                {k: c[2][k] for k in ("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES")})
                for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
                if c[1] == "lean_attention_paged"]
     for bm in tessel.ops.LEAN_BLOCK_M:
         for check, n in ((False, few), (False, many), (True, few)):
-            assert (check, paged_tiles(bm, True, 1, n, check)) in configs
+            for usual in (True, False):                 # both forms of usual_cache
+                assert (check, usual, usual, paged_tiles(bm, True, 1, n, check)) in configs
     everything = [repr(c) for c in tessel.ops.gpu_configurations((64,), ("bf16",),
                                                                             ((3, 5),))]
     assert len(everything) == len(set(everything))                 # no configuration twice
+
+
+def test_usual_cache():
+    """The paged kernel's form with less integer work: pages of a power of two rows and V's
+    strides K's, both or neither."""
+    from tessel.ops.paged import usual_cache
+    same = (4096, 256, 128)
+    assert usual_cache(16, same, same) and usual_cache(1, same, same)
+    assert not usual_cache(48, same, same)
+    assert not usual_cache(16, same, (4352, 272, 136))
 
 
 def test_split_length(monkeypatch):

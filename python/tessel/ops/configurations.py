@@ -48,15 +48,18 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                                         D=d, CAUSAL=causal, DTYPE=dtype,
                                         **dict(plain, CLUSTER=size, BLOCK_N=block_n,
                                                LIVE_ROWS=live), **lse)
-                        # few key blocks and many (paged_tiles), and the device check
+                        # few key blocks and many (paged_tiles), and the device check;
+                        # the usual caches' form and the general one (usual_cache)
                         paged = []
                         for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):
                             tiles = paged_tiles(bm, True, 1, blocks, check)
                             if (check, tiles) not in paged:
                                 paged.append((check, tiles))
-                                add("lean_attention.tsl", "lean_attention_paged", None,
-                                    stream_k, D=d, CAUSAL=causal, CHECK_TABLES=check,
-                                    DTYPE=dtype, lse=None, **tiles)
+                                for usual in (True, False):
+                                    add("lean_attention.tsl", "lean_attention_paged", None,
+                                        stream_k, D=d, CAUSAL=causal, CHECK_TABLES=check,
+                                        DTYPE=dtype, lse=None, POW2_PAGES=usual,
+                                        SAME_KV_STRIDES=usual, **tiles)
                 for ds in head_dims:
                     for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
                         add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,
