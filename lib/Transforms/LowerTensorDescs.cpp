@@ -1,7 +1,9 @@
 //===- LowerTensorDescs.cpp - Tensor descriptors: tensor maps or pointers -===//
 //
 // A descriptor the tensor memory accelerator can serve becomes a kernel
-// argument (a CUtensorMap the runtime encodes from the launch arguments): its
+// argument (a CUtensorMap the runtime encodes from the launch arguments,
+// passed after the kernel's own and before a persistent kernel's workspace
+// pointers, the runtime's order): its
 // sizes and strides are written as launch expressions, which is why they
 // must be computed from the kernel's integer arguments, constants and grid
 // size alone. Any other block load becomes the pointer arithmetic and masks
@@ -98,11 +100,21 @@ static bool mayWrite(func::FuncOp kernel, Value base) {
       .wasInterrupted();
 }
 
+/// The trailing workspace pointers of a persistent kernel
+/// (tessel-lower-stream-k).
+static unsigned workspaceArguments(func::FuncOp kernel) {
+  auto perProgram = kernel->getAttrOfType<DenseI64ArrayAttr>(
+      TesselDialect::getWorkspaceAttrName());
+  return perProgram ? perProgram.size() : 0;
+}
+
 /// The tensor-map attribute of `make`, or null when it cannot be one.
 static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel) {
   auto base = dyn_cast<BlockArgument>(make.getBase());
+  // A kernel with a follow-up (split-K's combine) shares its parameters with
+  // it, so it keeps ordinary loads.
   if (!base || base.getOwner() != &kernel.getBody().front() ||
-      kernel->hasAttr(TesselDialect::getWorkspaceAttrName()) ||
+      getFollowUpKernel(kernel) ||
       !getTMABox(cast<TensorDescType>(make.getType())) ||
       mayWrite(kernel, base) ||
       !llvm::all_of(make->getUsers(), [](Operation *user) {
@@ -300,7 +312,9 @@ struct LowerTensorDescsPass
             return signalPassFailure();
           }
         if (DictionaryAttr map = tma ? tensorMapOf(make, kernel) : nullptr) {
-          unsigned index = kernel.getNumArguments();
+          // Before a persistent kernel's workspace pointers, which stay last.
+          unsigned index =
+              kernel.getNumArguments() - workspaceArguments(kernel);
           auto base = cast<BlockArgument>(make.getBase());
           Location loc = NameLoc::get(
               StringAttr::get(&getContext(), getKernelArgName(base) + "_map"),

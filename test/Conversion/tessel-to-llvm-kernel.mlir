@@ -31,6 +31,18 @@ func.func @persistent(%out: !tessel.ptr<f32>, %n: i32, %ws0: !tessel.ptr<f32>, %
 
 // -----
 
+// A tensor map before the workspace arguments keeps its by-value attributes
+// when they are packed behind one pointer.
+
+// CHECK-LABEL: llvm.func @persistent_with_map
+// CHECK-SAME: (%{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{[^:]*}}: !llvm.ptr<1>)
+// CHECK-SAME: nvvm.kernel
+func.func @persistent_with_map(%k: !tessel.ptr<bf16>, %n: i32, %map: !tessel.tensor_desc<64x64xbf16> {tessel.tensor_map = {base = 0 : i64, sizes = ["n", "64"], strides = ["64"]}}, %ws: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.num_warps = 1 : i32, tessel.workspace = array<i64: 8>} {
+  return
+}
+
+// -----
+
 func.func @no_layout() attributes {tessel.kernel, tessel.num_warps = 1 : i32} {
   // expected-error @+1 {{tile '!tessel.tile<32xi32>' has no layout the GPU lowering knows (run tessel-assign-layouts first)}}
   %r = tessel.arange 0, 32 : !tessel.tile<32xi32>

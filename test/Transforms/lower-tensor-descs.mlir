@@ -145,6 +145,57 @@ func.func @nested_loops(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %o: !te
 
 // -----
 
+// A persistent kernel (tessel-lower-stream-k): the tensor map goes before its
+// workspace pointers, which stay the trailing arguments.
+
+// CHECK-LABEL: func.func @persistent
+// CHECK-SAME: %{{.*}}: i32, %[[MAP:arg[0-9]+]]: !tessel.tensor_desc<64x64xf16> {tessel.tensor_map = {base = 0 : i64
+// CHECK-SAME: %{{.*}}: !tessel.ptr<f32>)
+// CHECK: tessel.load_block %[[MAP]]
+module attributes {tessel.target = "sm_90a"} {
+func.func @persistent(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %ws: !tessel.ptr<f32> loc("ws")) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 64>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i64
+  %N64 = arith.extsi %N : i32 to i64
+  %d = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  scf.for %j = %c0 to %N step %c1 : i32 {
+    %t = tessel.load_block %d[%j, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+    %f = tessel.cast %t : !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf32>
+    %p = tessel.splat %ws : !tessel.ptr<f32> -> !tessel.tile<64x64x!tessel.ptr<f32>>
+    tessel.store %p, %f : !tessel.tile<64x64x!tessel.ptr<f32>>
+  }
+  return
+}
+}
+
+// -----
+
+// A kernel with a follow-up (split-K's combine kernel, launched with the same
+// parameters) keeps ordinary loads.
+
+// CHECK-LABEL: func.func @with_follow_up
+// CHECK-NOT: tessel.tensor_map
+// CHECK: tessel.load
+module attributes {tessel.target = "sm_90a"} {
+func.func @with_follow_up(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N"), %ws: !tessel.ptr<f32> loc("ws")) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 64>, tessel.then = @combine} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i64
+  %N64 = arith.extsi %N : i32 to i64
+  %d = tessel.make_tensor_desc %k, [%N64, %c64], [%c64] : !tessel.ptr<f16> -> !tessel.tensor_desc<64x64xf16>
+  %t = tessel.load_block %d[%c0, %c0] : !tessel.tensor_desc<64x64xf16> -> !tessel.tile<64x64xf16>
+  %f = tessel.cast %t : !tessel.tile<64x64xf16> -> !tessel.tile<64x64xf32>
+  %p = tessel.splat %ws : !tessel.ptr<f32> -> !tessel.tile<64x64x!tessel.ptr<f32>>
+  tessel.store %p, %f : !tessel.tile<64x64x!tessel.ptr<f32>>
+  return
+}
+func.func @combine(%k: !tessel.ptr<f16>, %N: i32, %ws: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.launch = "persistent", tessel.workspace = array<i64: 64>} {
+  return
+}
+}
+
+// -----
+
 // CHECK-LABEL: func.func @written
 // CHECK-NOT: tessel.tensor_map
 // CHECK: tessel.load

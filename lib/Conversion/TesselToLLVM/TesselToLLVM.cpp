@@ -341,6 +341,13 @@ static void packWorkspaces(LLVM::LLVMFuncOp kernel,
   SmallVector<Type> params(entry.getArgumentTypes());
   kernel.setFunctionType(LLVM::LLVMFunctionType::get(
       LLVM::LLVMVoidType::get(kernel.getContext()), params));
+  // The arguments before the workspaces keep their attributes (a tensor
+  // map's byval and alignment); the buffer's pointer has none.
+  if (ArrayAttr attrs = kernel.getArgAttrsAttr()) {
+    SmallVector<Attribute> kept(attrs.getValue().take_front(first));
+    kept.push_back(b.getDictionaryAttr({}));
+    kernel.setArgAttrsAttr(b.getArrayAttr(kept));
+  }
 }
 
 namespace {
