@@ -16,6 +16,8 @@
 #include "LoopSlice.h"
 #include "tessel/Passes.h"
 
+#include "Conversion/TesselToLLVM/TesselToLLVM.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -98,14 +100,6 @@ static bool mayWrite(func::FuncOp kernel, Value base) {
                                            : WalkResult::advance();
       })
       .wasInterrupted();
-}
-
-/// The trailing workspace pointers of a persistent kernel
-/// (tessel-lower-stream-k).
-static unsigned workspaceArguments(func::FuncOp kernel) {
-  auto perProgram = kernel->getAttrOfType<DenseI64ArrayAttr>(
-      TesselDialect::getWorkspaceAttrName());
-  return perProgram ? perProgram.size() : 0;
 }
 
 /// The tensor-map attribute of `make`, or null when it cannot be one.
@@ -314,7 +308,7 @@ struct LowerTensorDescsPass
         if (DictionaryAttr map = tma ? tensorMapOf(make, kernel) : nullptr) {
           // Before a persistent kernel's workspace pointers, which stay last.
           unsigned index =
-              kernel.getNumArguments() - workspaceArguments(kernel);
+              kernel.getNumArguments() - getWorkspaceSlotBytes(kernel).size();
           auto base = cast<BlockArgument>(make.getBase());
           Location loc = NameLoc::get(
               StringAttr::get(&getContext(), getKernelArgName(base) + "_map"),
