@@ -126,6 +126,13 @@ def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
     return _bwd_preprocess("attention.tsl", "attention_bwd_preprocess", "Nq", o, do, BM, dtype, layout)
 
 
+def _scaled(outputs, name, scale):
+    """The backwards leave their f32 dQ unscaled (dS·K): the ops multiply it by the softmax scale
+    as they convert it to the inputs' dtype; so does this, in f32 as they do."""
+    outputs[name] = (outputs[name].astype(np.float32) * np.float32(scale)).astype(np.float64)
+    return outputs
+
+
 def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd",
                   unmasked_loop=False, num_sms=1):
     B, H, Nq, D = q.shape
@@ -139,9 +146,10 @@ def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", l
                 dv=tr.full((B, HKV, Nk, D), 7.0, dtype),
                 **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale),
                 num_sms=num_sms)
-    return tr.run("attention.tsl", "attention_bwd", (cdiv(Nk, BN), B * HKV), args,
-                  dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
-                       UNMASKED_LOOP=unmasked_loop), outputs=["dq", "dk", "dv"])
+    out = tr.run("attention.tsl", "attention_bwd", (cdiv(Nk, BN), B * HKV), args,
+                 dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
+                      UNMASKED_LOOP=unmasked_loop), outputs=["dq", "dk", "dv"])
+    return _scaled(out, "dq", scale)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,9 +230,10 @@ def mta_bwd(q, k, v, w, do, lse, delta, scale, BM, BN, dtype="f16", layout="bnhd
                 dk=tr.full((B, HKV, N, D), 7.0, dtype), dv=tr.full((B, HKV, N, D), 7.0, dtype),
                 dw=tr.zeros((H, cq, ck), "f32"),
                 **sq, **sk, **sv, **sdo, H=H, HKV=HKV, N=N, scale=f32(scale))
-    return tr.run("mta.tsl", "mta_bwd", (cdiv(N, BN), B * HKV), args,
-                  dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS),
-                  outputs=["dq", "dk", "dv", "dw"])
+    out = tr.run("mta.tsl", "mta_bwd", (cdiv(N, BN), B * HKV), args,
+                 dict(D=D, CQ=cq, CK=ck, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype, NUM_WARPS=MTA_WARPS),
+                 outputs=["dq", "dk", "dv", "dw"])
+    return _scaled(out, "dq", scale)
 
 
 def mta_decode(q_recent, k, v, w, N, scale, nsplit, BN, BS, dtype="f16"):
@@ -281,6 +290,7 @@ def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dt
     args = dict(**bufs, lse_t=tr.Buffer(lse_t, "f32"), lse_s=tr.Buffer(lse_s, "f32"), g=tr.Buffer(g, "f32"),
                 dsq=tr.zeros((B, H, Nq, DS), "f32"), dsk=tr.full((B, HKS, Nk, DS), 7.0, dtype),
                 **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk, scale_t=f32(scale_t), scale_s=f32(scale_s))
-    return tr.run("attention_kl.tsl", "attention_kl_bwd", (cdiv(Nk, BN), B * HKS), args,
-                  dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
-                       UNMASKED_LOOP=unmasked_loop), outputs=["dsq", "dsk"])
+    out = tr.run("attention_kl.tsl", "attention_kl_bwd", (cdiv(Nk, BN), B * HKS), args,
+                 dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
+                      UNMASKED_LOOP=unmasked_loop), outputs=["dsq", "dsk"])
+    return _scaled(out, "dsq", scale_s)
