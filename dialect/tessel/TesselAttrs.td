@@ -84,9 +84,26 @@ def Tessel_MmaEncodingAttr : Tessel_Attr<"MmaEncoding", "mma",
     columns 2t and 2t + 1. A dot computes into this layout and reads its
     accumulator from it, so attention's scores, probabilities and output
     never leave registers (the FlashAttention-2 dataflow).
+
+    `columnRun = 4` (Hopper's warpgroup MMA only) gives each lane runs of
+    four adjacent columns instead: lane 4g + t holds columns 4t .. 4t + 3 of
+    each 16-column block, the blocks going to the warps along N in turn. The
+    hardware writes its accumulators in the layout above, so such a dot
+    reads B with its columns in the order that puts each element where this
+    layout wants it (a !tessel.memdesc with `columns`): what an f32 reduction
+    or store of the result then needs to move 16 bytes per instruction
+    without trading halves between lanes.
   }];
-  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
-  let assemblyFormat = "`<` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `>`";
+  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA,
+                        DefaultValuedParameter<"unsigned", "2">:$columnRun);
+  let builders = [
+    AttrBuilder<(ins "ArrayRef<unsigned>":$warpsPerCTA), [{
+      return $_get($_ctxt, warpsPerCTA, /*columnRun=*/2);
+    }]>
+  ];
+  let assemblyFormat = [{
+    `<` `warpsPerCTA` `=` `[` $warpsPerCTA `]` (`,` `columnRun` `=` $columnRun^)? `>`
+  }];
   let genVerifyDecl = 1;
 }
 

@@ -131,15 +131,27 @@ bool hasWarpGroupMma(Operation *op);
 /// `b`, only A and the accumulator are checked (B then still has to be
 /// placed in a memdesc of the layout wgmma reads: getWarpGroupDotOperandB).
 std::string whyNotWarpGroupDot(Type a, MemDescType b, TileType acc);
+/// The `columns` of the B a warpgroup dot into `acc` reads: `acc` for runs
+/// of four columns (B reordered so that wgmma's order lands them), none for
+/// pairs.
+Attribute getWarpGroupBColumns(MmaEncodingAttr acc);
+/// For a warpgroup dot into an `n`-column accumulator laid out as `acc`, the
+/// row of B's K-contiguous storage that each of B's n columns must take
+/// (a memdesc's `columns`): the identity for columnRun 2; failure where the
+/// warpgroups' blocks cannot hold the layout's runs.
+FailureOr<SmallVector<int64_t>> getWarpGroupColumnRows(MmaEncodingAttr acc,
+                                                       int64_t n);
 /// A memdesc for the A operand (M x K) of a warpgroup dot, contiguous along
 /// `contiguousDim` (K by default; M reads it transposed), in the layout
 /// wgmma reads; null if none exists.
 MemDescType getWarpGroupDotOperandA(MLIRContext *ctx, ArrayRef<int64_t> mk,
                                     Type elem, unsigned contiguousDim = 1);
 /// A memdesc for the B operand (K x N) of a warpgroup dot, contiguous along
-/// `contiguousDim`, in the layout wgmma reads; null if none exists.
+/// `contiguousDim`, in the layout wgmma reads, its columns in the order of
+/// `columns` (a memdesc's parameter); null if none exists.
 MemDescType getWarpGroupDotOperandB(MLIRContext *ctx, ArrayRef<int64_t> kn,
-                                    Type elem, unsigned contiguousDim);
+                                    Type elem, unsigned contiguousDim,
+                                    Attribute columns = {});
 /// The memdesc that `op` views when it is a view of a place in shared
 /// memory (memdesc_index, memdesc_trans, memdesc_rows); null otherwise.
 Value getViewedMemDesc(Operation *op);

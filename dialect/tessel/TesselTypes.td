@@ -85,17 +85,25 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
     leading dimension counts buffers (`3x64x128xf16`: three tiles, for a
     pipeline's stages). Unlike a tile, a memdesc is a place: async copies
     write it, dots read it.
+
+    `columns = #tessel.mma<..., columnRun = 4>` (the B operand of a
+    warpgroup dot into that accumulator layout, contiguous along K: order =
+    [0, 1]) keeps its columns in the order the dot reads them: row r of the
+    K-contiguous storage holds the column that the accumulator layout puts
+    where wgmma writes column r's products (getWarpGroupColumnRows).
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t">:$shape,
     "Type":$elementType,
     ArrayRefParameter<"unsigned">:$order,
-    "int64_t":$pitch
+    "int64_t":$pitch,
+    "Attribute":$columns
   );
   let builders = [
     TypeBuilder<(ins "ArrayRef<int64_t>":$shape, "Type":$elementType,
                      "ArrayRef<unsigned>":$order), [{
-      return $_get($_ctxt, shape, elementType, order, /*pitch=*/0);
+      return $_get($_ctxt, shape, elementType, order, /*pitch=*/0,
+                   /*columns=*/Attribute());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
@@ -105,7 +113,8 @@ def Tessel_MemDescType : Tessel_Type<"MemDesc", "memdesc"> {
     /// them, the tile transposed), rows as far apart.
     MemDescType withShape(ArrayRef<int64_t> shape,
                           ArrayRef<unsigned> order) const {
-      return get(getContext(), shape, getElementType(), order, getPitch());
+      return get(getContext(), shape, getElementType(), order, getPitch(),
+                 getColumns());
     }
     /// The shape of one buffer (the last two dimensions).
     ArrayRef<int64_t> getTileShape() const { return getShape().take_back(2); }

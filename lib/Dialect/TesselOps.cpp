@@ -417,12 +417,20 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
        << b;
     return why;
   }
-  if (b !=
-      getWarpGroupDotOperandB(b.getContext(), kn, elem, b.getContiguousDim()))
+  Attribute columns = getWarpGroupBColumns(mma);
+  if (b != getWarpGroupDotOperandB(b.getContext(), kn, elem,
+                                   b.getContiguousDim(), b.getColumns()))
     os << "expects B in a layout a wgmma matrix descriptor describes (rows "
           "of 32, 64 or a multiple of 128 bytes along the contiguous "
           "dimension), got "
        << b;
+  else if (b.getColumns() != columns && columns)
+    os << "expects B's columns in the order of the accumulator's layout "
+          "(columns = "
+       << columns << "), got " << b;
+  else if (b.getColumns() != columns)
+    os << "expects B's columns in their own order (no columns) for " << mma
+       << ", got " << b;
   else if (wn > 1 && b.getContiguousDim() != 0)
     os << "expects B contiguous along K (order = [0, 1]) for warpgroups "
           "side by side along N, got "
@@ -437,9 +445,14 @@ std::string mlir::tessel::whyNotWarpGroupDot(Type a, MemDescType b,
 /// warpgroup's rows of a shared A start one.
 static MemDescType wgmmaOperand(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 Type elem, unsigned contiguousDim,
-                                unsigned kDim) {
+                                unsigned kDim, Attribute columns = {}) {
   SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
-  auto type = MemDescType::get(ctx, shape, elem, order);
+  // Columns in another order are rows of a K-contiguous B (the type's rule).
+  auto mma = dyn_cast_if_present<MmaEncodingAttr>(columns);
+  if (columns && (!mma || contiguousDim != kDim ||
+                  failed(getWarpGroupColumnRows(mma, shape.back()))))
+    return {};
+  auto type = MemDescType::get(ctx, shape, elem, order, /*pitch=*/0, columns);
   SharedTileLayout layout = type.getSharedLayout();
   if (layout.getNvmmaSwizzleBytes() == 0)
     return {};
@@ -460,8 +473,9 @@ MemDescType mlir::tessel::getWarpGroupDotOperandA(MLIRContext *ctx,
 MemDescType mlir::tessel::getWarpGroupDotOperandB(MLIRContext *ctx,
                                                   ArrayRef<int64_t> kn,
                                                   Type elem,
-                                                  unsigned contiguousDim) {
-  return wgmmaOperand(ctx, kn, elem, contiguousDim, /*kDim=*/0);
+                                                  unsigned contiguousDim,
+                                                  Attribute columns) {
+  return wgmmaOperand(ctx, kn, elem, contiguousDim, /*kDim=*/0, columns);
 }
 
 LogicalResult WarpGroupDotOp::verify() {

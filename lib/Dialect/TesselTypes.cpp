@@ -190,7 +190,8 @@ SharedTileLayout MemDescType::getSharedLayout() const {
 
 LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> shape, Type elementType,
-                                  ArrayRef<unsigned> order, int64_t pitch) {
+                                  ArrayRef<unsigned> order, int64_t pitch,
+                                  Attribute columns) {
   if (shape.size() != 2 && shape.size() != 3)
     return emitError() << "memdesc must be a tile (2-D) or buffers of tiles "
                           "(3-D), got rank "
@@ -202,6 +203,22 @@ LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << elementType;
   if (order.size() != 2 || order[0] > 1 || order[1] != 1 - order[0])
     return emitError() << "memdesc order must be [1, 0] or [0, 1]";
+  if (columns) {
+    auto mma = dyn_cast<MmaEncodingAttr>(columns);
+    if (!mma)
+      return emitError() << "memdesc columns must be a #tessel.mma layout, got "
+                         << columns;
+    if (order[0] != 0 || pitch != 0 || elementType.isF32())
+      return emitError() << "memdesc columns need a 16-bit B operand "
+                            "contiguous along K (order = [0, 1]), got "
+                         << elementType << " with order = [" << order[0] << ", "
+                         << order[1] << "]";
+    if (failed(getWarpGroupColumnRows(mma, shape.back())))
+      return emitError() << "memdesc of " << shape.back()
+                         << " columns cannot take the column order of " << mma
+                         << " (pairs of 8-column blocks per warpgroup, a power "
+                            "of two in all)";
+  }
   if (pitch == 0)
     return success();
   if (!elementType.isF32())
@@ -234,14 +251,28 @@ Type MemDescType::parse(AsmParser &parser) {
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOrder))
     return {};
   int64_t pitch = 0;
-  if (succeeded(parser.parseOptionalComma()) &&
-      (parser.parseKeyword("pitch") || parser.parseEqual() ||
-       parser.parseInteger(pitch)))
-    return {};
+  Attribute columns;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "pitch" && !pitch) {
+      if (parser.parseInteger(pitch))
+        return {};
+    } else if (key == "columns" && !columns) {
+      if (parser.parseAttribute(columns))
+        return {};
+    } else {
+      parser.emitError(parser.getCurrentLocation(),
+                       "expected pitch or columns (once each), got ")
+          << key;
+      return {};
+    }
+  }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<MemDescType>(parser.getContext(), shape, elementType,
-                                        order, pitch);
+                                        order, pitch, columns);
 }
 
 void MemDescType::print(AsmPrinter &printer) const {
@@ -253,6 +284,8 @@ void MemDescType::print(AsmPrinter &printer) const {
   printer << "]";
   if (getPitch())
     printer << ", pitch = " << getPitch();
+  if (getColumns())
+    printer << ", columns = " << getColumns();
   printer << ">";
 }
 
@@ -461,14 +494,59 @@ unsigned SliceEncodingAttr::getRank() const {
 
 LogicalResult
 MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        ArrayRef<unsigned> warpsPerCTA) {
+                        ArrayRef<unsigned> warpsPerCTA, unsigned columnRun) {
   if (warpsPerCTA.size() != 2)
     return emitError() << "mma encoding expects warpsPerCTA = [wm, wn], got "
                        << warpsPerCTA.size() << " value(s)";
   for (unsigned w : warpsPerCTA)
     if (!llvm::isPowerOf2_32(w))
       return emitError() << "mma warpsPerCTA must be powers of two, got " << w;
+  if (columnRun != 2 && columnRun != 4)
+    return emitError() << "mma columnRun must be 2 or 4, got " << columnRun;
+  if (columnRun == 4 && warpsPerCTA[0] % 4 != 0)
+    return emitError() << "mma columnRun = 4 is a warpgroup layout: it needs "
+                          "a multiple of 4 warps along M, got "
+                       << warpsPerCTA[0];
   return success();
+}
+
+Attribute mlir::tessel::getWarpGroupBColumns(MmaEncodingAttr acc) {
+  return acc && acc.getColumnRun() != 2 ? Attribute(acc) : Attribute();
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::tessel::getWarpGroupColumnRows(MmaEncodingAttr acc, int64_t n) {
+  int64_t wn = acc.getWarpsPerCTA()[1], run = acc.getColumnRun();
+  // Each warpgroup takes pairs of 8-column blocks (a run of 4 spans both);
+  // a power of two keeps the order a move of bit fields (SwizzledRows).
+  if (n % (8 * wn * (run / 2)) != 0 || !llvm::isPowerOf2_64(n))
+    return failure();
+  // wgmma writes the products of B's column r = 8 (w + wn j) + 2t + e
+  // (warpgroup w along N, its block j: what WarpGroupDotToLLVM reads) to
+  // lane t's accumulator slot 2j + e, which the layout (TileLayout's
+  // DimLayout: `run` columns per lane, 4 lanes, then the warps) holds at
+  // column run (t + 4 (w + wn ⌊(2j + e) / run⌋)) + (2j + e) % run.
+  SmallVector<int64_t> rows(n, -1);
+  for (int64_t w = 0; w < wn; ++w)
+    for (int64_t j = 0; j < n / (8 * wn); ++j)
+      for (int64_t t = 0; t < 4; ++t)
+        for (int64_t e = 0; e < 2; ++e) {
+          int64_t slot = 2 * j + e;
+          int64_t col = run * (t + 4 * (w + wn * (slot / run))) + slot % run;
+          int64_t &row = rows[col];
+          if (row >= 0)
+            return failure();
+          row = 8 * (w + wn * j) + 2 * t + e;
+        }
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t moved = 0;
+    for (int64_t bit = 1; bit < n; bit <<= 1)
+      if (col & bit)
+        moved |= rows[bit];
+    if (rows[col] != moved)
+      return failure();
+  }
+  return rows;
 }
 
 unsigned MmaEncodingAttr::getRank() const { return 2; }

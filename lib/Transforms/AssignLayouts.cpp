@@ -118,6 +118,47 @@ static bool usesTensorCores(DotOp dot) {
   return elem.isF16() || elem.isBF16();
 }
 
+/// `mma` in runs of four columns (Hopper's warpgroup MMA) where `dot` can
+/// and should compute into it, else `mma`. Should: its result goes to
+/// global memory (an atomic_add or store, through elementwise ops), where a
+/// thread's run of four f32 is one 16-byte access and pairs would first
+/// trade halves between lanes (the backwards' dQ). Can: a warpgroup dot
+/// whose B is a register tile from outside its loop, which tessel-warpgroup-
+/// mma then stages in shared memory itself, its columns in the order the
+/// runs need (tessel-pipeline's copies of B keep theirs).
+static MmaEncodingAttr withColumnRuns(DotOp dot, MmaEncodingAttr mma) {
+  MLIRContext *ctx = dot.getContext();
+  auto b = tileOf(dot.getB());
+  auto loop = dot->getParentOfType<scf::ForOp>();
+  if (!hasWarpGroupMma(dot) || !b || mma.getWarpsPerCTA()[0] % 4 != 0 ||
+      (loop && !loop.isDefinedOutsideOfLoop(dot.getB())))
+    return mma;
+  Value v = dot.getResult();
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    if (isa<AtomicAddOp, StoreOp>(user) && user->getOperand(1) == v)
+      break;
+    if (!isa<BinaryOp, UnaryOp, CastOp>(user))
+      return mma;
+    v = user->getResult(0);
+  }
+  if (!v.hasOneUse())
+    return mma;
+  auto runs = MmaEncodingAttr::get(ctx, mma.getWarpsPerCTA(), 4);
+  auto acc = tileOf(dot.getResult());
+  auto a = tileOf(dot.getA());
+  MemDescType staged = getWarpGroupDotOperandB(
+      ctx, b.getShape(), b.getElementType(), /*contiguousDim=*/0, runs);
+  if (!staged ||
+      !whyNotWarpGroupDot(
+           TileType::get(a.getShape(), a.getElementType(),
+                         DotOperandEncodingAttr::get(ctx, 0, runs)),
+           staged, TileType::get(acc.getShape(), acc.getElementType(), runs))
+           .empty())
+    return mma;
+  return runs;
+}
+
 /// The layout of trans(x) for x in `src`: result dimension i is source
 /// dimension perm[i], held exactly as before, so the transpose is a renaming.
 static BlockedEncodingAttr permuteLayout(BlockedEncodingAttr src,
@@ -412,12 +453,25 @@ void KernelLayouts::chooseEncodings() {
     if (expandOfReduction(op) && !placed.contains(classOf(op.getResult())))
       derived.insert(classOf(op.getResult()));
 
+  // A class whose dots all take runs of four columns gets them; the others
+  // keep mma.sync's pairs.
+  SmallVector<std::pair<DotOp, MmaEncodingAttr>> products;
+  DenseMap<unsigned, bool> allRuns;
   for (DotOp dot : dots)
-    if (usesTensorCores(dot))
-      encoding.try_emplace(classOf(dot.getResult()),
-                           mmaLayout(func.getContext(),
-                                     tileOf(dot.getResult()).getShape(),
-                                     numWarps));
+    if (usesTensorCores(dot)) {
+      MmaEncodingAttr pairs = mmaLayout(
+          func.getContext(), tileOf(dot.getResult()).getShape(), numWarps);
+      MmaEncodingAttr chosen = withColumnRuns(dot, pairs);
+      products.push_back({dot, chosen});
+      auto [it, inserted] = allRuns.try_emplace(classOf(dot.getResult()), true);
+      it->second &= chosen != pairs;
+    }
+  for (auto [dot, mma] : products) {
+    unsigned c = classOf(dot.getResult());
+    if (!allRuns.lookup(c))
+      mma = MmaEncodingAttr::get(func.getContext(), mma.getWarpsPerCTA());
+    encoding.try_emplace(c, mma);
+  }
   // A slice of a product's accumulator that each thread holds already (say
   // the halves of a product of two operands side by side) keeps its layout,
   // unless memory or a product places its class.
@@ -534,6 +588,10 @@ LogicalResult KernelLayouts::run() {
         if (isMaskLike(operand.get().getType()) ||
             isPtrLike(operand.get().getType()))
           uses.push_back(&operand);
+    // A zero a product starts from (one splat for every tile of its shape,
+    // after CSE) would tie that product's layout to every other user's.
+    if (auto dot = dyn_cast<DotOp>(op))
+      uses.push_back(&dot.getAccMutable());
   });
   for (OpOperand *use : uses)
     rematerializeFor(*use);

@@ -99,11 +99,12 @@ struct Candidate {
 };
 
 /// Whether a tensor-core dot can read `b` (K x N) from shared memory: the
-/// MMA steps and the warps' columns tile it exactly.
+/// MMA steps and the warps' columns tile it exactly. Not a dot in runs of
+/// four columns: it stages B itself, its columns reordered.
 static bool fitsMma(DotOp dot, ArrayRef<int64_t> b) {
   auto result = cast<TileType>(dot.getType());
   auto mma = dyn_cast_if_present<MmaEncodingAttr>(result.getEncoding());
-  if (!mma)
+  if (!mma || mma.getColumnRun() != 2)
     return false;
   return b[0] % 16 == 0 && b[1] % (8 * mma.getWarpsPerCTA()[1]) == 0;
 }

@@ -79,7 +79,7 @@ struct StageSlicesPass : tessel::impl::TesselStageSlicesBase<StageSlicesPass> {
       SmallVector<ExtractSliceOp> slices = slicesOf(tile);
       auto desc = MemDescType::get(tile.getContext(), type.getShape(),
                                    type.getElementType(), {1, 0},
-                                   chooseF32Pitch(tile, slices));
+                                   chooseF32Pitch(tile, slices), Attribute());
       Value buffer = LocalAllocOp::create(b, loc, desc);
       LocalStoreOp::create(b, loc, tile, buffer);
       for (ExtractSliceOp slice : slices) {

@@ -94,12 +94,16 @@ static Value operandBInSharedMemory(DotOp dot, SharedCopies &copies) {
   }
   auto tile = cast<TileType>(b.getType());
   // The first layout the dot can read (warpgroups side by side along N
-  // only take a B contiguous along K).
+  // only take a B contiguous along K). An accumulator in runs of four
+  // columns reads B's columns in its own order: stored so as it is staged.
   auto acc = cast<TileType>(dot.getAcc().getType());
+  Attribute columns = getWarpGroupBColumns(
+      dyn_cast_if_present<MmaEncodingAttr>(acc.getEncoding()));
   unsigned preferred = runDimension(tile);
   for (unsigned dim : {preferred, 1 - preferred})
-    if (MemDescType type = getWarpGroupDotOperandB(
-            dot.getContext(), tile.getShape(), tile.getElementType(), dim);
+    if (MemDescType type =
+            getWarpGroupDotOperandB(dot.getContext(), tile.getShape(),
+                                    tile.getElementType(), dim, columns);
         type && whyNotWarpGroupDot(dot.getA().getType(), type, acc).empty())
       return storeOnce(b, type, dot.getLoc(), copies);
   return {};

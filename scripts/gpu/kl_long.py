@@ -10,11 +10,16 @@ tests' at smaller N).
     kl_long.py [--n 65536,131072] [--reps 5]
 """
 import argparse
-import statistics
+import os
+import sys
 
 import torch
 
 import tessel
+from profile_ops import event_ms  # this directory's
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from bench.gpu import peak_extra_bytes  # noqa: E402
 
 B, H, D = 1, 16, 128
 ROWS = 64
@@ -37,27 +42,6 @@ def rows_reference(q_t, k_t, q_s, k_s, r0, scale):
 
 def rel(got, want):
     return ((got.float() - want).abs().max() / want.abs().max()).item()
-
-
-def timed(fn, reps):
-    """(median ms of reps calls, each alone between synchronisations; peak bytes one call adds)."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    out = fn()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    del out
-    return statistics.median(times), peak
 
 
 def main():
@@ -95,7 +79,8 @@ def main():
         flops = 2.0 * B * H * n * n * 2 * D / 2
         for mode, fn, f in (("fwd", forward, flops),
                             ("fwd+bwd", both, flops + 4.0 * B * H * n * n * D / 2)):
-            ms, peak = timed(fn, a.reps)
+            ms = event_ms(fn, a.reps, warmup=1)
+            peak = peak_extra_bytes(fn)
             e = errs[mode]
             print(f"| {n} | {mode} | {ms:.1f} | {f / ms / 1e9:.0f} | {peak / 2**20:.1f} MiB | "
                   f"{e[0]:.1e} / {e[1]:.1e} |", flush=True)

@@ -446,3 +446,44 @@ func.func @rows_4_byte_aligned(%x: !tessel.ptr<bf16> {tessel.multiple_of = 4 : i
   return
 }
 }
+
+// -----
+
+// A warpgroup dot into runs of four columns (its B's columns in the order
+// that puts them there): a lane's run is one 16-byte reduction of its own,
+// no shuffles. 64 x 32 on one warpgroup: 2 rows x 2 runs per lane.
+
+#runs = #tessel.mma<warpsPerCTA = [4, 1], columnRun = 4>
+#opr = #tessel.dot_operand<opIdx = 0, parent = #runs>
+#rrows = #tessel.slice<dim = 1, parent = #runs>
+#rcols = #tessel.slice<dim = 0, parent = #runs>
+
+// CHECK-LABEL: llvm.func @runs_of_four
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK-COUNT-4: red.global.add.v4.f32
+// CHECK-NOT: red.global
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: llvm.return
+module attributes {tessel.target = "sm_90a"} {
+func.func @runs_of_four(%x: !tessel.ptr<f32> {tessel.multiple_of = 16 : i64}, %e: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %a = tessel.splat %e : bf16 -> !tessel.tile<64x32xbf16, #opr>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x32xf32, #runs>
+  %b = tessel.local_alloc : !tessel.memdesc<32x32xbf16, order = [0, 1], columns = #runs>
+  %d = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opr>, !tessel.memdesc<32x32xbf16, order = [0, 1], columns = #runs> -> !tessel.tile<64x32xf32, #runs>
+  %r = tessel.warpgroup_dot_wait %d pendings = 0 : !tessel.tile<64x32xf32, #runs>
+  %ri = tessel.arange 0, 64 : !tessel.tile<64xi32, #rrows>
+  %re = tessel.expand_dims %ri {axis = 1 : i32} : !tessel.tile<64xi32, #rrows> -> !tessel.tile<64x1xi32, #runs>
+  %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #runs> -> !tessel.tile<64x32xi32, #runs>
+  %ci = tessel.arange 0, 32 : !tessel.tile<32xi32, #rcols>
+  %ce = tessel.expand_dims %ci {axis = 0 : i32} : !tessel.tile<32xi32, #rcols> -> !tessel.tile<1x32xi32, #runs>
+  %cb = tessel.broadcast %ce : !tessel.tile<1x32xi32, #runs> -> !tessel.tile<64x32xi32, #runs>
+  %c32 = arith.constant 32 : i32
+  %s = tessel.splat %c32 : i32 -> !tessel.tile<64x32xi32, #runs>
+  %ro = tessel.binary mul %rb, %s : !tessel.tile<64x32xi32, #runs>
+  %off = tessel.binary add %ro, %cb : !tessel.tile<64x32xi32, #runs>
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<64x32x!tessel.ptr<f32>, #runs>
+  %pt = tessel.addptr %xs, %off : !tessel.tile<64x32x!tessel.ptr<f32>, #runs>, !tessel.tile<64x32xi32, #runs>
+  %old = tessel.atomic_add %pt, %r : !tessel.tile<64x32x!tessel.ptr<f32>, #runs>
+  return
+}
+}

@@ -157,3 +157,35 @@ func.func @pitched_rows(%y: f32) attributes {tessel.kernel, tessel.num_warps = 4
   %a = tessel.local_load %buf [1, 3] : !p -> !tessel.tile<8x32xf32, #run4>
   return
 }
+
+// -----
+
+// B of a warpgroup dot into runs of four columns (#tessel.mma columnRun 4),
+// K contiguous: row (column of B) c is stored at the row wgmma reads for the
+// accumulator slot the layout gives c. With one warpgroup and 32 columns
+// that moves bit fields of c: bits 2-3 (the lane) down one, bit 1 (the
+// block within a pair) up two, bits 0 and 4 in place.
+
+#bt = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>
+!cols = !tessel.memdesc<32x32xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 1], columnRun = 4>>
+
+// CHECK-LABEL: llvm.func @columns_in_runs_of_four
+// CHECK: %[[C12:.*]] = llvm.mlir.constant(12 : i32) : i32
+// CHECK-NEXT: %[[LANE:.*]] = llvm.and %[[COL:.*]], %[[C12]] : i32
+// CHECK-NEXT: %[[C1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: %[[DOWN:.*]] = llvm.lshr %[[LANE]], %[[C1]] : i32
+// CHECK-NEXT: %[[C17:.*]] = llvm.mlir.constant(17 : i32) : i32
+// CHECK-NEXT: %[[KEPT:.*]] = llvm.and %[[COL]], %[[C17]] : i32
+// CHECK-NEXT: %[[OR1:.*]] = llvm.or %[[DOWN]], %[[KEPT]] : i32
+// CHECK-NEXT: %[[C2:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT: %[[PAIR:.*]] = llvm.and %[[COL]], %[[C2]] : i32
+// CHECK-NEXT: %[[C2B:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT: %[[UP:.*]] = llvm.shl %[[PAIR]], %[[C2B]] : i32
+// CHECK-NEXT: llvm.or %[[OR1]], %[[UP]] : i32
+// CHECK: llvm.return
+func.func @columns_in_runs_of_four(%x: bf16) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %t = tessel.splat %x : bf16 -> !tessel.tile<32x32xbf16, #bt>
+  %buf = tessel.local_alloc : !cols
+  tessel.local_store %t, %buf : !tessel.tile<32x32xbf16, #bt>, !cols
+  return
+}

@@ -188,6 +188,16 @@ func.func private @mma_warps(!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [
 
 // -----
 
+// expected-error @+1 {{mma columnRun must be 2 or 4, got 8}}
+func.func private @mma_run(!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [4, 1], columnRun = 8>>)
+
+// -----
+
+// expected-error @+1 {{mma columnRun = 4 is a warpgroup layout: it needs a multiple of 4 warps along M, got 2}}
+func.func private @mma_run_warps(!tessel.tile<64x64xf32, #tessel.mma<warpsPerCTA = [2, 2], columnRun = 4>>)
+
+// -----
+
 // expected-error @+1 {{layout encoding of rank 2 does not fit a tile of rank 1}}
 func.func private @mma_tile_rank(!tessel.tile<64xf32, #tessel.mma<warpsPerCTA = [4, 1]>>)
 
@@ -236,3 +246,23 @@ func.func private @memdesc_pitch_short(!tessel.memdesc<3x37x42xf32, order = [1, 
 
 // expected-error @+1 {{memdesc pitch must be even and at least the row's 37 elements, got 43}}
 func.func private @memdesc_pitch_odd(!tessel.memdesc<37x42xf32, order = [0, 1], pitch = 43>)
+
+// -----
+
+// expected-error @+1 {{memdesc columns need a 16-bit B operand contiguous along K (order = [0, 1]), got 'bf16' with order = [1, 0]}}
+func.func private @memdesc_columns_order(!tessel.memdesc<64x64xbf16, order = [1, 0], columns = #tessel.mma<warpsPerCTA = [4, 1], columnRun = 4>>)
+
+// -----
+
+// expected-error @+1 {{memdesc of 48 columns cannot take the column order of #tessel.mma<warpsPerCTA = [4, 1], columnRun = 4> (pairs of 8-column blocks per warpgroup, a power of two in all)}}
+func.func private @memdesc_columns_blocks(!tessel.memdesc<64x48xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 1], columnRun = 4>>)
+
+// -----
+
+// expected-error @+1 {{memdesc columns must be a #tessel.mma layout, got 7 : i32}}
+func.func private @memdesc_columns_attr(!tessel.memdesc<64x64xbf16, order = [0, 1], columns = 7 : i32>)
+
+// -----
+
+// expected-error @+1 {{expected pitch or columns (once each), got swizzle}}
+func.func private @memdesc_key(!tessel.memdesc<64x64xbf16, order = [0, 1], swizzle = 7>)

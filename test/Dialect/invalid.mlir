@@ -1716,6 +1716,26 @@ func.func @warpgroup_warps_along_m(%a: !tessel.tile<64x64xbf16, #tessel.dot_oper
 
 // -----
 
+// An accumulator in runs of four columns reads B's columns in its own order.
+#runs = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>
+func.func @warpgroup_runs_plain_b(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #runs>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1]>, %acc: !tessel.tile<64x64xf32, #runs>) {
+  // expected-error @+1 {{expects B's columns in the order of the accumulator's layout (columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>)}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #runs>>, !tessel.memdesc<64x64xbf16, order = [0, 1]> -> !tessel.tile<64x64xf32, #runs>
+  return
+}
+
+// -----
+
+// ... and an accumulator in pairs reads them in theirs.
+#mma42 = #tessel.mma<warpsPerCTA = [4, 2]>
+func.func @warpgroup_pairs_ordered_b(%a: !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, %b: !tessel.memdesc<64x64xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>, %acc: !tessel.tile<64x64xf32, #mma42>) {
+  // expected-error @+1 {{expects B's columns in their own order (no columns)}}
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x64xbf16, #tessel.dot_operand<opIdx = 0, parent = #mma42>>, !tessel.memdesc<64x64xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>> -> !tessel.tile<64x64xf32, #mma42>
+  return
+}
+
+// -----
+
 // Warpgroups side by side along N read every other group of 8 rows of B:
 // only a K-major B has such groups.
 #mma42 = #tessel.mma<warpsPerCTA = [4, 2]>

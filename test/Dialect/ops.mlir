@@ -14,6 +14,8 @@
 // CHECK-SAME: !tessel.tile<64x32xf32, #tessel.mma<warpsPerCTA = [4, 1]>>
 // CHECK-SAME: !tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [2, 2]>>>
 // CHECK-SAME: !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>
+// CHECK-SAME: !tessel.tile<64x128xf32, #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>
+// CHECK-SAME: !tessel.memdesc<128x128xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>
 // CHECK-SAME: !tessel.softmax_state<16x64>
 // CHECK-SAME: !tessel.kl_state<32>
 func.func private @types(!tessel.ptr<f16>, !tessel.ptr<bf16>, !tessel.tile<16x32xf32>,
@@ -22,6 +24,8 @@ func.func private @types(!tessel.ptr<f16>, !tessel.ptr<bf16>, !tessel.tile<16x32
     !tessel.tile<64x32xf32, #tessel.mma<warpsPerCTA = [4, 1]>>,
     !tessel.tile<64x32xf16, #tessel.dot_operand<opIdx = 0, parent = #tessel.mma<warpsPerCTA = [2, 2]>>>,
     !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #tessel.mma<warpsPerCTA = [4, 1]>>>,
+    !tessel.tile<64x128xf32, #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>,
+    !tessel.memdesc<128x128xbf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>,
     !tessel.softmax_state<16x64>, !tessel.kl_state<32>)
 
 // CHECK-LABEL: func.func @kernel_attrs

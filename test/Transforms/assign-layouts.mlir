@@ -314,3 +314,71 @@ func.func @accumulator_halves(%a: f16, %o: !tessel.ptr<f32>) attributes {tessel.
   tessel.store %o, %w : !tessel.ptr<f32>
   return
 }
+
+// -----
+
+// On sm_90a a dot whose result goes to global memory (atomic sums or stores,
+// through elementwise ops) and whose B the warpgroup dot will stage itself (a
+// register tile from outside the dot's loop) computes into runs of four
+// columns: a lane's four f32 then go out as one 16-byte reduction. Not where
+// B is loaded in the loop (tessel-pipeline copies it as it is), nor where the
+// result is also read otherwise, nor below sm_90a.
+
+!ptrs = !tessel.tile<64x128x!tessel.ptr<f32>>
+
+// CHECK-LABEL: func.func @runs_for_reductions
+// CHECK: tessel.dot {{.*}} -> !tessel.tile<64x128xf32, [[R:#tessel.mma<warpsPerCTA = \[4, 2\], columnRun = 4>]]>
+// CHECK: tessel.binary mul {{.*}} : !tessel.tile<64x128xf32, [[R]]>
+// CHECK: tessel.atomic_add {{.*}} : !tessel.tile<64x128x!tessel.ptr<f32>, [[R]]>
+// CHECK-LABEL: func.func @b_loaded_in_the_loop
+// CHECK: tessel.dot {{.*}} -> !tessel.tile<64x128xf32, #tessel.mma<warpsPerCTA = [4, 2]>>
+// CHECK-LABEL: func.func @result_also_reduced
+// CHECK: tessel.dot {{.*}} -> !tessel.tile<64x128xf32, #tessel.mma<warpsPerCTA = [4, 2]>>
+module attributes {tessel.target = "sm_90a"} {
+func.func @runs_for_reductions(%p: !tessel.ptr<f32>, %a: !tessel.tile<64x64xbf16>, %b: !tessel.tile<64x128xbf16>, %z: f32, %s: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x128xf32>
+  %d = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.tile<64x128xbf16> -> !tessel.tile<64x128xf32>
+  %ss = tessel.splat %s : f32 -> !tessel.tile<64x128xf32>
+  %v = tessel.binary mul %d, %ss : !tessel.tile<64x128xf32>
+  %ps = tessel.splat %p : !tessel.ptr<f32> -> !ptrs
+  %old = tessel.atomic_add %ps, %v : !ptrs
+  return
+}
+func.func @b_loaded_in_the_loop(%p: !tessel.ptr<f32>, %bp: !tessel.ptr<bf16>, %a: !tessel.tile<64x64xbf16>, %z: f32, %n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x128xf32>
+  %ps = tessel.splat %p : !tessel.ptr<f32> -> !ptrs
+  %bs = tessel.splat %bp : !tessel.ptr<bf16> -> !tessel.tile<64x128x!tessel.ptr<bf16>>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %b = tessel.load %bs : !tessel.tile<64x128x!tessel.ptr<bf16>>
+    %d = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.tile<64x128xbf16> -> !tessel.tile<64x128xf32>
+    %old = tessel.atomic_add %ps, %d : !ptrs
+  }
+  return
+}
+func.func @result_also_reduced(%p: !tessel.ptr<f32>, %q: !tessel.ptr<f32>, %a: !tessel.tile<64x64xbf16>, %b: !tessel.tile<64x128xbf16>, %z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x128xf32>
+  %d = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.tile<64x128xbf16> -> !tessel.tile<64x128xf32>
+  %ps = tessel.splat %p : !tessel.ptr<f32> -> !ptrs
+  %old = tessel.atomic_add %ps, %d : !ptrs
+  %r = tessel.reduce sum %d {axis = 1 : i32} : !tessel.tile<64x128xf32> -> !tessel.tile<64xf32>
+  %qs = tessel.splat %q : !tessel.ptr<f32> -> !tessel.tile<64x!tessel.ptr<f32>>
+  tessel.store %qs, %r : !tessel.tile<64x!tessel.ptr<f32>>
+  return
+}
+}
+
+// -----
+
+// The same dot below sm_90a: the pairs of mma.sync.
+
+// CHECK-LABEL: func.func @runs_need_warpgroups
+// CHECK: tessel.dot {{.*}} -> !tessel.tile<64x128xf32, #tessel.mma<warpsPerCTA = [4, 2]>>
+func.func @runs_need_warpgroups(%p: !tessel.ptr<f32>, %a: !tessel.tile<64x64xbf16>, %b: !tessel.tile<64x128xbf16>, %z: f32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x128xf32>
+  %d = tessel.dot %a, %b, %acc : !tessel.tile<64x64xbf16>, !tessel.tile<64x128xbf16> -> !tessel.tile<64x128xf32>
+  %ps = tessel.splat %p : !tessel.ptr<f32> -> !tessel.tile<64x128x!tessel.ptr<f32>>
+  %old = tessel.atomic_add %ps, %d : !tessel.tile<64x128x!tessel.ptr<f32>>
+  return
+}

@@ -473,3 +473,24 @@ func.func @chains(%at: !tessel.tile<64x64xbf16, #opa>, %ar: !tessel.tile<64x64xb
   return
 }
 }
+
+// -----
+
+// An accumulator in runs of four columns: B in registers goes to a buffer
+// contiguous along K whose columns are in the order the runs need.
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]>
+#runs = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>
+#opr = #tessel.dot_operand<opIdx = 0, parent = #runs>
+
+// CHECK-LABEL: func.func @from_registers_in_runs
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<64x128xf16, order = [0, 1], columns = #tessel.mma<warpsPerCTA = [4, 2], columnRun = 4>>
+// CHECK-NEXT: tessel.local_store %{{.*}}, %[[BUF]]
+// CHECK-NEXT: %[[P:.*]] = tessel.warpgroup_dot %{{.*}}, %[[BUF]], %{{.*}}
+// CHECK-NOT: tessel.dot
+module attributes {tessel.target = "sm_90a"} {
+func.func @from_registers_in_runs(%a: !tessel.tile<64x64xf16, #opr>, %b: !tessel.tile<64x128xf16, #b>, %acc: !tessel.tile<64x128xf32, #runs>) -> !tessel.tile<64x128xf32, #runs> {
+  %r = tessel.dot %a, %b, %acc : !tessel.tile<64x64xf16, #opr>, !tessel.tile<64x128xf16, #b> -> !tessel.tile<64x128xf32, #runs>
+  return %r : !tessel.tile<64x128xf32, #runs>
+}
+}

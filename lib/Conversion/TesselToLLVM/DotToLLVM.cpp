@@ -439,6 +439,10 @@ struct DotLowering : OpConversionPattern<DotOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MmaEncodingAttr mma = getMmaEncoding(op);
+    // mma.sync writes pairs of columns: runs of four are warpgroup MMA's.
+    if (mma && mma.getColumnRun() != 2)
+      return op.emitOpError("expects a warpgroup dot (sm_90a) for ")
+             << mma << ": mma.sync writes its columns in pairs";
     Slots result = mma ? lowerToMma(rewriter, loc, op, mma, adaptor.getA(),
                                     adaptor.getB(), adaptor.getAcc())
                        : lowerToFma(rewriter, loc, op, adaptor.getA(),

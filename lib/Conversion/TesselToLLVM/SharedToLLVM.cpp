@@ -17,6 +17,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -32,7 +34,22 @@ int64_t mlir::tessel::getMemDescBytes(MemDescType type) {
 }
 
 SwizzledRows mlir::tessel::getSwizzledRows(MemDescType type) {
-  return SwizzledRows(type.getSharedLayout());
+  auto mma = dyn_cast_if_present<MmaEncodingAttr>(type.getColumns());
+  if (!mma)
+    return SwizzledRows(type.getSharedLayout());
+  // The verifier saw the order exist; it moves whole bit fields of the row
+  // index (the warpgroup's, the lane's and the block's), one pair each.
+  SmallVector<int64_t> rows =
+      *getWarpGroupColumnRows(mma, type.getTileShape()[1]);
+  std::map<int64_t, int64_t> fields; // shift -> mask
+  for (int64_t bit = 0; (int64_t(1) << bit) < int64_t(rows.size()); ++bit) {
+    int64_t to = llvm::Log2_64(rows[int64_t(1) << bit]);
+    fields[to - bit] |= int64_t(1) << bit;
+  }
+  SmallVector<std::pair<int64_t, int64_t>> shifts;
+  for (auto [shift, mask] : fields)
+    shifts.push_back({mask, shift});
+  return SwizzledRows(type.getSharedLayout(), std::move(shifts));
 }
 
 SharedMemoryLayout mlir::tessel::layoutSharedMemory(func::FuncOp kernel) {

@@ -63,9 +63,12 @@ FailureOr<TileLayout> TileLayout::get(Attribute encoding,
       return failure();
     unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
     TileLayout layout;
+    // Lane 4g + t holds columnRun adjacent columns from columnRun·t (pairs
+    // as mma.sync writes them, or a warpgroup dot's runs of four).
     layout.dims = {mmaRows(shape[0], wm, 1),
-                   {shape[1], /*perThread=*/2, /*lanes=*/4, /*laneStride=*/1,
-                    /*regGroups=*/1, wn, /*warpStride=*/wm}};
+                   {shape[1], /*perThread=*/mma.getColumnRun(), /*lanes=*/4,
+                    /*laneStride=*/1, /*regGroups=*/1, wn,
+                    /*warpStride=*/wm}};
     return layout;
   }
   if (auto operand = dyn_cast_if_present<DotOperandEncodingAttr>(encoding)) {

@@ -492,9 +492,26 @@ Slots mlir::tessel::remapThroughShared(
   return result;
 }
 
+Value SwizzledRows::storedRow(OpBuilder &b, Location loc, Value row) const {
+  if (rowShifts.empty())
+    return row;
+  Value stored;
+  for (auto [mask, shift] : rowShifts) {
+    Value field = arith::AndIOp::create(b, loc, row, i32Constant(b, loc, mask));
+    if (shift > 0)
+      field = arith::ShLIOp::create(b, loc, field, i32Constant(b, loc, shift));
+    else if (shift < 0)
+      field =
+          arith::ShRUIOp::create(b, loc, field, i32Constant(b, loc, -shift));
+    stored = stored ? arith::OrIOp::create(b, loc, stored, field) : field;
+  }
+  return stored;
+}
+
 Value SwizzledRows::chunkIndex(OpBuilder &b, Location loc, Value row,
                                Value chunk) const {
   const SharedTileLayout &l = layout;
+  row = storedRow(b, loc, row);
   Value blockStart;
   if (l.blocks > 1) { // blocks of 8 chunks: a power of two
     Value block = arith::ShRUIOp::create(b, loc, chunk, i32Constant(b, loc, 3));
@@ -526,7 +543,7 @@ Value SwizzledRows::index(OpBuilder &b, Location loc, Value row,
   if (layout.blocks == 1 && layout.maxPhase == 1)
     return arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, row,
+        arith::MulIOp::create(b, loc, storedRow(b, loc, row),
                               i32Constant(b, loc, layout.blockElems)),
         col);
   int64_t chunkElems = layout.chunkElems;

@@ -187,7 +187,12 @@ class SwizzledRows {
 public:
   SwizzledRows(int64_t rows, int64_t rowElems, int64_t elemBytes = 2)
       : layout(SharedTileLayout::get(rows, rowElems, elemBytes)) {}
-  explicit SwizzledRows(SharedTileLayout layout) : layout(layout) {}
+  /// `rowShifts`: the rows in another order (a memdesc's `columns`), as the
+  /// bit fields of a row index that move: (mask, left shift; negative:
+  /// right) pairs whose fields together make the stored row.
+  explicit SwizzledRows(SharedTileLayout layout,
+                        SmallVector<std::pair<int64_t, int64_t>> rowShifts = {})
+      : layout(layout), rowShifts(std::move(rowShifts)) {}
   const SharedTileLayout &getLayout() const { return layout; }
   int64_t numElements() const { return layout.numElements(); }
   /// Element index of (row, col).
@@ -200,7 +205,11 @@ public:
                    ArrayRef<Value> coords, unsigned contiguous) const;
 
 private:
+  /// The row where logical row `row` is stored.
+  Value storedRow(OpBuilder &b, Location loc, Value row) const;
+
   SharedTileLayout layout;
+  SmallVector<std::pair<int64_t, int64_t>> rowShifts;
 };
 
 /// Bytes of a shared-memory region of this type.
