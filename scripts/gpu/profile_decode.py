@@ -10,7 +10,8 @@ each call), the replay time of a CUDA graph holding one call (back to back, L2 w
 GPU time of the kernels and memsets the call launches and their names (torch's profiler). Under
 `ncu` (--reps 1) the same script gives their hardware counters. --tiles times Tessel's decode
 with other key blocks, warps and pipeline depths than tessel.ops.lean_tiles picks
-(BLOCK_NxNUM_WARPSxNUM_STAGES each, without clusters; the query tile stays the op's), and
+(BLOCK_NxNUM_WARPSxNUM_STAGES each, without clusters and without LIVE_ROWS: partial states of
+the whole query tile; the query tile stays the op's), and
 --clusters with thread-block clusters of other sizes and key blocks (CLUSTERxBLOCK_N each).
 
     profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,stream-k-flags,split-k,cudnn]
@@ -68,8 +69,8 @@ def use_tiles(tiles, cluster="auto"):
             CLUSTER=size, BLOCK_N=block_n, LIVE_ROWS=lean.lean_live_rows(rows))
     if tiles is not None:
         bn, warps, stages = map(int, tiles.split("x"))
-        lean.lean_tiles = lambda block_m, gpu: dict(BLOCK_M=block_m, BLOCK_N=bn,
-                                                     NUM_WARPS=warps, NUM_STAGES=stages)
+        lean.lean_tiles = lambda block_m, gpu, rows=None: dict(BLOCK_M=block_m, BLOCK_N=bn,
+                                                                NUM_WARPS=warps, NUM_STAGES=stages)
     lean._PLANS._plans.clear()
 
 

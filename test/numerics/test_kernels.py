@@ -281,7 +281,7 @@ LEAN_CASES = {  # B, H, HKV, Nq, Nk, D, causal, BM, BN, programs, input scale
 
 
 def _run_lean(name, dt, G=None, stream_k=None, cluster=None, lse=True):
-    """`cluster`: the cluster constexprs (CLUSTER, LIVE_ROWS), None for none; `lse` False: the
+    """`cluster`: the cluster constexprs (CLUSTER and/or LIVE_ROWS), None for none; `lse` False: the
     kernel compiled without its LSE (tessel.lean_attention's form), O checked alone."""
     B, H, HKV, Nq, Nk, D, causal, BM, BN, case_G, s = LEAN_CASES[name]
     assert (H // HKV) * Nq <= BM, f"{name}: the group's rows do not fit in BLOCK_M"
@@ -333,6 +333,20 @@ def test_lean_attention_split_k(name, dt, grid):
             f"causal={causal} blocks {BM}x{BN}, {B * HKV} units, {G} programs, {S} chunks of "
             f"{iters} iterations per unit")
     _run_lean(name, dt, G, "split-k")
+
+
+@pytest.mark.parametrize("stream_k", ("persistent", "split-k"))
+@pytest.mark.parametrize("name", list(LEAN_CASES))
+def test_lean_attention_live_rows(name, stream_k):
+    """Without clusters, partial states bounded by the live rows (LIVE_ROWS = G·Nq, as
+    tessel.lean_attention bounds them where a unit has fewer rows than its tile): the same O
+    and LSE, through the persistent hand-over and through the split-K combine."""
+    B, H, HKV, Nq, Nk, D, causal, BM, BN, G, s = LEAN_CASES[name]
+    live = H // HKV * Nq
+    grid = G if stream_k == "persistent" else _lean_split_grid(name, "wide")
+    _header(f"lean_attention {stream_k} with {live} live rows {name}: B{B} H{H}/{HKV} Nq{Nq} "
+            f"Nk{Nk} D{D} causal={causal} blocks {BM}x{BN}, {grid} programs")
+    _run_lean(name, DTYPES[-1], grid, stream_k, cluster={"LIVE_ROWS": live})
 
 
 @pytest.mark.parametrize("name", list(LEAN_CASES))

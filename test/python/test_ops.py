@@ -81,8 +81,12 @@ def test_lean_block_m():
             if c[1] == "lean_attention"]
     assert sorted({c[2]["BLOCK_M"] for c in lean}) == list(tessel.ops.LEAN_BLOCK_M)
     plain = [c for c in lean if "CLUSTER" not in c[2]]
-    # causal x strategy x BLOCK_M x with or without the LSE (tessel.lean_attention writes none)
-    assert len(plain) == 2 * 2 * len(tessel.ops.LEAN_BLOCK_M) * 2
+    # causal x strategy x (BLOCK_M, LIVE_ROWS) x with or without the LSE (tessel.lean_attention
+    # writes none): one-row and 8-row units bound their states in the 16-row tile
+    tiles = [(16, 1), (16, 8), (16, None), (32, None), (64, None), (128, None)]
+    assert sorted({(c[2]["BLOCK_M"], c[2].get("LIVE_ROWS")) for c in plain},
+                  key=str) == sorted(tiles, key=str)
+    assert len(plain) == 2 * 2 * len(tiles) * 2
     # stream-K also in the clusters lean_cluster may take (causal x BLOCK_M x cluster x LSE)
     clustered = {(c[2]["CAUSAL"], c[2]["BLOCK_M"], c[2]["CLUSTER"], c[2]["BLOCK_N"],
                   c[2]["LIVE_ROWS"], c[3], "lse" in c[2]) for c in lean if "CLUSTER" in c[2]}
@@ -93,6 +97,18 @@ def test_lean_block_m():
     assert all(c[2]["lse"] is None for c in lean if "lse" in c[2])
     assert not [c for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),),
                                                          target="sm_80") if "CLUSTER" in c[2]]
+
+
+def test_lean_tiles_live_rows():
+    """On the GPU a unit of fewer live rows (G·Nq) than its query tile bounds its partial states
+    to them, rounded up to 1, 8, 16 or 32 (LIVE_ROWS); a full tile and the interpreter do not."""
+    tiles = tessel.ops.lean_tiles
+    assert tiles(16, True, 1)["LIVE_ROWS"] == 1 and tiles(16, True, 2)["LIVE_ROWS"] == 8
+    assert tiles(16, True, 8)["LIVE_ROWS"] == 8
+    assert [("LIVE_ROWS" in tiles(bm, True, rows)) for bm, rows in
+            ((16, 9), (16, 16), (32, 17), (32, 32), (64, 33), (128, 128))] == [False] * 6
+    assert "LIVE_ROWS" not in tiles(16, True) and "LIVE_ROWS" not in tiles(16, False, 1)
+    assert {k: v for k, v in tiles(16, True, 1).items() if k != "LIVE_ROWS"} == tiles(16, True)
 
 
 def test_lean_clusters():

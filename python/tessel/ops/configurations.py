@@ -2,7 +2,8 @@
 compiler (python -m tessel.precompile) and launching on one without."""
 
 from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
-from .lean import LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations, lean_tiles
+from .lean import (LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations,
+                   lean_tile_configurations, lean_tiles)
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .paged import paged_tiles
 from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
@@ -39,8 +40,9 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                         # tessel.lean_attention writes no LSE; tessel.distributed's decode
                         # merges the ranks' results by it
                         for lse in ({"lse": None}, {}):
-                            add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
-                                CAUSAL=causal, DTYPE=dtype, **plain, **lse)
+                            for tiles in lean_tile_configurations(bm):
+                                add("lean_attention.tsl", "lean_attention", None, stream_k, D=d,
+                                    CAUSAL=causal, DTYPE=dtype, **tiles, **lse)
                             # stream-K in thread-block clusters (lean_cluster), from sm_90 on
                             if stream_k == "persistent" and target != "sm_80":
                                 for size, block_n, live in lean_cluster_configurations(bm, d):

@@ -21,14 +21,26 @@ LEAN_PROGRAMS = 8
 _PLANS = plans.Plans()
 
 
-def lean_tiles(block_m, gpu):
+def lean_tiles(block_m, gpu, rows=None):
     """lean_attention's tile constexprs for a query tile of `block_m` rows. On the GPU the key
     blocks are 128 wide (64 with 128 query rows), with 8 warps from 64 rows and two pipeline
-    stages (measured: decode is bound by memory, and deeper pipelines cost occupancy)."""
+    stages (measured: decode is bound by memory, and deeper pipelines cost occupancy). Given the
+    unit's `rows` = G·Nq live rows, fewer than the tile's, LIVE_ROWS bounds them: partial states
+    then move only those rows, and a host keeps more of them in flight while it folds."""
     if not gpu:
         return dict(BLOCK_M=block_m, BLOCK_N=BLOCKS["interpreter"]["lean_attention"][1])
-    return dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
-                NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
+    tiles = dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
+                 NUM_WARPS=8 if block_m >= 64 else 4, NUM_STAGES=2)
+    live = None if rows is None else lean_live_rows(rows)
+    if live is not None and live < block_m:
+        tiles["LIVE_ROWS"] = live
+    return tiles
+
+
+def lean_tile_configurations(block_m):
+    """Every lean_tiles on the GPU for units whose rows take a query tile of `block_m` rows."""
+    return [lean_tiles(block_m, True, rows) for rows in sorted({*LEAN_LIVE_ROWS, block_m})
+            if lean_block_m(rows) == block_m]
 
 
 # lean_attention's thread-block clusters, best first, each with its key block: 8 CTAs with
@@ -188,7 +200,7 @@ def _lean_attention_forward(be, q, k, v, causal, scale, dtype, stream_k="persist
     q, k, v = (be.input(x) for x in (q, k, v))
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu)
+    tiles = lean_tiles(lean_block_m(H // HKV * Nq), be.gpu, H // HKV * Nq)
     if stream_k == "persistent":
         tiles.update(lean_cluster(be, B * HKV, Nk, D, H // HKV * Nq,
                                   dict(tiles, D=D, CAUSAL=causal, DTYPE=dtype,
