@@ -481,11 +481,17 @@ static LogicalResult warpSpecialize(func::FuncOp kernel) {
   // The split; the consumers take the whole body.
   int64_t consumerGroups = warps / 4;
   int64_t launchThreads = consumerThreads + 32 * kProducerWarps;
+  // Each thread enters with `even` registers (ptxas's count for one CTA per
+  // SM), and setmaxnreg only moves registers within the CTA's allocation:
+  // what the consumers take the producer must have given back. (Counted
+  // from the whole register file instead, 16 consumer warps asked for 120
+  // where 112 were free, and their setmaxnreg.inc waited forever on an
+  // H200.)
   int64_t even = std::min<int64_t>(kRegisterFile / launchThreads / 8 * 8, 256);
-  int64_t consumerRegisters =
-      std::min(kMaxConsumerRegisters,
-               (kRegisterFile - 32 * kProducerWarps * kProducerRegisters) /
-                   (kWarpGroupThreads * consumerGroups) / 8 * 8);
+  int64_t consumerRegisters = std::min(
+      kMaxConsumerRegisters,
+      (launchThreads * even - 32 * kProducerWarps * kProducerRegisters) /
+          (kWarpGroupThreads * consumerGroups) / 8 * 8);
   auto split =
       WarpSpecializeOp::create(b, kernel.getLoc(), warps, kProducerWarps,
                                /*producer_registers=*/IntegerAttr(),

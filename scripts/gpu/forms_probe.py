@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""attention_fwd in constexpr forms the ops do not take, each launched in a process of its own with
+a time limit, on a machine with an NVIDIA GPU and the installed tessel (its compiler): per form the
+result against float32 SDPA, then the time of a call (CUDA events, median of 10), or "hung" where
+the limit passed. For probing schedules before they go into the tile tables (a form that hangs
+or faults costs its process, not the probe). B1 H32 bf16, non-causal.
+
+With --op, tessel.attention's forward itself with the form as its sm_90a table entry (causal
+with --causal), L2 flushed before each call, against SDPA's cuDNN back end in the same process.
+
+    forms_probe.py [--n 4096] [--d 64] [--timeout 30] [--op [--causal]] FORM...
+    FORM: BLOCK_M,BLOCK_N,NUM_WARPS,NUM_STAGES[,WARP_SPECIALIZE[,PING_PONG]]  e.g. 256,64,16,2,1
+"""
+import argparse
+import math
+import subprocess
+import sys
+
+
+def run_form(form, n, d):
+    import torch
+    import torch.nn.functional as F
+    import tessel
+    from tessel.ops import KERNELS_DIR
+    from tessel.ops.tuning import tile_constants
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from profile_ops import event_ms
+    values = [int(x) for x in form.split(",")]
+    c = dict(tile_constants(tuple(bool(v) if i >= 4 else v for i, v in enumerate(values))),
+             D=d, DTYPE="bf16", CAUSAL=False)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+               for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 32, n, device="cuda", dtype=torch.float32)
+    kernel = tessel.jit(f"{KERNELS_DIR}/attention.tsl", kernel="attention_fwd")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    args = [q, k, v, o, lse, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], 32, 32, n, n,
+            1 / math.sqrt(d), sms]
+    call = lambda: kernel[(math.ceil(n / c["BLOCK_M"]), 32)](*args, **c)
+    call()
+    torch.cuda.synchronize()
+    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    err = (o.float() - ref).abs().max().item() / ref.abs().max().item()
+    ms = event_ms(call, 10, warmup=3)
+    print(f"{form}: {ms * 1e3:.1f} us, {4 * 32 * n * n * d / ms / 1e9:.0f} TFLOP/s, err {err:.1e}",
+          flush=True)
+
+
+def flushed_us(fn, flush, reps=15):
+    """Median CUDA-event time of fn() in us, L2 flushed before each call."""
+    import statistics
+    import torch
+    times = []
+    for _ in range(reps + 2):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times[2:])
+
+
+def run_op(form, n, d, causal):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import tessel
+    from tessel import ops
+    from tessel.ops.tuning import tile_constants
+    values = [int(x) for x in form.split(",")]
+    ops.GPU_TUNED_SM90A[("attention_fwd", d)] = tile_constants(
+        tuple(bool(v) if i >= 4 else v for i, v in enumerate(values)))
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+               for _ in range(3))
+    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    out = tessel.attention(q, k, v, causal=causal)
+    err = (out.float() - ref).abs().max().item() / ref.abs().max().item()
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    ours = flushed_us(lambda: tessel.attention(q, k, v, causal=causal), flush)
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        peer = flushed_us(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                          flush)
+    print(f"{form} N{n} D{d} causal={causal}: tessel.attention {ours:.1f} us, SDPA cuDNN "
+          f"{peer:.1f} us ({peer / ours:.2f}x), err {err:.1e}", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--d", type=int, default=64)
+    p.add_argument("--timeout", type=float, default=30)
+    p.add_argument("--op", action="store_true")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--one", help=argparse.SUPPRESS)
+    p.add_argument("forms", nargs="*")
+    a = p.parse_args()
+    if a.one:
+        return run_op(a.one, a.n, a.d, a.causal) if a.op else run_form(a.one, a.n, a.d)
+    flags = ["--op"] * a.op + ["--causal"] * a.causal
+    for form in a.forms:
+        try:
+            r = subprocess.run([sys.executable, __file__, "--n", str(a.n), "--d", str(a.d),
+                                *flags, "--one", form], capture_output=True, text=True,
+                               timeout=a.timeout)
+            lines = [l for l in (r.stdout + r.stderr).splitlines() if "warn" not in l.lower()]
+            print("\n".join(lines[-3:]) if r.returncode else lines[-1], flush=True)
+        except subprocess.TimeoutExpired:
+            print(f"{form}: hung (no result within {a.timeout:g} s)", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
