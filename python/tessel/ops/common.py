@@ -18,6 +18,10 @@ KERNELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 # Head dims the kernels are tested with (constexpr D; each value is one more compilation).
 HEAD_DIMS = (16, 32, 64, 128)
 
+# Table entries of one form of a kernel (a kernel launched in two forms that want other tiles
+# somewhere: the causal forward), which take their kernel's entries wherever they have none.
+TABLE_FORMS = {"attention_fwd_causal": "attention_fwd"}
+
 # (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
 # sizes; on the GPU GPU_TUNED refines them. lean_attention's BLOCK_M is None: it is picked per
 # call from the rows of a GQA group (lean_block_m), and on the GPU its tiles from that
@@ -54,7 +58,13 @@ GPU_TUNED = {
 # once dQ's dSᵀ went to the tensor cores from shared memory and two CTAs fit an SM; the D128
 # forward warp-specialised with ping-pong: 555-574 TFLOP/s against 468-508 unspecialised, H100).
 GPU_TUNED_SM90A = {
-    ("attention_fwd", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+    # D64: four consumer warpgroups of 64 rows and a producer warpgroup (H200, B1 H32 bf16, op
+    # time with L2 flushed: N 4k 318.7 against 330.2 us, 8k 1172.2 against 1260.9); causal
+    # keeps two warpgroups, unspecialised (there the four took 200.8 against 188.1 us at 4k,
+    # 662.6 against 649.8 at 8k).
+    ("attention_fwd", 64): dict(BLOCK_M=256, BLOCK_N=64, NUM_WARPS=16, NUM_STAGES=3,
+                                WARP_SPECIALIZE=True),
+    ("attention_fwd_causal", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
     # Its programs take several query blocks each where that fills the SMs at once
     # (flash._query_programs): one CTA per SM (12 warps of 168 registers).
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
@@ -116,13 +126,20 @@ def head_dim(constants):
     return constants["D"] if "D" in constants else max(constants["DT"], constants["DS"])
 
 
+def table_kernel(table):
+    """The kernel whose entries a table entry name falls back to: TABLE_FORMS', or itself."""
+    return TABLE_FORMS.get(table, table)
+
+
 def gpu_tiles(kernel, d, target=None):
-    """The GPU's tile constexprs of `kernel` for head dim `d` when compiled for `target` (default:
-    this machine's GPU; see GPU_TUNED and GPU_TUNED_SM90A)."""
-    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][kernel]))
-    tiles.update(GPU_TUNED.get((kernel, d), {}))
-    if (target or _gpu.target()) == "sm_90a":
-        tiles.update(GPU_TUNED_SM90A.get((kernel, d), {}))
+    """The GPU's tile constexprs of `kernel` (a kernel, or one of its TABLE_FORMS) for head dim
+    `d` when compiled for `target` (default: this machine's GPU; see GPU_TUNED and
+    GPU_TUNED_SM90A). A form's own entry in a table replaces its kernel's there."""
+    base = table_kernel(kernel)
+    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][base]))
+    tables = [GPU_TUNED] + ([GPU_TUNED_SM90A] if (target or _gpu.target()) == "sm_90a" else [])
+    for table in tables:
+        tiles.update(table.get((kernel, d)) or table.get((base, d), {}))
     return tiles
 
 
@@ -172,7 +189,8 @@ class Backend:
         tuner_key = (tsl, name, table, d, self.gpu)
         if tuner_key not in _tuners:
             tiles = self.tiles(table, d)
-            candidates = [c for c in tuning.candidates(table, d) if c != tiles]
+            candidates = [c for c in tuning.candidates(table, d) or
+                          tuning.candidates(table_kernel(table), d) if c != tiles]
             _tuners[tuner_key] = autotune(
                 self.kernel(tsl, name), configs=[tiles] + candidates, key=key,
                 restore=restore, budget_s=tuning.TUNE_BUDGET_S,
@@ -180,7 +198,7 @@ class Backend:
         return _tuners[tuner_key]
 
     def blocks(self, kernel):
-        return BLOCKS[self.name][kernel]
+        return BLOCKS[self.name][table_kernel(kernel)]
 
     def tiles(self, kernel, d):
         """The tile constexprs of `kernel` for head dim `d`: BLOCK_M, BLOCK_N and, where tuned,
