@@ -141,6 +141,12 @@ Attribute getWarpGroupBColumns(MmaEncodingAttr acc);
 /// warpgroups' blocks cannot hold the layout's runs.
 FailureOr<SmallVector<int64_t>> getWarpGroupColumnRows(MmaEncodingAttr acc,
                                                        int64_t n);
+/// Why a memdesc of `shape`, `elementType`, `order` and `pitch` cannot take
+/// its columns in the order `columns` (a memdesc's `columns`) puts them;
+/// empty when it can. The memdesc verifier's rule, for those who ask first.
+std::string whyNotMemDescColumns(ArrayRef<int64_t> shape, Type elementType,
+                                 ArrayRef<unsigned> order, int64_t pitch,
+                                 Attribute columns);
 /// A memdesc for the A operand (M x K) of a warpgroup dot, contiguous along
 /// `contiguousDim` (K by default; M reads it transposed), in the layout
 /// wgmma reads; null if none exists.

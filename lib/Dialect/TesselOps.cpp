@@ -447,10 +447,9 @@ static MemDescType wgmmaOperand(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 Type elem, unsigned contiguousDim,
                                 unsigned kDim, Attribute columns = {}) {
   SmallVector<unsigned> order{contiguousDim, 1 - contiguousDim};
-  // Columns in another order are rows of a K-contiguous B (the type's rule).
-  auto mma = dyn_cast_if_present<MmaEncodingAttr>(columns);
-  if (columns && (!mma || contiguousDim != kDim ||
-                  failed(getWarpGroupColumnRows(mma, shape.back()))))
+  // Columns in another order only where the type allows them.
+  if (columns &&
+      !whyNotMemDescColumns(shape, elem, order, /*pitch=*/0, columns).empty())
     return {};
   auto type = MemDescType::get(ctx, shape, elem, order, /*pitch=*/0, columns);
   SharedTileLayout layout = type.getSharedLayout();

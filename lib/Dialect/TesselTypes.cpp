@@ -188,6 +188,28 @@ SharedTileLayout MemDescType::getSharedLayout() const {
       std::max(1u, getElementType().getIntOrFloatBitWidth() / 8), getPitch());
 }
 
+std::string mlir::tessel::whyNotMemDescColumns(ArrayRef<int64_t> shape,
+                                               Type elementType,
+                                               ArrayRef<unsigned> order,
+                                               int64_t pitch,
+                                               Attribute columns) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  auto mma = dyn_cast<MmaEncodingAttr>(columns);
+  if (!mma)
+    os << "memdesc columns must be a #tessel.mma layout, got " << columns;
+  else if (order[0] != 0 || pitch != 0 || elementType.isF32())
+    os << "memdesc columns need a 16-bit B operand contiguous along K (order "
+          "= [0, 1]), got "
+       << "'" << elementType << "' with order = [" << order[0] << ", "
+       << order[1] << "]";
+  else if (failed(getWarpGroupColumnRows(mma, shape.back())))
+    os << "memdesc of " << shape.back()
+       << " columns cannot take the column order of " << mma
+       << " (pairs of 8-column blocks per warpgroup, a power of two in all)";
+  return why;
+}
+
 LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> shape, Type elementType,
                                   ArrayRef<unsigned> order, int64_t pitch,
@@ -204,20 +226,10 @@ LogicalResult MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (order.size() != 2 || order[0] > 1 || order[1] != 1 - order[0])
     return emitError() << "memdesc order must be [1, 0] or [0, 1]";
   if (columns) {
-    auto mma = dyn_cast<MmaEncodingAttr>(columns);
-    if (!mma)
-      return emitError() << "memdesc columns must be a #tessel.mma layout, got "
-                         << columns;
-    if (order[0] != 0 || pitch != 0 || elementType.isF32())
-      return emitError() << "memdesc columns need a 16-bit B operand "
-                            "contiguous along K (order = [0, 1]), got "
-                         << elementType << " with order = [" << order[0] << ", "
-                         << order[1] << "]";
-    if (failed(getWarpGroupColumnRows(mma, shape.back())))
-      return emitError() << "memdesc of " << shape.back()
-                         << " columns cannot take the column order of " << mma
-                         << " (pairs of 8-column blocks per warpgroup, a power "
-                            "of two in all)";
+    std::string why =
+        whyNotMemDescColumns(shape, elementType, order, pitch, columns);
+    if (!why.empty())
+      return emitError() << why;
   }
   if (pitch == 0)
     return success();
