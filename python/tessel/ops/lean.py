@@ -26,7 +26,7 @@ def lean_tiles(block_m, gpu, rows=None):
     blocks are 128 wide (64 with 128 query rows), with 8 warps from 64 rows and two pipeline
     stages (measured: decode is bound by memory, and deeper pipelines cost occupancy). Given the
     unit's `rows` = G·Nq live rows, fewer than the tile's, LIVE_ROWS bounds them: partial states
-    then move only those rows, and a host keeps more of them in flight while it folds."""
+    then move only those rows, and the tile's other rows take no registers where they fold."""
     if not gpu:
         return dict(BLOCK_M=block_m, BLOCK_N=BLOCKS["interpreter"]["lean_attention"][1])
     tiles = dict(BLOCK_M=block_m, BLOCK_N=64 if block_m > 64 else 128,
