@@ -5,16 +5,28 @@ result against float32 SDPA, then the time of a call (CUDA events, median of 10)
 the limit passed. For probing schedules before they go into the tile tables (a form that hangs
 or faults costs its process, not the probe). B1 H32 bf16, non-causal.
 
-With --op, tessel.attention's forward itself with the form as its sm_90a table entry (causal
-with --causal), L2 flushed before each call, against SDPA's cuDNN back end in the same process.
+With --op, tessel.attention's forward itself with the form as its sm_90a table entry (the
+causal forward's with --causal), L2 flushed before each call, against SDPA's cuDNN back end in
+the same process.
 
     forms_probe.py [--n 4096] [--d 64] [--timeout 30] [--op [--causal]] FORM...
     FORM: BLOCK_M,BLOCK_N,NUM_WARPS,NUM_STAGES[,WARP_SPECIALIZE[,PING_PONG]]  e.g. 256,64,16,2,1
 """
 import argparse
 import math
+import os
 import subprocess
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..")]     # profile_ops; bench
+
+
+def form_constants(form):
+    """FORM's tile constexprs (the flags past the fourth value as booleans)."""
+    from tessel.ops.tuning import tile_constants
+    values = [int(x) for x in form.split(",")]
+    return tile_constants(tuple(bool(v) if i >= 4 else v for i, v in enumerate(values)))
 
 
 def run_form(form, n, d):
@@ -22,12 +34,8 @@ def run_form(form, n, d):
     import torch.nn.functional as F
     import tessel
     from tessel.ops import KERNELS_DIR
-    from tessel.ops.tuning import tile_constants
-    sys.path.insert(0, __file__.rsplit("/", 1)[0])
     from profile_ops import event_ms
-    values = [int(x) for x in form.split(",")]
-    c = dict(tile_constants(tuple(bool(v) if i >= 4 else v for i, v in enumerate(values))),
-             D=d, DTYPE="bf16", CAUSAL=False)
+    c = dict(form_constants(form), D=d, DTYPE="bf16", CAUSAL=False)
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
                for _ in range(3))
@@ -48,18 +56,13 @@ def run_form(form, n, d):
 
 
 def flushed_us(fn, flush, reps=15):
-    """Median CUDA-event time of fn() in us, L2 flushed before each call."""
+    """Median CUDA-event time of fn() in us, L2 flushed before each call (after two more)."""
     import statistics
-    import torch
+    from bench.gpu import event_us
     times = []
     for _ in range(reps + 2):
         flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
+        times.append(event_us(fn))
     return statistics.median(times[2:])
 
 
@@ -69,10 +72,9 @@ def run_op(form, n, d, causal):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import tessel
     from tessel import ops
-    from tessel.ops.tuning import tile_constants
-    values = [int(x) for x in form.split(",")]
-    ops.GPU_TUNED_SM90A[("attention_fwd", d)] = tile_constants(
-        tuple(bool(v) if i >= 4 else v for i, v in enumerate(values)))
+    # The entry the op reads (the causal forward is a table form of its own).
+    table = "attention_fwd_causal" if causal else "attention_fwd"
+    ops.GPU_TUNED_SM90A[(table, d)] = form_constants(form)
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
                for _ in range(3))

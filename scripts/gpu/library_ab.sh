@@ -9,6 +9,9 @@
 #   scripts/gpu/library_ab.sh ROUNDS LABEL=LIBRARY... -- PROFILE_OPS_ARGS...
 # For example
 #   scripts/gpu/library_ab.sh 2 main=/tmp/main.so new=/tmp/new.so -- --cases prefill --n 8192
+# PROFILE_SCRIPT names another script of this directory to run instead (the decode:
+#   PROFILE_SCRIPT=profile_decode.py scripts/gpu/library_ab.sh 2 main=... new=... -- \
+#     --shapes 1x8x8x16384 --tiles op,128x4x2).
 # The packages stay in $OUT/site-LABEL (default OUT /tmp/tessel-library-ab) for further checks.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,6 +45,6 @@ for round in $(seq 1 "$rounds"); do
     label=${v%%=*}
     echo "== round $round: $label"
     PYTHONPATH="$out/site-$label" TESSEL_CACHE_DIR="$out/cache-$label" \
-      python3 "$root/scripts/gpu/profile_ops.py" "$@" 2>&1 | grep -v -i "warn"
+      python3 "$root/scripts/gpu/${PROFILE_SCRIPT:-profile_ops.py}" "$@" 2>&1 | grep -v -i "warn"
   done
 done

@@ -11,7 +11,7 @@ GPU time of the kernels and memsets the call launches and their names (torch's p
 `ncu` (--reps 1) the same script gives their hardware counters. --tiles times Tessel's decode
 with other key blocks, warps and pipeline depths than tessel.ops.lean_tiles picks
 (BLOCK_NxNUM_WARPSxNUM_STAGES each, without clusters and without LIVE_ROWS: partial states of
-the whole query tile; the query tile stays the op's), and
+the whole query tile; the query tile stays the op's; `op` among them: the op's own choice), and
 --clusters with thread-block clusters of other sizes and key blocks (CLUSTERxBLOCK_N each).
 
     profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,stream-k-flags,split-k,cudnn]
@@ -100,11 +100,12 @@ def main():
                    help="BxHxHKVxNk[xNq], comma-separated (D128; Nq 1 unless given)")
     p.add_argument("--impls", default="stream-k,split-k,cudnn,flash")
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--tiles", default=None, help="BLOCK_NxNUM_WARPSxNUM_STAGES, comma-separated")
+    p.add_argument("--tiles", default=None,
+                   help="BLOCK_NxNUM_WARPSxNUM_STAGES or op (the op's choice), comma-separated")
     p.add_argument("--clusters", default=None,
                    help="stream-k in clusters of CLUSTERxBLOCK_N, comma-separated")
     a = p.parse_args()
-    tiles = a.tiles.split(",") if a.tiles else [None]
+    tiles = [None if t == "op" else t for t in a.tiles.split(",")] if a.tiles else [None]
     variants = [(name, t, "off" if name == "stream-k-flags" else "auto")
                 for name in a.impls.split(",")
                 for t in ([None] if name in BACKENDS else tiles)]
