@@ -4,7 +4,7 @@ ops' kernels precompiled; see scripts/gpu/profile.sh).
 
 For each shape: tessel.lean_attention with both strategies (and stream-k-flags: stream-K with the
 partial states handed over through global memory even where the op would take a thread-block
-cluster) and SDPA's cuDNN and flash backends,
+cluster; paged: stream-K over the same keys in a paged cache) and SDPA's cuDNN and flash backends,
 each checked against a float32 reference, then per call the CUDA-event time (L2 flushed before
 each call), the replay time of a CUDA graph holding one call (back to back, L2 warm), the summed
 GPU time of the kernels and memsets the call launches and their names (torch's profiler). Under
@@ -14,7 +14,7 @@ with other key blocks, warps and pipeline depths than tessel.ops.lean_tiles pick
 the whole query tile; the query tile stays the op's; `op` among them: the op's own choice), and
 --clusters with thread-block clusters of other sizes and key blocks (CLUSTERxBLOCK_N each).
 
-    profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,stream-k-flags,split-k,cudnn]
+    profile_decode.py [--shapes 1x32x32x4096,...] [--impls stream-k,stream-k-flags,paged,...]
                       [--reps 20] [--tiles 128x4x2,64x4x3] [--clusters 16x64,8x128]
 """
 import argparse
@@ -30,6 +30,7 @@ import tessel
 lean = importlib.import_module("tessel.ops.lean")
 PICK_TILES = lean.lean_tiles            # the op's own choice of tiles
 PICK_CLUSTER = lean.lean_cluster        # and of thread-block clusters
+paged_plans = importlib.import_module("tessel.ops.paged")._PLANS
 
 SHAPES = "1x32x32x4096,1x64x8x4096,1x8x8x16384,1x32x32x131072"
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
@@ -49,8 +50,29 @@ def impl(name, q, k, v):
             print(f"{name}: K/V expanded to {q.shape[1]} heads", flush=True)
             ke, ve = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
             return lambda: sdpa(ke, ve)
+    if name == "paged":
+        return paged(q, k, v)
     strategy = "stream-k" if name == "stream-k-flags" else name
     return lambda: tessel.lean_attention(q, k, v, strategy=strategy)
+
+
+def paged(q, k, v, page_size=16):
+    """Stream-K over the same keys in a paged cache (pages of `page_size` rows, vLLM's layout,
+    in a random order), unchecked tables (no host read of them per call)."""
+    B, HKV, Nk, D = k.shape
+    pages = B * -(-Nk // page_size)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    table = torch.randperm(pages, device="cuda", generator=g).to(torch.int32).view(B, -1)
+    caches = []
+    for x in (k, v):
+        padded = F.pad(x, (0, 0, 0, pages // B * page_size - Nk))
+        rows = padded.view(B, HKV, pages // B, page_size, D).permute(0, 2, 3, 1, 4)
+        cache = torch.empty(pages, page_size, HKV, D, device=x.device, dtype=x.dtype)
+        cache[table.flatten().long()] = rows.reshape(pages, page_size, HKV, D)
+        caches.append(cache)
+    lens = torch.full((B,), Nk, device="cuda", dtype=torch.int32)
+    return lambda: tessel.lean_attention(q, *caches, seq_lens=lens, block_table=table,
+                                         max_seq_len=Nk, check=False)
 
 
 def use_tiles(tiles, cluster="auto"):
@@ -72,6 +94,7 @@ def use_tiles(tiles, cluster="auto"):
         lean.lean_tiles = lambda block_m, gpu, rows=None: dict(BLOCK_M=block_m, BLOCK_N=bn,
                                                                 NUM_WARPS=warps, NUM_STAGES=stages)
     lean._PLANS._plans.clear()
+    paged_plans._plans.clear()
 
 
 def graph_us(fn, reps):

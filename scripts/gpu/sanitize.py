@@ -93,9 +93,21 @@ def count_errors(log):
     return (int(m.group(1)), 0) if m else None
 
 
+def chosen(cases, names):
+    """The cases named in `names` (comma-separated; all of them if empty), refusing unknown names;
+    the control's first line is recorded and run whichever are chosen."""
+    if not names:
+        return cases
+    wanted = names.split(",")
+    unknown = sorted(set(wanted) - {c.name for c in cases})
+    if unknown:
+        sys.exit(f"no such case in {CASES}: {', '.join(unknown)}")
+    return [c for i, c in enumerate(cases) if i == 0 or c.name in wanted]
+
+
 def record(args):
     os.makedirs(args.bundles, exist_ok=True)
-    for case in read_cases():
+    for case in chosen(read_cases(), args.cases):
         cmd = [args.tesselc, os.path.join(ROOT, "kernels", case.tsl), "--kernel", case.kernel]
         for d in case.defines:
             cmd += ["-D", d]
@@ -141,7 +153,7 @@ def sanitize(args, case, tool, bundle):
 
 def run(args):
     os.makedirs(args.out, exist_ok=True)
-    cases = read_cases()
+    cases = chosen(read_cases(), args.cases)
     tools = args.tools.split(",")
     failing = 0
 
@@ -177,6 +189,7 @@ def main(argv=None):
     rec.add_argument("--tesselc", required=True)
     rec.add_argument("--target", default="sm_90", choices=("sm_80", "sm_90", "sm_90a"))
     rec.add_argument("--bundles", required=True)
+    rec.add_argument("--cases", default="", help="only these lines (comma-separated names)")
     rec.set_defaults(func=record)
     gpu = sub.add_parser("run", help="run the bundles under compute-sanitizer (needs a GPU)")
     gpu.add_argument("--tessel-run", required=True)
@@ -184,6 +197,7 @@ def main(argv=None):
     gpu.add_argument("--out", required=True)
     gpu.add_argument("--tools", default=",".join(TOOLS))
     gpu.add_argument("--timeout", type=int, default=120, help="seconds per run")
+    gpu.add_argument("--cases", default="", help="only these lines (comma-separated names)")
     gpu.set_defaults(func=run)
     args = parser.parse_args(argv)
     return args.func(args)

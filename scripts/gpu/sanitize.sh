@@ -10,7 +10,8 @@
 # Environment: TESSEL_BUNDLE_DIR (default <repo>/.gpu-bundles), OUT (logs go
 # to $OUT/sanitize; default /tmp/tessel-gpu-check), TESSEL_RT_BUILD (the
 # runtime-only build directory, default /tmp/tessel-rt-build), SANITIZE_TOOLS
-# (default memcheck,racecheck,synccheck).
+# (default memcheck,racecheck,synccheck), SANITIZE_CASES (comma-separated lines of
+# sanitize_cases.txt, default all; the control runs whichever are chosen).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/tessel-gpu-check}/sanitize
@@ -28,4 +29,5 @@ if ! { cmake -S "$root" -B "$build" -DTESSEL_ENABLE_COMPILER=OFF -DCMAKE_BUILD_T
   exit 1
 fi
 exec python3 "$root/scripts/gpu/sanitize.py" run --tessel-run "$build/bin/tessel-run" \
-  --bundles "$bundles" --out "$out" --tools "${SANITIZE_TOOLS:-memcheck,racecheck,synccheck}"
+  --bundles "$bundles" --out "$out" --tools "${SANITIZE_TOOLS:-memcheck,racecheck,synccheck}" \
+  --cases "${SANITIZE_CASES:-}"

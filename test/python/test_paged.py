@@ -70,6 +70,24 @@ def test_paged(case, dtype):
     _check_out(got, want, dtype)
 
 
+@pytest.mark.parametrize("case", list(PAGED))
+def test_paged_live_rows(case, monkeypatch):
+    """Partial states bounded by the live rows (LIVE_ROWS = G·Nq, as the op bounds them on the
+    GPU where a unit has fewer rows than its query tile), through both strategies' hand-overs:
+    the same O."""
+    from tessel.ops import paged
+    tiles = paged.paged_tiles
+    monkeypatch.setattr(paged, "paged_tiles", lambda bm, gpu, units, max_len, check, rows: dict(
+        tiles(bm, gpu, units, max_len, check, rows), LIVE_ROWS=rows))
+    (q, k, v, table, lens), (q64, k64, v64) = _paged_inputs(case, DTYPES[-1])
+    causal = PAGED[case][-1]
+    want = _reference(q64, k64, v64, table, lens, causal)
+    for strategy in tessel.ops.LEAN_STRATEGIES:
+        got = tessel.lean_attention(q, k, v, causal=causal, strategy=strategy, seq_lens=lens,
+                                    block_table=table)
+        _check_out(got, want, DTYPES[-1])
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 def test_ragged_contiguous(dtype):
     """A contiguous (B, HKV, Nk, D) cache with a length per sequence: its first seq_lens[b] rows."""
@@ -221,7 +239,8 @@ def test_argument_errors(case):
 
 def test_paged_tiles():
     """On the GPU, key blocks of 64 where the split has many of them (and for the device check),
-    128 otherwise; every tile the op can pick is among the precompiled configurations."""
+    128 otherwise, and the live rows' bound; every tile the op can pick, for every number of live
+    rows, is among the precompiled configurations."""
     from tessel.ops.paged import PAGED_SMALL_BLOCKS_FROM, paged_tiles
     few, many = PAGED_SMALL_BLOCKS_FROM * 64 - 64, PAGED_SMALL_BLOCKS_FROM * 64
     assert paged_tiles(16, True, 1, few)["BLOCK_N"] == 128
@@ -230,14 +249,19 @@ def test_paged_tiles():
     assert paged_tiles(16, True, 1, 100, device_check=True)["BLOCK_N"] == 64
     assert paged_tiles(128, True, 1, few)["BLOCK_N"] == 64           # as lean_attention's
     assert paged_tiles(16, False, 1, many) == tessel.ops.lean_tiles(16, False)
+    # a unit of fewer live rows than its tile bounds its states (lean_tiles' LIVE_ROWS)
+    assert paged_tiles(16, True, 1, few, rows=1)["LIVE_ROWS"] == 1
+    assert "LIVE_ROWS" not in paged_tiles(16, True, 1, few, rows=16)
+    tile_keys = ("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES", "LIVE_ROWS")
     configs = [(c[2]["CHECK_TABLES"], c[2]["POW2_PAGES"], c[2]["SAME_KV_STRIDES"],
-                {k: c[2][k] for k in ("BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES")})
+                {k: c[2][k] for k in tile_keys if k in c[2]})
                for c in tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),))
                if c[1] == "lean_attention_paged"]
-    for bm in tessel.ops.LEAN_BLOCK_M:
+    for rows in range(1, tessel.ops.LEAN_MAX_ROWS + 1):
+        bm = tessel.ops.lean_block_m(rows)
         for check, n in ((False, few), (False, many), (True, few)):
             for usual in (True, False):                 # both forms of usual_cache
-                assert (check, usual, usual, paged_tiles(bm, True, 1, n, check)) in configs
+                assert (check, usual, usual, paged_tiles(bm, True, 1, n, check, rows)) in configs
     everything = [repr(c) for c in tessel.ops.gpu_configurations((64,), ("bf16",),
                                                                             ((3, 5),))]
     assert len(everything) == len(set(everything))                 # no configuration twice

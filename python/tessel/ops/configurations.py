@@ -1,9 +1,11 @@
 """Every kernel specialisation the ops launch on a GPU, for precompiling on a machine with the
 compiler (python -m tessel.precompile) and launching on one without."""
 
+from itertools import product
+
 from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import (LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations,
-                   lean_tile_configurations, lean_tiles)
+                   lean_tile_configurations, lean_tile_rows, lean_tiles)
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
 from .paged import paged_tiles
 from .mta import DECODE_BLOCK_N, DECODE_BLOCK_S, conv_keys
@@ -51,11 +53,13 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                                         D=d, CAUSAL=causal, DTYPE=dtype,
                                         **dict(plain, CLUSTER=size, BLOCK_N=block_n,
                                                LIVE_ROWS=live), **lse)
-                        # few key blocks and many (paged_tiles), and the device check;
-                        # the usual caches' form and the general one (usual_cache)
+                        # few key blocks and many (paged_tiles), and the device check, for
+                        # each bound of live rows; the usual caches' form and the general one
+                        # (usual_cache)
                         paged = []
-                        for check, blocks in ((False, 0), (False, 1 << 30), (True, 0)):
-                            tiles = paged_tiles(bm, True, 1, blocks, check)
+                        for (check, blocks), rows in product(
+                                ((False, 0), (False, 1 << 30), (True, 0)), lean_tile_rows(bm)):
+                            tiles = paged_tiles(bm, True, 1, blocks, check, rows)
                             if (check, tiles) not in paged:
                                 paged.append((check, tiles))
                                 for usual in (True, False):

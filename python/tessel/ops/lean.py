@@ -37,10 +37,15 @@ def lean_tiles(block_m, gpu, rows=None):
     return tiles
 
 
+def lean_tile_rows(block_m):
+    """Live row counts, one per distinct lean_tiles, of the units that take a query tile of
+    `block_m` rows."""
+    return [rows for rows in sorted({*LEAN_LIVE_ROWS, block_m}) if lean_block_m(rows) == block_m]
+
+
 def lean_tile_configurations(block_m):
     """Every lean_tiles on the GPU for units whose rows take a query tile of `block_m` rows."""
-    return [lean_tiles(block_m, True, rows) for rows in sorted({*LEAN_LIVE_ROWS, block_m})
-            if lean_block_m(rows) == block_m]
+    return [lean_tiles(block_m, True, rows) for rows in lean_tile_rows(block_m)]
 
 
 # lean_attention's thread-block clusters, best first, each with its key block: 8 CTAs with

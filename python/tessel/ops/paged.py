@@ -181,8 +181,9 @@ def _forward(be, q, k, v, table, seq_lens, args, device_check):
         table, seq_lens = table.contiguous(), seq_lens.contiguous()
     B, H, Nq, D = q.shape
     HKV = k.shape[1] if args["contiguous"] else k.shape[2]
-    tiles = paged_tiles(lean.lean_block_m(H // HKV * Nq), be.gpu, B * HKV, args["max_len"],
-                        device_check)
+    rows = H // HKV * Nq
+    tiles = paged_tiles(lean.lean_block_m(rows), be.gpu, B * HKV, args["max_len"], device_check,
+                        rows)
     o = be.empty((B, H, Nq, D), q)
     errors = (be.zeros if device_check else be.empty)((2,), seq_lens, seq_lens.dtype)
     if B == 0:                          # no sequence: nothing to launch
@@ -208,11 +209,11 @@ def usual_cache(page_size, sk, sv):
     return page_size & (page_size - 1) == 0 and tuple(sk) == tuple(sv)
 
 
-def paged_tiles(block_m, gpu, units, max_len, device_check=False):
-    """lean_attention_paged's tile constexprs: lean_attention's, with key blocks of 64 on the GPU
-    where `units` x the blocks of `max_len` keys reach PAGED_SMALL_BLOCKS_FROM, or for the device
-    check."""
-    tiles = lean.lean_tiles(block_m, gpu)
+def paged_tiles(block_m, gpu, units, max_len, device_check=False, rows=None):
+    """lean_attention_paged's tile constexprs: lean_attention's (LIVE_ROWS for units of `rows`
+    live rows), with key blocks of 64 on the GPU where `units` x the blocks of `max_len` keys
+    reach PAGED_SMALL_BLOCKS_FROM, or for the device check."""
+    tiles = lean.lean_tiles(block_m, gpu, rows)
     if gpu and (device_check or units * cdiv(max_len, 64) >= PAGED_SMALL_BLOCKS_FROM):
         tiles["BLOCK_N"] = 64
     return tiles
