@@ -10,7 +10,9 @@ causal forward's with --causal), L2 flushed before each call, against SDPA's cuD
 the same process.
 
     forms_probe.py [--n 4096] [--d 64] [--timeout 30] [--op [--causal]] FORM...
-    FORM: BLOCK_M,BLOCK_N,NUM_WARPS,NUM_STAGES[,WARP_SPECIALIZE[,PING_PONG]]  e.g. 256,64,16,2,1
+    FORM: BLOCK_M,BLOCK_N,NUM_WARPS,NUM_STAGES[,WARP_SPECIALIZE[,PING_PONG]][,NAME=INT...]
+          e.g. 256,64,16,2,1 or 256,64,16,3,1,0,BLOCKS_IN_TURN=1 (named values past the tiles:
+          other constexprs of the kernel, 0/1 as booleans)
 """
 import argparse
 import math
@@ -23,10 +25,15 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "..")]     # profile_ops; bench
 
 
 def form_constants(form):
-    """FORM's tile constexprs (the flags past the fourth value as booleans)."""
+    """FORM's constexprs (the flags past the fourth value, and named 0/1 values, as booleans)."""
     from tessel.ops.tuning import tile_constants
-    values = [int(x) for x in form.split(",")]
-    return tile_constants(tuple(bool(v) if i >= 4 else v for i, v in enumerate(values)))
+    fields = form.split(",")
+    values = [int(x) for x in fields if "=" not in x]
+    named = dict(x.split("=", 1) for x in fields if "=" in x)
+    constants = tile_constants(tuple(bool(v) if i >= 4 else v for i, v in enumerate(values)))
+    for name, value in named.items():
+        constants[name] = bool(int(value)) if value in ("0", "1") else int(value)
+    return constants
 
 
 def run_form(form, n, d):

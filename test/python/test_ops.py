@@ -99,18 +99,20 @@ def test_lean_block_m():
                                                          target="sm_80") if "CLUSTER" in c[2]]
 
 
-def test_gpu_tiles_forms():
+def test_gpu_tiles_forms(monkeypatch):
     """A table form (the causal forward) takes its own entry where it has one and its kernel's
-    everywhere else: on sm_90a at D64 the causal forward keeps two unspecialised warpgroups
-    while the non-causal one takes four and a producer; at D128 and below sm_90a both alike."""
-    from tessel.ops.common import gpu_tiles
-    full, causal = gpu_tiles("attention_fwd", 64, "sm_90a"), \
-        gpu_tiles("attention_fwd_causal", 64, "sm_90a")
-    assert full["NUM_WARPS"] == 16 and full["WARP_SPECIALIZE"] and full["BLOCK_M"] == 256
-    assert causal == dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3)
-    for d, target in ((128, "sm_90a"), (64, "sm_90"), (64, "sm_80"), (32, "sm_90a")):
+    everywhere else, in the tables and in the precompiled configurations."""
+    from tessel.ops import common
+    gpu_tiles = common.gpu_tiles
+    for d, target in ((64, "sm_90a"), (128, "sm_90a"), (64, "sm_90"), (64, "sm_80")):
         assert gpu_tiles("attention_fwd_causal", d, target) == \
             gpu_tiles("attention_fwd", d, target)
+    own = dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3)
+    monkeypatch.setitem(common.GPU_TUNED_SM90A, ("attention_fwd_causal", 64), own)
+    assert gpu_tiles("attention_fwd_causal", 64, "sm_90a") == own
+    assert gpu_tiles("attention_fwd", 64, "sm_90a")["NUM_WARPS"] == 16
+    assert gpu_tiles("attention_fwd_causal", 128, "sm_90a") == \
+        gpu_tiles("attention_fwd", 128, "sm_90a")
     configs = tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),), target="sm_90a")
     forward = {(c["CAUSAL"], c["NUM_WARPS"], c.get("WARP_SPECIALIZE", False))
                for _, name, c, _ in configs if name == "attention_fwd"}

@@ -58,13 +58,14 @@ GPU_TUNED = {
 # once dQ's dSᵀ went to the tensor cores from shared memory and two CTAs fit an SM; the D128
 # forward warp-specialised with ping-pong: 555-574 TFLOP/s against 468-508 unspecialised, H100).
 GPU_TUNED_SM90A = {
-    # D64: four consumer warpgroups of 64 rows and a producer warpgroup (H200, B1 H32 bf16, op
-    # time with L2 flushed: N 4k 318.7 against 330.2 us, 8k 1172.2 against 1260.9); causal
-    # keeps two warpgroups, unspecialised (there the four took 200.8 against 188.1 us at 4k,
-    # 662.6 against 649.8 at 8k).
+    # D64: four consumer warpgroups of 64 rows taking turns on the tensor cores, a producer
+    # warpgroup, programs taking query blocks in turn (H200, B1 H32 bf16, op time with L2
+    # flushed, against SDPA cuDNN in the same process: N 4k / 8k / 16k 296.1 / 1122.6 / 4551.3
+    # us, 0.99 / 1.01 / 0.99x; causal 4k / 8k 178.8 / 618.4, 1.03 / 1.02x; the four without
+    # turns and a program per block 315.2 / 1183.8 / 4570.6, causal two unspecialised
+    # warpgroups 187.2 / 651.8).
     ("attention_fwd", 64): dict(BLOCK_M=256, BLOCK_N=64, NUM_WARPS=16, NUM_STAGES=3,
-                                WARP_SPECIALIZE=True),
-    ("attention_fwd_causal", 64): dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3),
+                                WARP_SPECIALIZE=True, PING_PONG=True, BLOCKS_IN_TURN=True),
     # Its programs take several query blocks each where that fills the SMs at once
     # (flash._query_programs): one CTA per SM (12 warps of 168 registers).
     ("attention_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
