@@ -7,9 +7,14 @@ or faults costs its process, not the probe). B1 H32 bf16, non-causal.
 
 With --op, tessel.attention's forward itself with the form as its sm_90a table entry (the
 causal forward's with --causal), L2 flushed before each call, against SDPA's cuDNN back end in
-the same process.
+the same process. With --op --kl, tessel.attention_kl's forward (StreamKL, teacher and student
+of head dim D, B1 H16: the bench's shape) with the form as attention_kl_fwd's entry, against the
+KL of the same inputs through float64 PyTorch on the first 256 query rows. With --op --bwd, the
+forward + backward with the form as the backward's entry (attention_bwd, against cuDNN's
+forward + backward, dQ checked against float32 SDPA's; with --kl attention_kl_bwd, the student's
+dQ checked against the table's backward).
 
-    forms_probe.py [--n 4096] [--d 64] [--timeout 30] [--op [--causal]] FORM...
+    forms_probe.py [--n 4096] [--d 64] [--timeout 30] [--op [--causal] [--kl] [--bwd]] FORM...
     FORM: BLOCK_M,BLOCK_N,NUM_WARPS,NUM_STAGES[,WARP_SPECIALIZE[,PING_PONG]][,NAME=INT...]
           e.g. 256,64,16,2,1 or 256,64,16,3,1,0,BLOCKS_IN_TURN=1 (named values past the tiles:
           other constexprs of the kernel, 0/1 as booleans)
@@ -73,28 +78,77 @@ def flushed_us(fn, flush, reps=15):
     return statistics.median(times[2:])
 
 
-def run_op(form, n, d, causal):
+def run_op(form, n, d, causal, bwd):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import tessel
     from tessel import ops
     # The entry the op reads (the causal forward is a table form of its own).
-    table = "attention_fwd_causal" if causal else "attention_fwd"
+    table = "attention_bwd" if bwd else "attention_fwd_causal" if causal else "attention_fwd"
     ops.GPU_TUNED_SM90A[(table, d)] = form_constants(form)
     g = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
-               for _ in range(3))
-    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
-    out = tessel.attention(q, k, v, causal=causal)
-    err = (out.float() - ref).abs().max().item() / ref.abs().max().item()
+    q, k, v, do = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+                   for _ in range(4))
+    inputs = [x.requires_grad_(bwd) for x in (q, k, v)]
+
+    def call(attend):
+        out = attend(*inputs)
+        if not bwd:
+            return out
+        return torch.autograd.grad(out, inputs, do.to(out.dtype))[0]        # dQ
+    ref = call(lambda *xs: F.scaled_dot_product_attention(*(x.float() for x in xs),
+                                                          is_causal=causal))
+    ours = call(lambda *xs: tessel.attention(*xs, causal=causal))
+    err = (ours.float() - ref).abs().max().item() / ref.abs().max().item()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    ours = flushed_us(lambda: tessel.attention(q, k, v, causal=causal), flush)
+    ours = flushed_us(lambda: call(lambda *xs: tessel.attention(*xs, causal=causal)), flush)
     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-        peer = flushed_us(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                          flush)
-    print(f"{form} N{n} D{d} causal={causal}: tessel.attention {ours:.1f} us, SDPA cuDNN "
+        peer = flushed_us(lambda: call(lambda *xs: F.scaled_dot_product_attention(
+            *xs, is_causal=causal)), flush)
+    what = "forward + backward" if bwd else "forward"
+    print(f"{form} N{n} D{d} causal={causal}: tessel.attention {what} {ours:.1f} us, SDPA cuDNN "
           f"{peer:.1f} us ({peer / ours:.2f}x), err {err:.1e}", flush=True)
+
+
+def run_kl(form, n, d, causal, bwd):
+    import torch
+    import tessel
+    from tessel import ops
+    from tessel.ops import kl as kl_op
+    g = torch.Generator(device="cuda").manual_seed(0)
+    qt, kt, qs, ks = (torch.randn(1, 16, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+                      for _ in range(4))
+    qs.requires_grad_(bwd)
+
+    def call():
+        kl = tessel.attention_kl(qt, kt, qs, ks, causal=causal, reduction="none")
+        return torch.autograd.grad(kl.sum(), qs)[0] if bwd else kl
+    if bwd:     # the table's backward first: the form's student gradient is checked against it
+        ref = call().double()
+        kl_op._PLANS._plans.clear()
+    else:       # the KL of the first 256 query rows in float64
+        rows = 256
+        scores = lambda q, k: (q[:, :, :rows].double() @ k.double().transpose(-1, -2)) / \
+            math.sqrt(d)
+        s, t = scores(qt, kt), scores(qs, ks)
+        if causal:
+            hidden = torch.ones(rows, n, dtype=torch.bool, device="cuda").triu(1)
+            s, t = s.masked_fill(hidden, float("-inf")), t.masked_fill(hidden, float("-inf"))
+        p = torch.softmax(s, -1)
+        ref = (p * (torch.log_softmax(s, -1) - torch.log_softmax(t, -1))).nan_to_num().sum(-1)
+    ops.GPU_TUNED_SM90A[("attention_kl_bwd" if bwd else "attention_kl_fwd", d)] = \
+        form_constants(form)
+    out = call().double()
+    out = out if bwd else out[:, :, :rows]
+    err = (out - ref).abs().max().item() / ref.abs().max().item()
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    us = flushed_us(call, flush)
+    what = "forward + backward" if bwd else "forward"
+    flops = 2 * 16 * n * n * 2 * d * (2 if bwd else 1) / (2 if causal else 1)
+    print(f"{form} N{n} D{d} causal={causal}: tessel.attention_kl {what} {us:.1f} us, "
+          f"{flops / us / 1e6:.0f} TFLOP/s (the bench's count), err {err:.1e}"
+          f"{' against the table' if bwd else ''}", flush=True)
 
 
 def main():
@@ -104,12 +158,16 @@ def main():
     p.add_argument("--timeout", type=float, default=30)
     p.add_argument("--op", action="store_true")
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--kl", action="store_true")
+    p.add_argument("--bwd", action="store_true")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("forms", nargs="*")
     a = p.parse_args()
     if a.one:
-        return run_op(a.one, a.n, a.d, a.causal) if a.op else run_form(a.one, a.n, a.d)
-    flags = ["--op"] * a.op + ["--causal"] * a.causal
+        if a.op:
+            return (run_kl if a.kl else run_op)(a.one, a.n, a.d, a.causal, a.bwd)
+        return run_form(a.one, a.n, a.d)
+    flags = ["--op"] * a.op + ["--causal"] * a.causal + ["--kl"] * a.kl + ["--bwd"] * a.bwd
     for form in a.forms:
         try:
             r = subprocess.run([sys.executable, __file__, "--n", str(a.n), "--d", str(a.d),

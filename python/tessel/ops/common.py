@@ -81,8 +81,13 @@ GPU_TUNED_SM90A = {
                                 WARP_SPECIALIZE=True, UNMASKED_LOOP=True),
     ("attention_bwd", 128): dict(BLOCK_M=64, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
     # Key blocks of 128 once the full blocks went without masks (H200, B1 H16 D128 bf16, op
-    # time: N 4096-16384 7-9 % under 128 x 64, causal or not; within 2.6 us of 64 x 64 at 1-2k).
-    ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2),
+    # time: N 4096-16384 7-9 % under 128 x 64, causal or not; within 2.6 us of 64 x 64 at 1-2k);
+    # a producer warpgroup, the two consumer warpgroups taking turns (H200, op time, L2 flushed:
+    # causal N 2k / 8k 58.2 / 647.8 against 63.7 / 737.5 us, N 4k 327.8 against 376.9). Query
+    # blocks in turn lost (masked query loads: 677.8 against 644.4 us at 8k; copied ahead, the
+    # two query blocks' next ones do not fit beside two stages of keys).
+    ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
+                                    WARP_SPECIALIZE=True, PING_PONG=True),
     # A producer warpgroup copies the teacher's and the student's query blocks (H200, B1 H16
     # N 8192 D128 causal: 2274 / 2285 against 2302 / 2303 us), and the query blocks that see
     # every key take a loop without masks (2116 / 2118 against 2261 / 2258 us).
