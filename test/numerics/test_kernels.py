@@ -637,3 +637,20 @@ def test_broken_kernel_is_caught(tmp_path, name):
             kl.compare("LSE", out["lse"], L, scaled_tol("f16", "f32", np.max(np.abs(L))))
         good = kl.lean_attention(q, k, v, scale, True, 8, 16, 3, None, "f16")
         kl.compare("O (original kernel)", good["o"], O, TOL["f16"]["out"])
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_scaled_cast(dt):
+    """The backwards' dQ conversion (kernels/convert.tsl): x · scale in the element type, one
+    rounding of the f32 product, for a length that fills neither its last program nor a power of
+    two, and nothing written past it."""
+    n, block = 8 * 91, 256
+    rng = _seed("scaled_cast", dt)
+    x = tr.round_to(rng.standard_normal(n) * 40, "f32")
+    scale = np.float32(0.0883)
+    out = tr.run("convert.tsl", "scaled_cast", (-(-n // block),),
+                 dict(x=tr.Buffer(x, "f32"), y=tr.full(n + 8, 7.0, dt), n=n, scale=float(scale)),
+                 dict(BLOCK=block, DTYPE=dt), outputs=["y"])
+    want = tr.round_to(tr.round_to(x * np.float64(scale), "f32"), dt)
+    assert np.array_equal(out["y"][:n], want), f"{np.sum(out['y'][:n] != want)} elements differ"
+    assert np.all(out["y"][n:] == 7.0), "written past n"

@@ -278,7 +278,7 @@ def test_gpu_configurations_compile(tmp_path, monkeypatch):
     assert kernels == {"attention_fwd", "attention_bwd", "attention_bwd_preprocess",
                        "lean_attention", "lean_attention_paged", "mta_fwd", "mta_bwd", "mta_bwd_preprocess",
                        "mta_decode_split", "mta_decode_combine", "attention_kl_fwd",
-                       "attention_kl_bwd", "softmax_merge_parts", "kl_merge_parts"}
+                       "attention_kl_bwd", "softmax_merge_parts", "kl_merge_parts", "scaled_cast"}
     paths = precompile_ops(str(tmp_path), "sm_90", (64,), ("bf16",), ((3, 5),), jobs=2)
     assert len(set(paths)) == len(configs) == len(os.listdir(tmp_path))
 

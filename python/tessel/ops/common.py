@@ -107,6 +107,8 @@ GPU_TUNED_SM90A = {
 INTERPRETER_SMS = 2
 # Rows per program of the Delta = rowsum(dO ∘ O) kernels.
 PREPROCESS_ROWS = 64
+# Elements per program of the conversion of the backwards' f32 dQ (Backend.scaled_cast).
+CAST_BLOCK = 4096
 
 _jit_kernels = {}
 _tuners = {}
@@ -247,13 +249,21 @@ class Backend:
     def f32(self):
         return torch_module().float32 if self.gpu else np.float32
 
-    def scaled_cast(self, x, scale, dtype):
-        """x · scale (an f32 array, a Python float) in dtype: one pass over x (the backwards'
-        f32 dQ, which their kernels leave unscaled)."""
+    def scaled_cast(self, x, scale, like, dtype):
+        """x · scale (an f32 array, a Python float) in the dtype of `like` (the kernels' element
+        type `dtype`): one pass over x (the backwards' f32 dQ, which their kernels leave
+        unscaled), on the GPU by kernels/convert.tsl where x's elements come in whole vectors."""
         if not self.gpu:
-            return (x * np.float32(scale)).astype(dtype)
+            return (x * np.float32(scale)).astype(like.dtype)
         torch = torch_module()
-        return torch.mul(x, scale, out=torch.empty(x.shape, dtype=dtype, device=x.device))
+        y = torch.empty(x.shape, dtype=like.dtype, device=x.device)
+        n = x.numel()
+        if n % 8 or not x.is_contiguous():      # not the ops' own buffers
+            return torch.mul(x, scale, out=y)
+        if n:
+            self.kernel("convert.tsl", "scaled_cast")[(cdiv(n, CAST_BLOCK),)](
+                x, y, n, scale, BLOCK=CAST_BLOCK, DTYPE=dtype)
+        return y
 
 
 def _allocate(kind, shape, dtype, device):

@@ -3,7 +3,7 @@ compiler (python -m tessel.precompile) and launching on one without."""
 
 from itertools import product
 
-from .common import PREPROCESS_ROWS, gpu_tiles, head_dim
+from .common import CAST_BLOCK, PREPROCESS_ROWS, gpu_tiles, head_dim
 from .lean import (LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations,
                    lean_tile_configurations, lean_tile_rows, lean_tiles)
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
@@ -19,7 +19,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     and student head dims; both lean_attention strategies with every query tile of LEAN_BLOCK_M
     (stream-K also in thread-block clusters from sm_90 on), contiguous (with and without the
     LSE) and paged (with and without the device check of its tables); MTA's forward (on sm_90a
-    with its convolved keys), backward and decode; the merges of tessel.distributed)."""
+    with its convolved keys), backward and decode; the merges of tessel.distributed; the
+    backwards' conversion of their f32 dQ)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -88,5 +89,6 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
             add("mta.tsl", "mta_decode_combine", D=d, BLOCK_S=DECODE_BLOCK_S, DTYPE=dtype)
             add("merge_states.tsl", "softmax_merge_parts", D=d, BLOCK_R=MERGE_BLOCK_R,
                 DTYPE=dtype)
+        add("convert.tsl", "scaled_cast", BLOCK=CAST_BLOCK, DTYPE=dtype)
     add("merge_states.tsl", "kl_merge_parts", BLOCK_R=KL_MERGE_BLOCK_R)
     return configs

@@ -76,7 +76,7 @@ def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
                be.multiprocessor_count()),
               dict(D=D, CAUSAL=causal, DTYPE=dtype), key=("q", "k", "CAUSAL", "DTYPE"),
               restore=("dq",))
-    return be.scaled_cast(dq, scale, q.dtype), dk, dv
+    return be.scaled_cast(dq, scale, q, dtype), dk, dv
 
 
 def _define_function(torch, gpu):

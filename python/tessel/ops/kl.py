@@ -126,7 +126,7 @@ def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scal
                H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s),
               dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
               key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"), restore=("dsq",))
-    return be.scaled_cast(dsq, scale_s, q_s.dtype), dsk
+    return be.scaled_cast(dsq, scale_s, q_s, dtype), dsk
 
 
 def _define_function(torch, gpu):

@@ -181,7 +181,7 @@ def _mta_backward(be, q, k, v, weight, layout, o, lse, do, scale, dtype):
                *be.strides(v), *be.strides(do), H, HKV, N, scale),
               dict(D=D, CQ=cq, CK=ck, DTYPE=dtype), key=("q", "k", "CQ", "CK", "DTYPE"),
               restore=("dq", "dw"))
-    return be.scaled_cast(dq, scale, q.dtype), dk, dv, user_weight_grad(dw, layout)
+    return be.scaled_cast(dq, scale, q, dtype), dk, dv, user_weight_grad(dw, layout)
 
 
 def _define_function(torch, gpu):
