@@ -5,8 +5,8 @@ result against float32 SDPA, then the time of a call (CUDA events, median of 10)
 the limit passed. For probing schedules before they go into the tile tables (a form that hangs
 or faults costs its process, not the probe). B1 H32 bf16, non-causal.
 
-With --op, tessel.attention's forward itself with the form as its sm_90a table entry (the
-causal forward's with --causal), L2 flushed before each call, against SDPA's cuDNN back end in
+With --op, tessel.attention's forward itself with the form as its sm_90a table entry (causal
+with --causal), L2 flushed before each call, against SDPA's cuDNN back end in
 the same process. With --op --kl, tessel.attention_kl's forward (StreamKL, teacher and student
 of head dim D, B1 H16: the bench's shape) with the form as attention_kl_fwd's entry, against the
 KL of the same inputs through float64 PyTorch on the first 256 query rows. With --op --bwd, the
@@ -84,9 +84,7 @@ def run_op(form, n, d, causal, bwd):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import tessel
     from tessel import ops
-    # The entry the op reads (the causal forward is a table form of its own).
-    table = "attention_bwd" if bwd else "attention_fwd_causal" if causal else "attention_fwd"
-    ops.GPU_TUNED_SM90A[(table, d)] = form_constants(form)
+    ops.GPU_TUNED_SM90A[("attention_bwd" if bwd else "attention_fwd", d)] = form_constants(form)
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v, do = (torch.randn(1, 32, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
                    for _ in range(4))

@@ -99,24 +99,26 @@ def test_lean_block_m():
                                                          target="sm_80") if "CLUSTER" in c[2]]
 
 
-def test_gpu_tiles_forms(monkeypatch):
-    """A table form (the causal forward) takes its own entry where it has one and its kernel's
-    everywhere else, in the tables and in the precompiled configurations."""
-    from tessel.ops import common
-    gpu_tiles = common.gpu_tiles
-    for d, target in ((64, "sm_90a"), (128, "sm_90a"), (64, "sm_90"), (64, "sm_80")):
-        assert gpu_tiles("attention_fwd_causal", d, target) == \
-            gpu_tiles("attention_fwd", d, target)
-    own = dict(BLOCK_M=128, BLOCK_N=64, NUM_WARPS=8, NUM_STAGES=3)
-    monkeypatch.setitem(common.GPU_TUNED_SM90A, ("attention_fwd_causal", 64), own)
-    assert gpu_tiles("attention_fwd_causal", 64, "sm_90a") == own
-    assert gpu_tiles("attention_fwd", 64, "sm_90a")["NUM_WARPS"] == 16
-    assert gpu_tiles("attention_fwd_causal", 128, "sm_90a") == \
-        gpu_tiles("attention_fwd", 128, "sm_90a")
-    configs = tessel.ops.gpu_configurations((64,), ("bf16",), ((3, 5),), target="sm_90a")
-    forward = {(c["CAUSAL"], c["NUM_WARPS"], c.get("WARP_SPECIALIZE", False))
-               for _, name, c, _ in configs if name == "attention_fwd"}
-    assert forward == {(False, 16, True), (True, 8, False)}
+def test_forward_configurations_take_the_table():
+    """The precompiled forwards are the tables' (causal or not, with or without the LSE): on
+    sm_90a at D64 four consumer warpgroups in turns with a producer, taking blocks in turn."""
+    from tessel.ops.common import gpu_tiles
+    for d in (64, 128):
+        configs = tessel.ops.gpu_configurations((d,), ("bf16",), ((3, 5),), target="sm_90a")
+        forward = [c for _, name, c, _ in configs if name == "attention_fwd"]
+        assert len(forward) == 4
+        for c in forward:
+            assert {k: c[k] for k in gpu_tiles("attention_fwd", d, "sm_90a")} == \
+                gpu_tiles("attention_fwd", d, "sm_90a")
+    tuned = gpu_tiles("attention_fwd", 64, "sm_90a")
+    assert (tuned["BLOCK_M"], tuned["NUM_WARPS"]) == (256, 16)
+    assert tuned["WARP_SPECIALIZE"] and tuned["PING_PONG"] and tuned["BLOCKS_IN_TURN"]
+
+
+def test_head_dims_fill_the_conversion_vectors():
+    """Backend.scaled_cast hands kernels/convert.tsl (B, H, N, D) buffers whose element counts it
+    takes as whole vectors of 8 (its multiple_of(n, 8)): every head dim the ops take is one."""
+    assert all(d % 8 == 0 for d in tessel.ops.common.HEAD_DIMS)
 
 
 def test_lean_tiles_live_rows():

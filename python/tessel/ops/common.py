@@ -18,10 +18,6 @@ KERNELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 # Head dims the kernels are tested with (constexpr D; each value is one more compilation).
 HEAD_DIMS = (16, 32, 64, 128)
 
-# Table entries of one form of a kernel (a kernel launched in two forms that want other tiles
-# somewhere: the causal forward), which take their kernel's entries wherever they have none.
-TABLE_FORMS = {"attention_fwd_causal": "attention_fwd"}
-
 # (BLOCK_M, BLOCK_N) per kernel. On the interpreter small tiles keep masked-off work low at small
 # sizes; on the GPU GPU_TUNED refines them. lean_attention's BLOCK_M is None: it is picked per
 # call from the rows of a GQA group (lean_block_m), and on the GPU its tiles from that
@@ -134,20 +130,13 @@ def head_dim(constants):
     return constants["D"] if "D" in constants else max(constants["DT"], constants["DS"])
 
 
-def table_kernel(table):
-    """The kernel whose entries a table entry name falls back to: TABLE_FORMS', or itself."""
-    return TABLE_FORMS.get(table, table)
-
-
 def gpu_tiles(kernel, d, target=None):
-    """The GPU's tile constexprs of `kernel` (a kernel, or one of its TABLE_FORMS) for head dim
-    `d` when compiled for `target` (default: this machine's GPU; see GPU_TUNED and
-    GPU_TUNED_SM90A). A form's own entry in a table replaces its kernel's there."""
-    base = table_kernel(kernel)
-    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][base]))
-    tables = [GPU_TUNED] + ([GPU_TUNED_SM90A] if (target or _gpu.target()) == "sm_90a" else [])
-    for table in tables:
-        tiles.update(table.get((kernel, d)) or table.get((base, d), {}))
+    """The GPU's tile constexprs of `kernel` for head dim `d` when compiled for `target` (default:
+    this machine's GPU; see GPU_TUNED and GPU_TUNED_SM90A)."""
+    tiles = dict(zip(("BLOCK_M", "BLOCK_N"), BLOCKS["gpu"][kernel]))
+    tiles.update(GPU_TUNED.get((kernel, d), {}))
+    if (target or _gpu.target()) == "sm_90a":
+        tiles.update(GPU_TUNED_SM90A.get((kernel, d), {}))
     return tiles
 
 
@@ -197,8 +186,7 @@ class Backend:
         tuner_key = (tsl, name, table, d, self.gpu)
         if tuner_key not in _tuners:
             tiles = self.tiles(table, d)
-            candidates = [c for c in tuning.candidates(table, d) or
-                          tuning.candidates(table_kernel(table), d) if c != tiles]
+            candidates = [c for c in tuning.candidates(table, d) if c != tiles]
             _tuners[tuner_key] = autotune(
                 self.kernel(tsl, name), configs=[tiles] + candidates, key=key,
                 restore=restore, budget_s=tuning.TUNE_BUDGET_S,
@@ -206,7 +194,7 @@ class Backend:
         return _tuners[tuner_key]
 
     def blocks(self, kernel):
-        return BLOCKS[self.name][table_kernel(kernel)]
+        return BLOCKS[self.name][kernel]
 
     def tiles(self, kernel, d):
         """The tile constexprs of `kernel` for head dim `d`: BLOCK_M, BLOCK_N and, where tuned,
@@ -252,14 +240,12 @@ class Backend:
     def scaled_cast(self, x, scale, like, dtype):
         """x · scale (an f32 array, a Python float) in the dtype of `like` (the kernels' element
         type `dtype`): one pass over x (the backwards' f32 dQ, which their kernels leave
-        unscaled), on the GPU by kernels/convert.tsl where x's elements come in whole vectors."""
+        unscaled), on the GPU by kernels/convert.tsl. x is an op's own contiguous buffer of
+        (B, H, N, D) elements, D one of HEAD_DIMS: whole vectors of 8, as the kernel reads them."""
         if not self.gpu:
             return (x * np.float32(scale)).astype(like.dtype)
-        torch = torch_module()
-        y = torch.empty(x.shape, dtype=like.dtype, device=x.device)
+        y = self.empty(x.shape, like)
         n = x.numel()
-        if n % 8 or not x.is_contiguous():      # not the ops' own buffers
-            return torch.mul(x, scale, out=y)
         if n:
             self.kernel("convert.tsl", "scaled_cast")[(cdiv(n, CAST_BLOCK),)](
                 x, y, n, scale, BLOCK=CAST_BLOCK, DTYPE=dtype)

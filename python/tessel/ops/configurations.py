@@ -33,9 +33,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
             for causal in (False, True):
                 # with the LSE the backward reads, and without it (no autograd)
                 for lse in ({}, {"lse": None}):
-                    add("attention.tsl", "attention_fwd",
-                        "attention_fwd_causal" if causal else "attention_fwd", D=d,
-                        CAUSAL=causal, DTYPE=dtype, **lse)
+                    add("attention.tsl", "attention_fwd", "attention_fwd", D=d, CAUSAL=causal,
+                        DTYPE=dtype, **lse)
                 add("attention.tsl", "attention_bwd", "attention_bwd", D=d, CAUSAL=causal,
                     DTYPE=dtype)
                 for stream_k in LEAN_STRATEGIES.values():

@@ -42,8 +42,7 @@ def _attention_forward(be, q, k, v, causal, scale, dtype, with_lse=True):
               lambda t: (_query_programs(be, cdiv(Nq, t["BLOCK_M"]), B * H, t), B * H),
               (q, k, v, o, lse, *be.strides(q), *be.strides(k), *be.strides(v), H, HKV, Nq, Nk,
                scale, be.multiprocessor_count()), dict(D=D, CAUSAL=causal, DTYPE=dtype),
-              key=("q", "k", "CAUSAL", "DTYPE"),
-              table="attention_fwd_causal" if causal else "attention_fwd")
+              key=("q", "k", "CAUSAL", "DTYPE"))
     return o, lse
 
 
