@@ -625,8 +625,15 @@ def Tessel_AsyncWaitOp : Tessel_Op<"async_wait", [
     After it, every thread of the CTA sees the data of the finished groups
     of every thread, and every thread has passed the shared-memory reads it
     made before it (so their buffers may be copied into again).
+
+    For sm_90a (warpgroup dots) the copies, written through the generic
+    proxy, are fenced for readers of the async proxy before the barrier,
+    unless `thread_readers` says only threads read them (loaded vectors
+    beside tiles that the copy engine moves). That fence also waits for
+    this thread's outstanding global reductions (the backwards' dQ).
   }];
-  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending,
+                       UnitAttr:$thread_readers);
   let assemblyFormat = "$pending attr-dict";
 }
 

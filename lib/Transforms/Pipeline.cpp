@@ -625,7 +625,9 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   OpBuilder once(around.empty() ? loop.getOperation()
                                 : around.back().getOperation());
   SmallVector<Value> buffers, barriers;
-  bool asyncCopies = false;
+  // Whether a warpgroup dot may read what cp.async copied (else the waits
+  // need no proxy fence, which would also wait for the loop's atomics).
+  bool asyncCopies = false, dotsReadCopies = false;
   for (Candidate &c : candidates) {
     SmallVector<int64_t> shape{int64_t(c.slots(stages))};
     llvm::append_range(shape, c.bufferType.getShape());
@@ -637,6 +639,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
                       MBarriersType::get(loop.getContext(), c.slots(stages))))
                 : Value());
     asyncCopies |= !c.tma();
+    dotsReadCopies |= !c.tma() && c.feedsDots;
   }
   // Prologue: the first stages - 1 iterations, after a CTA barrier: other
   // warps may still read what the buffers' memory held for another buffer
@@ -683,7 +686,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   // (after a CTA barrier: every thread is done with the buffer refilled).
   b.setInsertionPointToStart(loop.getBody());
   if (asyncCopies)
-    AsyncWaitOp::create(b, loc, stages - 2);
+    AsyncWaitOp::create(b, loc, stages - 2, !dotsReadCopies);
   else
     BarrierOp::create(b, loc);
   Value iv = loop.getInductionVar();
@@ -763,7 +766,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   // copies past the end are not issued).
   b.setInsertionPointAfter(loop);
   if (asyncCopies)
-    AsyncWaitOp::create(b, loc, 0);
+    AsyncWaitOp::create(b, loc, 0, !dotsReadCopies);
 }
 
 /// The kernel of `loop`; before tessel-warp-specialize its launch warps are

@@ -424,3 +424,32 @@ func.func @negative_zero_accumulator(%x: bf16) attributes {tessel.kernel, tessel
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
   return
 }
+
+// -----
+
+// For sm_90a (warpgroup dots), a wait for cp.async copies fences them for
+// the async proxy before its barrier, unless only threads read them
+// (thread_readers: the fence would also wait for the thread's atomics).
+
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// CHECK-LABEL: llvm.func @async_wait_fences
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: wgmma.mma_async
+module attributes {tessel.target = "sm_90a"} {
+func.func @async_wait_fences(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  tessel.async_wait 1
+  tessel.async_wait 0 {thread_readers}
+  %a = tessel.splat %x : bf16 -> !tessel.tile<64x32xbf16, #opa>
+  %acc = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %b = tessel.local_alloc : !tessel.memdesc<32x64xbf16, order = [1, 0]>
+  %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.tile<64x32xbf16, #opa>, !tessel.memdesc<32x64xbf16, order = [1, 0]> -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
+  return
+}
+}

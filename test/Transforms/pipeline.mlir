@@ -579,6 +579,46 @@ func.func @values_sm80(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %n: i32, %q: 
 
 // -----
 
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// Two tiles each feeding an accumulating dot (attention's dK and dV): the
+// loop keeps none late, and the buffers their slots.
+// CHECK-LABEL: func.func @two_late_dots
+// CHECK-COUNT-2: tessel.local_alloc : !tessel.memdesc<3x64x64xf16, order = [1, 0]>
+// CHECK-NOT: tessel.rotate
+// CHECK: return
+module attributes {tessel.target = "sm_90a"} {
+func.func @two_late_dots(%k: !tessel.ptr<f16>, %v: !tessel.ptr<f16>, %n: i32, %p: !tessel.tile<64x64xf16, #opa>, %off: !tessel.tile<64x64xi32, #b>, %out: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %vs = tessel.splat %v : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %res:2 = scf.for %i = %c0 to %n step %c64 iter_args(%a = %acc0, %c = %acc0) -> (!tessel.tile<64x64xf32, #mma>, !tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64x64xi32, #b>
+    %o = tessel.binary add %off, %is : !tessel.tile<64x64xi32, #b>
+    %kp = tessel.addptr %ks, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %kt = tessel.load %kp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %vp = tessel.addptr %vs, %o : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %vt = tessel.load %vp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %x = tessel.binary mul %p, %p : !tessel.tile<64x64xf16, #opa>
+    %d = tessel.dot %x, %kt, %a : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    %e = tessel.dot %x, %vt, %c : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d, %e : !tessel.tile<64x64xf32, #mma>, !tessel.tile<64x64xf32, #mma>
+  }
+  %sum = tessel.binary add %res#0, %res#1 : !tessel.tile<64x64xf32, #mma>
+  %rows = tessel.reduce sum %sum {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %out, %t : !tessel.ptr<f32>
+  return
+}
+}
+
+// -----
+
 // Block loads of tensor maps (sm_90a): the copy engine fills the buffers.
 // Each loaded tile gets its buffers and one transaction barrier per buffer;
 // before the loop, thread 0's copies of iterations 0 and 1 (skipped past the
@@ -714,7 +754,7 @@ func.func @tma_nested(%kmap: !tessel.tensor_desc<64x64xf16>, %g: i32, %n: i32, %
 // CHECK-DAG: tessel.local_alloc : !tessel.memdesc<3x1x64xf32, order = [1, 0]>
 // CHECK-DAG: tessel.mbarrier_alloc : !tessel.mbarriers<3>
 // CHECK: scf.for
-// CHECK: tessel.async_wait 1
+// CHECK: tessel.async_wait 1 {thread_readers}
 // CHECK: tessel.tma_load
 // CHECK: tessel.async_copy
 // CHECK: tessel.mbarrier_wait

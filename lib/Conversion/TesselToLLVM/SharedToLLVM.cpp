@@ -430,7 +430,7 @@ struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, op.getPending());
     // cp.async writes through the generic proxy; the warpgroup MMA reads
     // through the async one.
-    if (hasWarpGroupMma(op))
+    if (hasWarpGroupMma(op) && !op.getThreadReaders())
       emitAsyncProxyFence(rewriter, loc);
     emitBarrier(rewriter, loc);
     rewriter.eraseOp(op);
