@@ -19,7 +19,8 @@ CONVENTIONS = """\
   estimating call). Inputs are fresh standard-normal tensors per configuration (seeded by the
   run's seed and the configuration). `wall` in the JSON is the wall-clock time per call of three
   back-to-back calls; a note flags rows where it is much larger than the event time (host-bound
-  calls, or work launched outside the current stream).
+  calls, or work launched outside the current stream), and rows whose fastest call took under
+  3/4 of the median (calls that vary: one bound by its host path, the GPU waiting for it).
 - Speedup = peer time / Tessel time: above 1 Tessel is faster.
 - Attention FLOPs (prefill, forward): 4·B·H·Nq·Nk·D; causal counts half. Forward + backward
   (prefill-bwd): 3.5× that (FlashAttention's count: the backward is 2.5 forwards).

@@ -22,6 +22,9 @@ CEILING_NAMES = {"matmul_tflops": "bf16 matmul", "copy_gbps": "device-to-device 
 # A row's wall-clock time per call (three back-to-back calls) this much above the event time is
 # flagged: more than launch overhead, so likely work the events on the current stream do not see.
 WALL_FACTOR, WALL_SLACK_MS = 2.0, 0.5
+# A row whose fastest call took less than this share of the median is flagged: its calls vary
+# (a call bound by its host path, whose event time is the host's when the GPU waits for it).
+SPREAD_FACTOR = 0.75
 
 
 def new_document(meta):
@@ -119,13 +122,19 @@ def wall_flag(res):
     return f"wall {fmt_ms(wall)}/call"
 
 
+def spread_flag(res):
+    fastest, ms = res.get("min_ms"), res.get("ms")
+    if fastest is None or ms is None or fastest >= SPREAD_FACTOR * ms:
+        return None
+    return f"fastest call {fmt_ms(fastest)}"
+
+
 def notes_cell(row, impls):
     notes = [row["note"]] if row.get("note") else []
     for impl, label in impls:
         res = row["results"].get(impl, {})
         extra = [res["note"]] if res.get("note") and res.get("ms") is not None else []
-        flag = wall_flag(res)
-        extra += [flag] if flag else []
+        extra += [flag for flag in (wall_flag(res), spread_flag(res)) if flag]
         notes += [f"{label}: {n}" for n in extra]
     return escape("; ".join(notes))
 

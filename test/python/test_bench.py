@@ -365,6 +365,9 @@ def test_formatting():
     assert report.wall_flag({"ms": 0.01, "wall_ms": 0.4}) is None
     assert report.wall_flag({"ms": 0.01, "wall_ms": 3.0}) == "wall 3 ms/call"
     assert report.wall_flag({"ms": 1.0, "wall_ms": 2.6}) == "wall 2.6 ms/call"
+    assert report.spread_flag({"ms": 0.912, "min_ms": 0.599}) == "fastest call 0.599 ms"
+    assert report.spread_flag({"ms": 0.645, "min_ms": 0.64}) is None
+    assert report.spread_flag({"ms": 1.0}) is None
 
 
 # ---------------------------------------------------------------------------------------------
