@@ -568,6 +568,60 @@ def test_repeated_calls_replay_the_plan():
             _out(f"{op.__name__} call {i}", o, ref_attention(q, k, v, False, D ** -0.5), dtype)
 
 
+def test_autograd_calls_replay_their_plans():
+    """Calls for autograd with the shapes of an earlier one replay the launch plans of their
+    forward and their backward (one each, kept by the autograd function's passes): the
+    gradients of fresh inputs against the reference, the attention's dO a tensor of its own,
+    StreamKL's upstream gradient a broadcast view (a sum's), MTA's weight gradient back in the
+    weight's layout."""
+    from tessel.ops import flash, kl, mta
+    g = _gen("autograd-plans")
+    dtype = torch.bfloat16
+    B, H, HKV, N, D = 1, 3, 1, 100, 128
+    for i in range(3):
+        q = _randn(g, (B, H, N, D), dtype, requires_grad=True)
+        k, v = (_randn(g, (B, HKV, N, D), dtype, requires_grad=True) for _ in range(2))
+        do = _randn(g, (B, H, N, D), dtype)
+        o = tessel.attention(q, k, v, causal=True)
+        want = ref_attention(q, k, v, True, D ** -0.5)
+        _out(f"O call {i}", o, want, dtype)
+        _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v}, dtype)
+        if i == 0:
+            kept = len(flash._FORWARD_PLANS), len(flash._BACKWARD_PLANS)
+            assert min(kept) >= 1
+        assert (len(flash._FORWARD_PLANS), len(flash._BACKWARD_PLANS)) == kept
+    DT, DS = 128, 64
+    for i in range(3):
+        q_t, k_t = _randn(g, (B, H, N, DT), dtype), _randn(g, (B, HKV, N, DT), dtype)
+        q_s = _randn(g, (B, H, N, DS), dtype, requires_grad=True)
+        k_s = _randn(g, (B, HKV, N, DS), dtype, requires_grad=True)
+        tessel.attention_kl(q_t, k_t, q_s, k_s, causal=True).backward()
+        got = [q_s.grad.clone(), k_s.grad.clone()]
+        q_s.grad = k_s.grad = None
+        rows, _, _ = ref_kl_rows(q_t, k_t, q_s, k_s, True, DT ** -0.5, DS ** -0.5)
+        rows.sum().backward()
+        for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
+            _grad(f"{name} call {i}", a, x.grad, dtype)
+        if i == 0:
+            kept = len(kl._FORWARD_PLANS), len(kl._BACKWARD_PLANS)
+            assert min(kept) >= 1
+        assert (len(kl._FORWARD_PLANS), len(kl._BACKWARD_PLANS)) == kept
+    case = next(iter(MTA))
+    for i in range(3):
+        q, k, v, wt, g = _mta_inputs(case, dtype, requires_grad=False)
+        q, k, v = ((x * (1 + 0.25 * i)).requires_grad_() for x in (q, k, v))
+        wt.requires_grad_()
+        do = _randn(g, q.shape, dtype)
+        o = tessel.mta_attention(q, k, v, wt)
+        want = ref_mta(q, k, v, wt, q.shape[3] ** -0.5)
+        _out(f"MTA O call {i}", o, want, dtype)
+        _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": wt}, dtype)
+        if i == 0:
+            kept = len(mta._FORWARD_PLANS), len(mta._BACKWARD_PLANS)
+            assert min(kept) >= 1
+        assert (len(mta._FORWARD_PLANS), len(mta._BACKWARD_PLANS)) == kept
+
+
 def test_compile_and_launch_with_torch_cai_and_dlpack():
     add = tessel.compile(ADD, {"BLOCK": 256})
     assert isinstance(add, tessel.GPUKernel)

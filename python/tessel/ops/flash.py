@@ -6,6 +6,8 @@ from .common import (attention_args, autograd_function, backend, delta, element_
                      needs_autograd, scale_value)
 
 _PLANS = plans.Plans()
+# The autograd function's passes: the forward with the LSE, and the backward.
+_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
 
 
 def attention(q, k, v, causal=False, scale=None):
@@ -82,16 +84,22 @@ def _define_function(torch, gpu):
     class AttentionFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, q, k, v, causal, scale, dtype):
-            o, lse = _attention_forward(gpu, q, k, v, causal, scale, dtype)
+            o, lse = _FORWARD_PLANS.call(
+                plans.key((q, k, v), causal, scale, dtype), gpu, (q, k, v),
+                lambda q, k, v: _attention_forward(gpu, q, k, v, causal, scale, dtype))
             ctx.save_for_backward(q, k, v, o, lse)
             ctx.config = causal, scale, dtype
             return o
 
         @staticmethod
         def backward(ctx, do):
+            # The tensors the kernels take, so that the plan's inputs are theirs (autograd's
+            # gradient of a sum is a broadcast view, which the checked path would copy).
             q, k, v, o, lse = ctx.saved_tensors
-            grads = _attention_backward(gpu, *(gpu.input(x) for x in (q, k, v)), o, lse, do,
-                                        *ctx.config)
+            q, k, v, do = (gpu.input(x) for x in (q, k, v, do))
+            grads = _BACKWARD_PLANS.call(
+                plans.key((q, k, v, o, lse, do), *ctx.config), gpu, (q, k, v, o, lse, do),
+                lambda *xs: _attention_backward(gpu, *xs, *ctx.config))
             return (*grads, None, None, None)
 
     return AttentionFunction

@@ -10,6 +10,8 @@ from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim
 
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
 _PLANS = plans.Plans()
+# The autograd function's passes, forward and backward.
+_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
 
 
 def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
@@ -133,17 +135,24 @@ def _define_function(torch, gpu):
     class KLFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype):
-            kl, lse_t, lse_s = _attention_kl_forward(gpu, q_t, k_t, q_s, k_s, causal, scale_t,
-                                                     scale_s, dtype)
+            config = causal, scale_t, scale_s, dtype
+            inputs = (q_t, k_t, q_s, k_s)
+            kl, lse_t, lse_s = _FORWARD_PLANS.call(
+                plans.key(inputs, *config), gpu, inputs,
+                lambda *xs: _attention_kl_forward(gpu, *xs, *config))
             ctx.save_for_backward(q_t, k_t, q_s, k_s, lse_t, lse_s)
-            ctx.config = causal, scale_t, scale_s, dtype
+            ctx.config = config
             return kl
 
         @staticmethod
         def backward(ctx, g):
-            q_t, k_t, q_s, k_s, lse_t, lse_s = ctx.saved_tensors
-            dsq, dsk = _attention_kl_backward(gpu, q_t, k_t, q_s, k_s, lse_t, lse_s, g,
-                                              *ctx.config)
+            # The tensors the kernels take, so that the plan's inputs are theirs (autograd's
+            # gradient of a sum is a broadcast view, which the checked path would copy).
+            g = g.to(gpu.f32()).contiguous()
+            inputs = (*(gpu.input(x) for x in ctx.saved_tensors[:4]), *ctx.saved_tensors[4:], g)
+            dsq, dsk = _BACKWARD_PLANS.call(
+                plans.key(inputs, *ctx.config), gpu, inputs,
+                lambda *xs: _attention_kl_backward(gpu, *xs, *ctx.config))
             return None, None, dsq, dsk, None, None, None, None
 
     return KLFunction

@@ -28,6 +28,8 @@ _DECODE_INTERPRETER_PROGRAMS = 8
 CONV_KEYS_MAX_DEPTH = 384
 # The plans take the kernels' weight (kernel_weight), made on each call.
 _PLANS, _DECODE_PLANS = plans.Plans(), plans.Plans()
+# The autograd function's passes, forward and backward.
+_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
 _GPU = Backend(gpu=True)
 
 
@@ -167,8 +169,14 @@ def _mta_forward(be, q, k, v, w, scale, dtype):
 def _mta_backward(be, q, k, v, weight, layout, o, lse, do, scale, dtype):
     """(dQ, dK, dV, dW); dW float32 in the weight's layout (accumulated per program, then added
     atomically)."""
+    *grads, dw = _mta_backward_kernels(be, q, k, v, kernel_weight(be, weight, layout), o, lse,
+                                       do, scale, dtype)
+    return (*grads, user_weight_grad(dw, layout))
+
+
+def _mta_backward_kernels(be, q, k, v, w, o, lse, do, scale, dtype):
+    """(dQ, dK, dV, dW) from the kernels' weight `w` (kernel_weight); dW in w's layout."""
     do = be.input(do)
-    w = kernel_weight(be, weight, layout)
     B, H, N, D = q.shape
     HKV = k.shape[1]
     _, cq, ck = w.shape
@@ -181,24 +189,32 @@ def _mta_backward(be, q, k, v, weight, layout, o, lse, do, scale, dtype):
                *be.strides(v), *be.strides(do), H, HKV, N, scale),
               dict(D=D, CQ=cq, CK=ck, DTYPE=dtype), key=("q", "k", "CQ", "CK", "DTYPE"),
               restore=("dq", "dw"))
-    return be.scaled_cast(dq, scale, q, dtype), dk, dv, user_weight_grad(dw, layout)
+    return be.scaled_cast(dq, scale, q, dtype), dk, dv, dw
 
 
 def _define_function(torch, gpu):
     class MTAFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, q, k, v, weight, layout, scale, dtype):
-            o, lse = _mta_forward(gpu, q, k, v, kernel_weight(gpu, weight, layout), scale, dtype)
-            ctx.save_for_backward(q, k, v, weight, o, lse)
+            w = kernel_weight(gpu, weight, layout)
+            o, lse = _FORWARD_PLANS.call(
+                plans.key((q, k, v, w), scale, dtype), gpu, (q, k, v, w),
+                lambda q, k, v, w: _mta_forward(gpu, q, k, v, w, scale, dtype))
+            ctx.save_for_backward(q, k, v, weight, w, o, lse)
             ctx.config = layout, scale, dtype
             return o
 
         @staticmethod
         def backward(ctx, do):
-            q, k, v, weight, o, lse = ctx.saved_tensors
+            # The tensors the kernels take, so that the plan's inputs are theirs (as the
+            # attention's backward).
+            q, k, v, weight, w, o, lse = ctx.saved_tensors
             layout, scale, dtype = ctx.config
-            dq, dk, dv, dw = _mta_backward(gpu, *(gpu.input(x) for x in (q, k, v)), weight,
-                                           layout, o, lse, do, scale, dtype)
+            inputs = (*(gpu.input(x) for x in (q, k, v)), w, o, lse, gpu.input(do))
+            dq, dk, dv, dw = _BACKWARD_PLANS.call(
+                plans.key(inputs, scale, dtype), gpu, inputs,
+                lambda *xs: _mta_backward_kernels(gpu, *xs, scale, dtype))
+            dw = user_weight_grad(dw, layout)
             return dq, dk, dv, dw.to(weight.dtype), None, None, None
 
     return MTAFunction

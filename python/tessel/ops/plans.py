@@ -10,9 +10,11 @@ allocates the outputs (PyTorch's caching allocator), fills the recorded launches
 by the runtime: Runtime.prepare) with the new buffers and launches them on the current stream.
 
 No plan is made, and the op always takes its checked path, where it copies an input first
-(strides the kernels do not take), or for autograd (an input that requires grad, in grad mode). An input
-misaligned for the kernels' multiple_of hints makes the plan's launch decline, and the op takes
-its checked path (which copies it) for that call.
+(strides the kernels do not take). An op called for autograd (an input that requires grad, in
+grad mode) keeps no plan for the call itself; its autograd function's forward and backward keep
+their own (call(): keyed inside them, where grad mode is off, on the tensors their kernels take).
+An input misaligned for the kernels' multiple_of hints makes the plan's launch decline, and the
+op takes its checked path (which copies it) for that call.
 """
 
 import sys
@@ -118,6 +120,12 @@ class Plans:
             except TypeError:               # an unhashable argument (a list): no plan
                 pass
         return results
+
+    def call(self, call_key, be, inputs, forward):
+        """The outputs of forward(*inputs) (a sequence of tensors): the plan kept for call_key
+        replayed, else the checked path run (and recorded, see run)."""
+        out = self.replay(call_key, *inputs)
+        return out if out is not None else self.run(call_key, be, inputs, forward)
 
     def __len__(self):
         return len(self._plans)
