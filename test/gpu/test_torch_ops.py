@@ -569,11 +569,11 @@ def test_repeated_calls_replay_the_plan():
 
 
 def test_autograd_calls_replay_their_plans():
-    """Calls for autograd with the shapes of an earlier one replay the launch plans of their
-    forward and their backward (one each, kept by the autograd function's passes): the
-    gradients of fresh inputs against the reference, the attention's dO a tensor of its own,
-    StreamKL's upstream gradient a broadcast view (a sum's), MTA's weight gradient back in the
-    weight's layout."""
+    """Calls for autograd with the shapes of an earlier one skip the op's argument checks and
+    replay the launch plans of their forward and their backward (one each, kept by the
+    autograd function's passes): the gradients of fresh inputs against the reference, the
+    attention's dO a tensor of its own, StreamKL's upstream gradient a broadcast view (a
+    sum's), MTA's weight gradient back in the weight's layout."""
     from tessel.ops import flash, kl, mta
     g = _gen("autograd-plans")
     dtype = torch.bfloat16
@@ -587,9 +587,11 @@ def test_autograd_calls_replay_their_plans():
         _out(f"O call {i}", o, want, dtype)
         _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v}, dtype)
         if i == 0:
-            kept = len(flash._FORWARD_PLANS), len(flash._BACKWARD_PLANS)
+            kept = [len(p) for p in (flash._FORWARD_PLANS, flash._BACKWARD_PLANS,
+                                     flash._AUTOGRAD_CALLS)]
             assert min(kept) >= 1
-        assert (len(flash._FORWARD_PLANS), len(flash._BACKWARD_PLANS)) == kept
+        assert [len(p) for p in (flash._FORWARD_PLANS, flash._BACKWARD_PLANS,
+                                 flash._AUTOGRAD_CALLS)] == kept
     DT, DS = 128, 64
     for i in range(3):
         q_t, k_t = _randn(g, (B, H, N, DT), dtype), _randn(g, (B, HKV, N, DT), dtype)
@@ -603,9 +605,13 @@ def test_autograd_calls_replay_their_plans():
         for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
             _grad(f"{name} call {i}", a, x.grad, dtype)
         if i == 0:
-            kept = len(kl._FORWARD_PLANS), len(kl._BACKWARD_PLANS)
+            kept = [len(p) for p in (kl._FORWARD_PLANS, kl._BACKWARD_PLANS, kl._AUTOGRAD_CALLS)]
             assert min(kept) >= 1
-        assert (len(kl._FORWARD_PLANS), len(kl._BACKWARD_PLANS)) == kept
+        assert [len(p) for p in (kl._FORWARD_PLANS, kl._BACKWARD_PLANS,
+                                 kl._AUTOGRAD_CALLS)] == kept
+    # The checks kept for those calls are not another call's: a teacher requiring grad.
+    with pytest.raises(ValueError, match=r"gradients for the teacher are not computed"):
+        tessel.attention_kl(q_t.requires_grad_(), k_t, q_s, k_s, causal=True)
     case = next(iter(MTA))
     for i in range(3):
         q, k, v, wt, g = _mta_inputs(case, dtype, requires_grad=False)
@@ -617,9 +623,11 @@ def test_autograd_calls_replay_their_plans():
         _out(f"MTA O call {i}", o, want, dtype)
         _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": wt}, dtype)
         if i == 0:
-            kept = len(mta._FORWARD_PLANS), len(mta._BACKWARD_PLANS)
+            kept = [len(p) for p in (mta._FORWARD_PLANS, mta._BACKWARD_PLANS,
+                                     mta._AUTOGRAD_CALLS)]
             assert min(kept) >= 1
-        assert (len(mta._FORWARD_PLANS), len(mta._BACKWARD_PLANS)) == kept
+        assert [len(p) for p in (mta._FORWARD_PLANS, mta._BACKWARD_PLANS,
+                                 mta._AUTOGRAD_CALLS)] == kept
 
 
 def test_compile_and_launch_with_torch_cai_and_dlpack():

@@ -6,8 +6,9 @@ from .common import (attention_args, autograd_function, backend, delta, element_
                      needs_autograd, scale_value)
 
 _PLANS = plans.Plans()
-# The autograd function's passes: the forward with the LSE, and the backward.
-_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
+# The autograd function's passes: the forward with the LSE, and the backward; and the
+# arguments of calls for autograd as checked (a repeated call goes straight to the function).
+_FORWARD_PLANS, _BACKWARD_PLANS, _AUTOGRAD_CALLS = plans.Plans(), plans.Plans(), plans.Plans()
 
 
 def attention(q, k, v, causal=False, scale=None):
@@ -17,6 +18,10 @@ def attention(q, k, v, causal=False, scale=None):
     out = _PLANS.replay(key, q, k, v)
     if out is not None:
         return out[0]
+    autograd_key = plans.key((q, k, v), causal, scale, type(scale), autograd=True)
+    checked = _AUTOGRAD_CALLS.get(autograd_key)
+    if checked is not None:
+        return autograd_function("attention", _define_function).apply(q, k, v, *checked)
     op = "attention"
     *_, Nq, Nk, D = attention_args(op, q, k, v)
     if causal and Nq != Nk:
@@ -26,8 +31,9 @@ def attention(q, k, v, causal=False, scale=None):
     dtype = element_type(op, {"q": q, "k": k, "v": v})
     scale = scale_value(op, scale, D)
     if needs_autograd((q, k, v)):
-        return autograd_function("attention", _define_function).apply(q, k, v, bool(causal),
-                                                                      scale, dtype)
+        checked = bool(causal), scale, dtype
+        _AUTOGRAD_CALLS.keep(autograd_key, checked)
+        return autograd_function("attention", _define_function).apply(q, k, v, *checked)
     causal = bool(causal)
     return _PLANS.run(key, be, (q, k, v), lambda q, k, v: _attention_forward(
         be, q, k, v, causal, scale, dtype, with_lse=False))[0]

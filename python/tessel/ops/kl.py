@@ -10,8 +10,9 @@ from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim
 
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
 _PLANS = plans.Plans()
-# The autograd function's passes, forward and backward.
-_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
+# The autograd function's passes, forward and backward; and the arguments of calls for autograd
+# as checked (a repeated call goes straight to the function).
+_FORWARD_PLANS, _BACKWARD_PLANS, _AUTOGRAD_CALLS = plans.Plans(), plans.Plans(), plans.Plans()
 
 
 def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
@@ -28,11 +29,18 @@ def attention_kl(q_t, k_t, q_s, k_s, causal=False, scale=None, reduction="sum"):
     out = _PLANS.replay(key, q_t, k_t, q_s, k_s)
     if out is not None:
         return _reduce(out[0], reduction, q_t.shape[0])
+    autograd_key = plans.key((q_t, k_t, q_s, k_s), causal, scale, type(scale), reduction,
+                             autograd=True)
+    checked = _AUTOGRAD_CALLS.get(autograd_key)
+    if checked is not None:
+        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, *checked)
+        return _reduce(kl, reduction, q_t.shape[0])
     B, be, dtype, scale_t, scale_s = check_kl_args("attention_kl", q_t, k_t, q_s, k_s, causal,
                                                    scale, reduction)
     if needs_autograd((q_s, k_s)):
-        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, bool(causal),
-                                                             scale_t, scale_s, dtype)
+        checked = bool(causal), scale_t, scale_s, dtype
+        _AUTOGRAD_CALLS.keep(autograd_key, checked)
+        kl = autograd_function("kl", _define_function).apply(q_t, k_t, q_s, k_s, *checked)
     else:
         causal = bool(causal)
         kl = _PLANS.run(key, be, (q_t, k_t, q_s, k_s), lambda *xs: _attention_kl_forward(

@@ -28,8 +28,9 @@ _DECODE_INTERPRETER_PROGRAMS = 8
 CONV_KEYS_MAX_DEPTH = 384
 # The plans take the kernels' weight (kernel_weight), made on each call.
 _PLANS, _DECODE_PLANS = plans.Plans(), plans.Plans()
-# The autograd function's passes, forward and backward.
-_FORWARD_PLANS, _BACKWARD_PLANS = plans.Plans(), plans.Plans()
+# The autograd function's passes, forward and backward; and the arguments of calls for autograd
+# as checked (a repeated call goes straight to the function).
+_FORWARD_PLANS, _BACKWARD_PLANS, _AUTOGRAD_CALLS = plans.Plans(), plans.Plans(), plans.Plans()
 _GPU = Backend(gpu=True)
 
 
@@ -51,6 +52,10 @@ def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
     out = _planned(_PLANS, key, q, k, v, weight, layout)
     if out is not None:
         return out[0]
+    autograd_key = plans.key((q, k, v, weight), scale, type(scale), layout, autograd=True)
+    checked = _AUTOGRAD_CALLS.get(autograd_key)
+    if checked is not None:
+        return autograd_function("mta", _define_function).apply(q, k, v, weight, *checked)
     op = "mta_attention"
     B, H, HKV, N, Nk, D = attention_args(op, q, k, v)
     check_same(op, "query and key lengths (MTA is causal self-attention)", q=N, k=Nk)
@@ -59,8 +64,9 @@ def mta_attention(q, k, v, weight, scale=None, layout="conv2d"):
     dtype = element_type(op, {"q": q, "k": k, "v": v})
     scale = scale_value(op, scale, D)
     if needs_autograd((q, k, v, weight)):
-        return autograd_function("mta", _define_function).apply(q, k, v, weight, layout, scale,
-                                                               dtype)
+        checked = layout, scale, dtype
+        _AUTOGRAD_CALLS.keep(autograd_key, checked)
+        return autograd_function("mta", _define_function).apply(q, k, v, weight, *checked)
     return _PLANS.run(key, be, (q, k, v, kernel_weight(be, weight, layout)),
                       lambda q, k, v, w: _mta_forward(be, q, k, v, w, scale, dtype))[0]
 

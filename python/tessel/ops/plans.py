@@ -27,17 +27,25 @@ from .._backend import _tessel
 MAX_PLANS = 256
 
 
-def key(tensors, *others):
+def key(tensors, *others, autograd=False):
     """The plan key of a call with these input tensors and other (hashable) arguments: each
     tensor's shape, strides, dtype and device index, then `others`. None where no plan applies:
-    an input that is not a torch tensor, or autograd (an input that requires grad, grad mode on)."""
-    parts = []
+    an input that is not a torch tensor, or autograd (an input that requires grad, grad mode on).
+    With autograd, the key of a call for autograd instead (its parts and which inputs require
+    grad; None for any other call): where the op keeps the arguments it checked."""
+    parts, grads = [], False
     try:
         for x in tensors:
-            if x.requires_grad and sys.modules["torch"].is_grad_enabled():
+            needs = x.requires_grad and sys.modules["torch"].is_grad_enabled()
+            if needs and not autograd:
                 return None
+            grads |= needs
             parts += (x.shape, x.stride(), x.dtype, x.get_device())
+            if autograd:
+                parts.append(x.requires_grad)
     except (AttributeError, TypeError):
+        return None
+    if autograd and not grads:
         return None
     parts += others
     return tuple(parts)
@@ -113,13 +121,20 @@ class Plans:
             gpu.set_recorder(None)
         plan = rec.plan(results)
         if plan is not None:
-            if len(self._plans) >= MAX_PLANS:
-                del self._plans[next(iter(self._plans))]
-            try:
-                self._plans[call_key] = plan
-            except TypeError:               # an unhashable argument (a list): no plan
-                pass
+            self.keep(call_key, plan)
         return results
+
+    def keep(self, call_key, value):
+        """Keeps `value` (a plan, or the checked arguments of a call for autograd) for
+        call_key, the oldest going past MAX_PLANS."""
+        if call_key is None:
+            return
+        if len(self._plans) >= MAX_PLANS:
+            del self._plans[next(iter(self._plans))]
+        try:
+            self._plans[call_key] = value
+        except TypeError:                   # an unhashable argument (a list): not kept
+            pass
 
     def call(self, call_key, be, inputs, forward):
         """The outputs of forward(*inputs) (a sequence of tensors): the plan kept for call_key
