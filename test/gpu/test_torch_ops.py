@@ -568,6 +568,15 @@ def test_repeated_calls_replay_the_plan():
             _out(f"{op.__name__} call {i}", o, ref_attention(q, k, v, False, D ** -0.5), dtype)
 
 
+def _kept_for_autograd(module, before):
+    """How many forward plans, backward plans and checked calls an ops module keeps for
+    autograd: at least one each, and as many as `before` (a repeated call's) if given."""
+    kept = [len(p) for p in (module._FORWARD_PLANS, module._BACKWARD_PLANS,
+                             module._AUTOGRAD_CALLS)]
+    assert min(kept) >= 1 and kept == (before or kept)
+    return kept
+
+
 def test_autograd_calls_replay_their_plans():
     """Calls for autograd with the shapes of an earlier one skip the op's argument checks and
     replay the launch plans of their forward and their backward (one each, kept by the
@@ -586,12 +595,7 @@ def test_autograd_calls_replay_their_plans():
         want = ref_attention(q, k, v, True, D ** -0.5)
         _out(f"O call {i}", o, want, dtype)
         _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v}, dtype)
-        if i == 0:
-            kept = [len(p) for p in (flash._FORWARD_PLANS, flash._BACKWARD_PLANS,
-                                     flash._AUTOGRAD_CALLS)]
-            assert min(kept) >= 1
-        assert [len(p) for p in (flash._FORWARD_PLANS, flash._BACKWARD_PLANS,
-                                 flash._AUTOGRAD_CALLS)] == kept
+        kept = _kept_for_autograd(flash, None if i == 0 else kept)
     DT, DS = 128, 64
     for i in range(3):
         q_t, k_t = _randn(g, (B, H, N, DT), dtype), _randn(g, (B, HKV, N, DT), dtype)
@@ -604,11 +608,7 @@ def test_autograd_calls_replay_their_plans():
         rows.sum().backward()
         for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
             _grad(f"{name} call {i}", a, x.grad, dtype)
-        if i == 0:
-            kept = [len(p) for p in (kl._FORWARD_PLANS, kl._BACKWARD_PLANS, kl._AUTOGRAD_CALLS)]
-            assert min(kept) >= 1
-        assert [len(p) for p in (kl._FORWARD_PLANS, kl._BACKWARD_PLANS,
-                                 kl._AUTOGRAD_CALLS)] == kept
+        kept = _kept_for_autograd(kl, None if i == 0 else kept)
     # The checks kept for those calls are not another call's: a teacher requiring grad.
     with pytest.raises(ValueError, match=r"gradients for the teacher are not computed"):
         tessel.attention_kl(q_t.requires_grad_(), k_t, q_s, k_s, causal=True)
@@ -622,12 +622,7 @@ def test_autograd_calls_replay_their_plans():
         want = ref_mta(q, k, v, wt, q.shape[3] ** -0.5)
         _out(f"MTA O call {i}", o, want, dtype)
         _check_grads(o, want, do, {"dQ": q, "dK": k, "dV": v, "dW": wt}, dtype)
-        if i == 0:
-            kept = [len(p) for p in (mta._FORWARD_PLANS, mta._BACKWARD_PLANS,
-                                     mta._AUTOGRAD_CALLS)]
-            assert min(kept) >= 1
-        assert [len(p) for p in (mta._FORWARD_PLANS, mta._BACKWARD_PLANS,
-                                 mta._AUTOGRAD_CALLS)] == kept
+        kept = _kept_for_autograd(mta, None if i == 0 else kept)
 
 
 def test_compile_and_launch_with_torch_cai_and_dlpack():
