@@ -91,7 +91,7 @@ def _define_function(torch, gpu):
         @staticmethod
         def forward(ctx, q, k, v, causal, scale, dtype):
             o, lse = _FORWARD_PLANS.call(
-                plans.key((q, k, v), causal, scale, dtype), gpu, (q, k, v),
+                gpu, (q, k, v), (causal, scale, dtype),
                 lambda q, k, v: _attention_forward(gpu, q, k, v, causal, scale, dtype))
             ctx.save_for_backward(q, k, v, o, lse)
             ctx.config = causal, scale, dtype
@@ -104,7 +104,7 @@ def _define_function(torch, gpu):
             q, k, v, o, lse = ctx.saved_tensors
             q, k, v, do = (gpu.input(x) for x in (q, k, v, do))
             grads = _BACKWARD_PLANS.call(
-                plans.key((q, k, v, o, lse, do), *ctx.config), gpu, (q, k, v, o, lse, do),
+                gpu, (q, k, v, o, lse, do), ctx.config,
                 lambda *xs: _attention_backward(gpu, *xs, *ctx.config))
             return (*grads, None, None, None)
 

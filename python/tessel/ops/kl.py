@@ -146,8 +146,7 @@ def _define_function(torch, gpu):
             config = causal, scale_t, scale_s, dtype
             inputs = (q_t, k_t, q_s, k_s)
             kl, lse_t, lse_s = _FORWARD_PLANS.call(
-                plans.key(inputs, *config), gpu, inputs,
-                lambda *xs: _attention_kl_forward(gpu, *xs, *config))
+                gpu, inputs, config, lambda *xs: _attention_kl_forward(gpu, *xs, *config))
             ctx.save_for_backward(q_t, k_t, q_s, k_s, lse_t, lse_s)
             ctx.config = config
             return kl
@@ -159,7 +158,7 @@ def _define_function(torch, gpu):
             g = g.to(gpu.f32()).contiguous()
             inputs = (*(gpu.input(x) for x in ctx.saved_tensors[:4]), *ctx.saved_tensors[4:], g)
             dsq, dsk = _BACKWARD_PLANS.call(
-                plans.key(inputs, *ctx.config), gpu, inputs,
+                gpu, inputs, ctx.config,
                 lambda *xs: _attention_kl_backward(gpu, *xs, *ctx.config))
             return None, None, dsq, dsk, None, None, None, None
 

@@ -204,7 +204,7 @@ def _define_function(torch, gpu):
         def forward(ctx, q, k, v, weight, layout, scale, dtype):
             w = kernel_weight(gpu, weight, layout)
             o, lse = _FORWARD_PLANS.call(
-                plans.key((q, k, v, w), scale, dtype), gpu, (q, k, v, w),
+                gpu, (q, k, v, w), (scale, dtype),
                 lambda q, k, v, w: _mta_forward(gpu, q, k, v, w, scale, dtype))
             ctx.save_for_backward(q, k, v, weight, w, o, lse)
             ctx.config = layout, scale, dtype
@@ -218,7 +218,7 @@ def _define_function(torch, gpu):
             layout, scale, dtype = ctx.config
             inputs = (*(gpu.input(x) for x in (q, k, v)), w, o, lse, gpu.input(do))
             dq, dk, dv, dw = _BACKWARD_PLANS.call(
-                plans.key(inputs, scale, dtype), gpu, inputs,
+                gpu, inputs, (scale, dtype),
                 lambda *xs: _mta_backward_kernels(gpu, *xs, scale, dtype))
             dw = user_weight_grad(dw, layout)
             return dq, dk, dv, dw.to(weight.dtype), None, None, None

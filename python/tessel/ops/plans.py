@@ -136,9 +136,11 @@ class Plans:
         except TypeError:                   # an unhashable argument (a list): not kept
             pass
 
-    def call(self, call_key, be, inputs, forward):
-        """The outputs of forward(*inputs) (a sequence of tensors): the plan kept for call_key
-        replayed, else the checked path run (and recorded, see run)."""
+    def call(self, be, inputs, others, forward):
+        """The outputs of forward(*inputs) (a sequence of tensors): the plan kept for the key
+        of `inputs` and `others` (a tuple of the call's other arguments) replayed, else the
+        checked path run (and recorded, see run)."""
+        call_key = key(inputs, *others)
         out = self.replay(call_key, *inputs)
         return out if out is not None else self.run(call_key, be, inputs, forward)
 
