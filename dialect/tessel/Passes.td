@@ -319,6 +319,23 @@ def TesselPingPong : Pass<"tessel-ping-pong", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TesselPrefetchScalarLoads : Pass<"tessel-prefetch-scalar-loads", "ModuleOp"> {
+  let summary = "Issue a loop's scalar loads one iteration ahead";
+  let description = [{
+    In an scf.for, a scalar tessel.load of an array the kernel never writes,
+    whose pointer, mask and `other` are computed from the induction variable,
+    loop invariants and pure ops of the body (and depend on the induction
+    variable), is issued one iteration ahead: the first iteration's before
+    the loop, masked off when the loop runs no iteration, and each
+    iteration's at the top of the one before it, masked off past the loop's
+    end; its value goes round the loop. A per-iteration scalar (a
+    convolution's weight) then arrives while the previous iteration
+    computes instead of stalling the arithmetic that uses it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TesselTestAxisInfo : Pass<"tessel-test-axis-info", "ModuleOp"> {
   let summary = "Report the AxisInfo analysis (for tests)";
   let description = [{

@@ -45,3 +45,15 @@ bool mlir::tessel::collectSlice(Value v, scf::ForOp loop,
   slice.insert(def);
   return true;
 }
+
+bool mlir::tessel::kernelMayWrite(func::FuncOp kernel, Value base) {
+  return kernel
+      .walk([&](Operation *op) {
+        if (!isa<StoreOp, AtomicAddOp>(op))
+          return WalkResult::advance();
+        Value written = baseArgument(op->getOperand(0));
+        return !written || written == base ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+      })
+      .wasInterrupted();
+}

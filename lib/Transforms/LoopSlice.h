@@ -12,6 +12,7 @@
 
 #include "tessel/TesselDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -28,6 +29,11 @@ Value baseArgument(Value ptr);
 /// page number read from a block table), which then join the slice.
 bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice,
                   std::optional<ArrayRef<Value>> writtenBases = std::nullopt);
+
+/// Whether `kernel` may write the array at `base` (a kernel argument): a
+/// store or atomic add of it, or of a pointer whose array cannot be told.
+/// Reads of an array it never writes may move anywhere in the kernel.
+bool kernelMayWrite(func::FuncOp kernel, Value base);
 
 } // namespace mlir::tessel
 

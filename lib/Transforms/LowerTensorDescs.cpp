@@ -88,20 +88,6 @@ static bool copyable(LoadBlockOp load) {
                       [&](Value c) { return collectSlice(c, loop, slice); });
 }
 
-/// Whether the kernel may write the array at `base` (copies of it may then
-/// run ahead of the writes, and would need the async proxy fenced).
-static bool mayWrite(func::FuncOp kernel, Value base) {
-  return kernel
-      .walk([&](Operation *op) {
-        if (!isa<StoreOp, AtomicAddOp>(op))
-          return WalkResult::advance();
-        Value written = baseArgument(op->getOperand(0));
-        return !written || written == base ? WalkResult::interrupt()
-                                           : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 /// The tensor-map attribute of `make`, or null when it cannot be one.
 static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel) {
   auto base = dyn_cast<BlockArgument>(make.getBase());
@@ -110,7 +96,7 @@ static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel) {
   if (!base || base.getOwner() != &kernel.getBody().front() ||
       getFollowUpKernel(kernel) ||
       !getTMABox(cast<TensorDescType>(make.getType())) ||
-      mayWrite(kernel, base) ||
+      kernelMayWrite(kernel, base) ||
       !llvm::all_of(make->getUsers(), [](Operation *user) {
         return copyable(cast<LoadBlockOp>(user));
       }))

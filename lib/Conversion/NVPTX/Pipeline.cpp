@@ -136,6 +136,8 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
   tiles.addPass(createTesselDoubleBufferStores());
   tiles.addPass(createTesselWarpSpecialize());
   tiles.addPass(createTesselPingPong());
+  // Last: the passes above match their loops' carried values.
+  tiles.addPass(createTesselPrefetchScalarLoads());
   if (failed(tiles.run(module)))
     return failure();
   for (auto kernel : module.getOps<func::FuncOp>()) {
