@@ -9,9 +9,11 @@ profiler), so host overhead shows as the difference. Under `ncu` the same script
 kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
 
     profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--n N] [--causal] [--host]
+                   [--flush]
 
 --host also prints where the host time of a call goes (each layer of the launch path timed
-alone).
+alone). --flush writes 256 MiB before each call, as bench/run.py does, so that the op and its
+kernels start from a cold L2 cache full of dirty lines (the flush's own kernel is left out).
 """
 import argparse
 import functools
@@ -148,13 +150,27 @@ def reference(c, q, k, v):
     return with_gradients(c, sdpa, q, k, v).float()
 
 
-def event_ms(fn, reps, warmup=0):
-    """Median CUDA-event time of `fn` in ms over `reps` calls after `warmup` more."""
+# bench/gpu.py's L2 flush: a write of this many bytes before each timed call (--flush).
+FLUSH_BYTES = 256 << 20
+_flush_buffer = None
+
+
+def flush():
+    global _flush_buffer
+    if _flush_buffer is None:
+        _flush_buffer = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    _flush_buffer.zero_()
+
+
+def event_ms(fn, reps, warmup=0, before=lambda: None):
+    """Median CUDA-event time of `fn` in ms over `reps` calls after `warmup` more, each call
+    after `before()`."""
     times = []
     for _ in range(warmup):
         fn()
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        before()
         start.record()
         fn()
         end.record()
@@ -163,15 +179,24 @@ def event_ms(fn, reps, warmup=0):
     return statistics.median(times)
 
 
-def kernel_ms(fn, reps):
-    """Median over calls of the summed GPU time of the kernels one call launches."""
+def kernel_ms(fn, reps, before=None):
+    """Mean over calls of the summed GPU time of the kernels one call launches (each call after
+    `before()`, whose own kernels are left out)."""
+    skip = set()
+    if before is not None:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            before()
+            torch.cuda.synchronize()
+        skip = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
+            if before is not None:
+                before()
             fn()
         torch.cuda.synchronize()
     per_name = {}
     for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
+        if e.device_type == torch.autograd.DeviceType.CUDA and e.name not in skip:
             per_name[e.name] = per_name.get(e.name, 0.0) + e.device_time / 1000.0 / reps
     return sum(per_name.values()), per_name
 
@@ -183,6 +208,7 @@ def main():
     p.add_argument("--host", action="store_true")
     p.add_argument("--n", type=int, help="sequence length of every case (queries and keys)")
     p.add_argument("--causal", action="store_true", help="every attention case causal")
+    p.add_argument("--flush", action="store_true", help="a 256 MiB write before each timed call")
     a = p.parse_args()
     for name in a.cases.split(","):
         c = dict(CASES[name])
@@ -197,8 +223,9 @@ def main():
         fn = lambda: run_op(c, q, k, v)
         fn()
         torch.cuda.synchronize()
-        op = event_ms(fn, a.reps)
-        kern, per_name = kernel_ms(fn, a.reps)
+        before = flush if a.flush else None
+        op = event_ms(fn, a.reps, before=before or (lambda: None))
+        kern, per_name = kernel_ms(fn, a.reps, before)
         each = ", ".join(f"{n[:40]} {t * 1e3:.1f}" for n, t in sorted(per_name.items()))
         print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
               f" ({each})", flush=True)
