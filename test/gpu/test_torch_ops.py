@@ -476,7 +476,7 @@ KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 @pytest.mark.parametrize("case", list(KL))
-def test_attention_kl_and_grads(case, dtype):
+def test_attention_kl_and_grads(case, dtype, monkeypatch):
     B, H, HKT, HKS, Nq, Nk, DT, DS, causal = KL[case]
     g = _gen("kl", case, str(dtype))
     q_t, k_t = _randn(g, (B, H, Nq, DT), dtype), _randn(g, (B, HKT, Nk, DT), dtype)
@@ -491,14 +491,27 @@ def test_attention_kl_and_grads(case, dtype):
     for reduction, want in (("sum", kl.sum()), ("mean", kl.mean()), ("batchmean", kl.sum() / B)):
         got = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction=reduction)
         _check(f"KL {reduction}", got, want, (1e-5 + 4e-6 * magnitude) * kl.numel(), 0.0)
-    loss = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction="batchmean")
-    loss.backward()
-    got = [q_s.grad.clone(), k_s.grad.clone()]
-    q_s.grad = k_s.grad = None
-    (kl.sum() / B).backward()
-    for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
-        assert a.dtype == dtype
-        _grad(name, a, x.grad, dtype)
+    # Each reduction's gradient reaches the backward as one value for every row (UNIFORM_G);
+    # rows weighted by the user's loss do not.
+    from tessel.ops import kl as kl_op
+    row_gradients, shapes = kl_op.row_gradients, []
+    monkeypatch.setattr(kl_op, "row_gradients",
+                        lambda g: shapes.append(tuple(row_gradients(g).shape)) or row_gradients(g))
+    weights = torch.rand(B, H, Nq, device=DEV, generator=g)
+    losses = {"sum": (lambda x: x.sum(), "sum"), "mean": (lambda x: x.mean(), "mean"),
+              "batchmean": (lambda x: x.sum() / B, "batchmean"),
+              "weighted rows": (lambda x: (x * weights).sum(), "none")}
+    for label, (of_rows, reduction) in losses.items():
+        loss = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction=reduction)
+        (of_rows(loss) if reduction == "none" else loss).backward()
+        got = [q_s.grad.clone(), k_s.grad.clone()]
+        q_s.grad = k_s.grad = None
+        of_rows(kl).backward(retain_graph=True)
+        for name, a, x in zip(("dQs", "dKs"), got, (q_s, k_s)):
+            assert a.dtype == dtype
+            _grad(f"{name} ({label})", a, x.grad, dtype)
+        q_s.grad = k_s.grad = None
+        assert shapes.pop() == ((B, H, Nq) if reduction == "none" else (1,)), label
 
 
 def test_op_argument_errors():

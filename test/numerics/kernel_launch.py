@@ -284,13 +284,16 @@ def kl_fwd(tq, tk, sq, sk, scale_t, scale_s, causal, BM, BN, dtype="f16",
 
 def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dtype="f16",
            layouts=("bnhd", "bhnd", "bhnd", "bnhd"), unmasked_loop=False):
+    """g: the rows' upstream gradients (B, H, Nq), or a number, every row's (UNIFORM_G)."""
     B, H, Nq, DT = tq.shape
     HKT, Nk, DS, HKS = tk.shape[1], tk.shape[2], sq.shape[3], sk.shape[1]
     bufs, strides = _kl_args(tq, tk, sq, sk, layouts, dtype)
+    uniform = np.ndim(g) == 0
+    g = np.reshape(g, (1,)) if uniform else g
     args = dict(**bufs, lse_t=tr.Buffer(lse_t, "f32"), lse_s=tr.Buffer(lse_s, "f32"), g=tr.Buffer(g, "f32"),
                 dsq=tr.zeros((B, H, Nq, DS), "f32"), dsk=tr.full((B, HKS, Nk, DS), 7.0, dtype),
                 **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk, scale_t=f32(scale_t), scale_s=f32(scale_s))
     out = tr.run("attention_kl.tsl", "attention_kl_bwd", (cdiv(Nk, BN), B * HKS), args,
                  dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
-                      UNMASKED_LOOP=unmasked_loop), outputs=["dsq", "dsk"])
+                      UNMASKED_LOOP=unmasked_loop, UNIFORM_G=uniform), outputs=["dsq", "dsk"])
     return _scaled(out, "dsq", scale_s)

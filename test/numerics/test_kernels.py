@@ -513,6 +513,14 @@ def test_attention_kl(name, dt):
         kl.compare("dQs" + form, bwd["dsq"], dSQ, TOL[dt]["grad"])
         kl.compare("dKs" + form, bwd["dsk"], dSK, TOL[dt]["grad"])
         assert np.all(bwd["dsq"][keep == 0] == 0), "masked rows (g = 0) got a gradient"
+    # Without a row mask the reduction's gradient is one value for every row (UNIFORM_G); both
+    # kinds of query block (masked at the edges, not inside) with the unmasked loop.
+    c = g.max()
+    _, dSQ, dSK = ref.kl_bwd(tq, tk, sq, sk, np.full(g.shape, c), sc_t, sc_s, causal)
+    bwd = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], c, sc_t, sc_s, causal, BM, BN,
+                    dt, unmasked_loop=True)
+    kl.compare("dQs (one upstream gradient)", bwd["dsq"], dSQ, TOL[dt]["grad"])
+    kl.compare("dKs (one upstream gradient)", bwd["dsk"], dSK, TOL[dt]["grad"])
 
 
 @pytest.mark.parametrize("dt", DTYPES)

@@ -16,11 +16,12 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal
     masks; the attention forward with and without its LSE; StreamKL with every pair of teacher
-    and student head dims; both lean_attention strategies with every query tile of LEAN_BLOCK_M
-    (stream-K also in thread-block clusters from sm_90 on), contiguous (with and without the
-    LSE) and paged (with and without the device check of its tables); MTA's forward (on sm_90a
-    with its convolved keys), backward and decode; the merges of tessel.distributed; the
-    backwards' conversion of their f32 dQ)."""
+    and student head dims, its backward with the rows' gradients and with one for all; both
+    lean_attention strategies with every query tile of LEAN_BLOCK_M (stream-K also in
+    thread-block clusters from sm_90 on), contiguous (with and without the LSE) and paged
+    (with and without the device check of its tables); MTA's forward (on sm_90a with its
+    convolved keys), backward and decode; the merges of tessel.distributed; the backwards'
+    conversion of their f32 dQ)."""
     configs = []
 
     def add(tsl, kernel, blocks=None, stream_k="persistent", **constants):
@@ -68,9 +69,12 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                                         DTYPE=dtype, lse=None, POW2_PAGES=usual,
                                         SAME_KV_STRIDES=usual, **tiles)
                 for ds in head_dims:
-                    for kernel in ("attention_kl_fwd", "attention_kl_bwd"):
-                        add("attention_kl.tsl", kernel, kernel, DT=d, DS=ds, CAUSAL=causal,
-                            DTYPE=dtype)
+                    add("attention_kl.tsl", "attention_kl_fwd", "attention_kl_fwd", DT=d, DS=ds,
+                        CAUSAL=causal, DTYPE=dtype)
+                    # the rows' gradients, or one for all of them (a reduction's)
+                    for uniform in (False, True):
+                        add("attention_kl.tsl", "attention_kl_bwd", "attention_kl_bwd", DT=d,
+                            DS=ds, CAUSAL=causal, DTYPE=dtype, UNIFORM_G=uniform)
             for tsl in ("attention.tsl", "mta.tsl"):
                 add(tsl, tsl[:-4] + "_bwd_preprocess", D=d,
                     BLOCK_M=PREPROCESS_ROWS, DTYPE=dtype)

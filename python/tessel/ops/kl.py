@@ -97,8 +97,10 @@ def _reduce(kl, reduction, batch):
         elif reduction == "batchmean":
             total /= batch
         return np.float32(total)
+    # Each a sum scaled: the rows' gradient is then a broadcast of one value (the backward's
+    # UNIFORM_G), where mean()'s would be a tensor of copies of it.
     if reduction == "mean":
-        return kl.mean()
+        return kl.sum() / kl.numel()
     return kl.sum() / batch if reduction == "batchmean" else kl.sum()
 
 
@@ -122,11 +124,13 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
 
 def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
                            dtype):
-    """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows."""
+    """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows, or (1,) their
+    common value (row_gradients)."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
     g = g.to(be.f32()).contiguous()
+    uniform = g.dim() == 1
     dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
     dsk = be.empty(k_s.shape, k_s)
     be.launch("attention_kl.tsl", "attention_kl_bwd", max(DT, DS),
@@ -134,9 +138,17 @@ def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scal
               (q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
                *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
                H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s),
-              dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
-              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"), restore=("dsq",))
+              dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, UNIFORM_G=uniform),
+              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE", "UNIFORM_G"), restore=("dsq",))
     return be.scaled_cast(dsq, scale_s, q_s, dtype), dsk
+
+
+def row_gradients(g):
+    """The rows' upstream gradient as the backward takes it: a broadcast of one value (autograd's
+    gradient of a sum, and so of every reduction) as that value, shape (1,); others as they are."""
+    if g.dim() and not any(g.stride()):
+        return g.as_strided((1,), (1,))
+    return g
 
 
 def _define_function(torch, gpu):
@@ -154,8 +166,8 @@ def _define_function(torch, gpu):
         @staticmethod
         def backward(ctx, g):
             # The tensors the kernels take, so that the plan's inputs are theirs (autograd's
-            # gradient of a sum is a broadcast view, which the checked path would copy).
-            g = g.to(gpu.f32()).contiguous()
+            # gradient of a sum is a broadcast view: its one value).
+            g = row_gradients(g).to(gpu.f32()).contiguous()
             inputs = (*(gpu.input(x) for x in ctx.saved_tensors[:4]), *ctx.saved_tensors[4:], g)
             dsq, dsk = _BACKWARD_PLANS.call(
                 gpu, inputs, ctx.config,
