@@ -326,11 +326,13 @@ def TesselPrefetchScalarLoads : Pass<"tessel-prefetch-scalar-loads", "ModuleOp">
     whose pointer, mask and `other` are computed from the induction variable,
     loop invariants and pure ops of the body (and depend on the induction
     variable), is issued one iteration ahead: the first iteration's before
-    the loop, masked off when the loop runs no iteration, and each
-    iteration's at the top of the one before it, masked off past the loop's
-    end; its value goes round the loop. A per-iteration scalar (a
-    convolution's weight) then arrives while the previous iteration
-    computes instead of stalling the arithmetic that uses it.
+    the loop, masked off when the loop may run no iteration, and each
+    iteration's at the top of the one before it (the last iteration loads
+    its own again, so that the loads in the loop need no mask and keep their
+    addresses' constant offsets); its value goes round the loop. A
+    per-iteration scalar (a convolution's weight) then arrives while the
+    previous iteration computes instead of stalling the arithmetic that
+    uses it.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

@@ -8,7 +8,7 @@
 // while iteration i computes:
 //   v0 = load(p(lb)) if lb < ub
 //   for iv in [lb, ub) step st iter_args(v = v0):
-//     next = load(p(iv + st)) if iv + st < ub
+//     next = load(p(iv + st < ub ? iv + st : iv))
 //     ... v ...
 //     yield next
 // Only loads of arrays the kernel never writes move (their reads may then
