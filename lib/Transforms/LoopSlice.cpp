@@ -46,14 +46,19 @@ bool mlir::tessel::collectSlice(Value v, scf::ForOp loop,
   return true;
 }
 
-bool mlir::tessel::kernelMayWrite(func::FuncOp kernel, Value base) {
-  return kernel
-      .walk([&](Operation *op) {
-        if (!isa<StoreOp, AtomicAddOp>(op))
-          return WalkResult::advance();
-        Value written = baseArgument(op->getOperand(0));
-        return !written || written == base ? WalkResult::interrupt()
-                                           : WalkResult::advance();
-      })
-      .wasInterrupted();
+std::optional<DenseSet<Value>>
+mlir::tessel::writtenArrays(func::FuncOp kernel) {
+  DenseSet<Value> written;
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (!isa<StoreOp, AtomicAddOp>(op))
+      return WalkResult::advance();
+    Value base = baseArgument(op->getOperand(0));
+    if (!base)
+      return WalkResult::interrupt();
+    written.insert(base);
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return std::nullopt;
+  return written;
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::tessel {
@@ -30,10 +31,10 @@ Value baseArgument(Value ptr);
 bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice,
                   std::optional<ArrayRef<Value>> writtenBases = std::nullopt);
 
-/// Whether `kernel` may write the array at `base` (a kernel argument): a
-/// store or atomic add of it, or of a pointer whose array cannot be told.
-/// Reads of an array it never writes may move anywhere in the kernel.
-bool kernelMayWrite(func::FuncOp kernel, Value base);
+/// The arrays (kernel arguments) `kernel` stores to or atomically adds to;
+/// none when one of those writes reaches an array that cannot be told. Reads
+/// of an array it never writes may move anywhere in the kernel.
+std::optional<DenseSet<Value>> writtenArrays(func::FuncOp kernel);
 
 } // namespace mlir::tessel
 

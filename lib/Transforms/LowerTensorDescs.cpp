@@ -91,12 +91,13 @@ static bool copyable(LoadBlockOp load) {
 /// The tensor-map attribute of `make`, or null when it cannot be one.
 static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel) {
   auto base = dyn_cast<BlockArgument>(make.getBase());
+  std::optional<DenseSet<Value>> written = writtenArrays(kernel);
   // A kernel with a follow-up (split-K's combine) shares its parameters with
   // it, so it keeps ordinary loads.
   if (!base || base.getOwner() != &kernel.getBody().front() ||
       getFollowUpKernel(kernel) ||
-      !getTMABox(cast<TensorDescType>(make.getType())) ||
-      kernelMayWrite(kernel, base) ||
+      !getTMABox(cast<TensorDescType>(make.getType())) || !written ||
+      written->contains(base) ||
       !llvm::all_of(make->getUsers(), [](Operation *user) {
         return copyable(cast<LoadBlockOp>(user));
       }))

@@ -54,13 +54,15 @@ static bool readsInductionVariable(ValueRange values,
          });
 }
 
-static Prefetchable prefetchable(scf::ForOp loop, func::FuncOp kernel) {
+/// (`written`: the arrays the loop's kernel writes, writtenArrays.)
+static Prefetchable prefetchable(scf::ForOp loop,
+                                 const DenseSet<Value> &written) {
   Prefetchable found;
   for (auto load : loop.getBody()->getOps<LoadOp>()) {
     if (isa<TileType>(load.getType()))
       continue;
     Value base = baseArgument(load.getPtr());
-    if (!base || kernelMayWrite(kernel, base))
+    if (!base || written.contains(base))
       continue;
     SetVector<Operation *> slice;
     ValueRange operands = load->getOperands();
@@ -148,10 +150,13 @@ struct PrefetchScalarLoadsPass
     : tessel::impl::TesselPrefetchScalarLoadsBase<PrefetchScalarLoadsPass> {
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp kernel) {
+      std::optional<DenseSet<Value>> written = writtenArrays(kernel);
+      if (!written)
+        return;
       SmallVector<scf::ForOp> loops;
       kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
       for (scf::ForOp loop : loops) {
-        Prefetchable found = prefetchable(loop, kernel);
+        Prefetchable found = prefetchable(loop, *written);
         if (!found.loads.empty())
           prefetch(loop, found);
       }

@@ -125,11 +125,10 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
 def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
                            dtype):
     """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows, or (1,) their
-    common value (row_gradients)."""
+    common value (row_gradients), float32 and contiguous."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
-    g = g.to(be.f32()).contiguous()
     uniform = g.dim() == 1
     dsq = be.zeros((B, H, Nq, DS), q_s, be.f32())
     dsk = be.empty(k_s.shape, k_s)
