@@ -9,11 +9,13 @@ profiler), so host overhead shows as the difference. Under `ncu` the same script
 kernels' hardware counters (`--cases` picks a subset; `--reps 1` for one launch per case).
 
     profile_ops.py [--cases prefill,decode-mha,decode-gqa] [--reps 20] [--n N] [--causal] [--host]
-                   [--flush]
+                   [--flush] [--peer cudnn|flash]
 
 --host also prints where the host time of a call goes (each layer of the launch path timed
 alone). --flush writes 256 MiB before each call, as bench/run.py does, so that the op and its
 kernels start from a cold L2 cache full of dirty lines (the flush's own kernel is left out).
+--peer times PyTorch SDPA on one back end instead of Tessel's op (attention cases), for a side
+by side breakdown of the kernels.
 """
 import argparse
 import functools
@@ -75,6 +77,25 @@ def with_gradients(c, attend, q, k, v):
     return torch.cat([t.flatten() for t in (out, *grads)])
 
 
+def sdpa(c, q, k, v):
+    """PyTorch SDPA of an attention case (K and V repeated for grouped heads)."""
+    g = c["H"] // c["HKV"]
+    if g > 1:
+        k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=c.get("causal", False))
+
+
+def run_peer(c, q, k, v, backend):
+    """The attention case through PyTorch SDPA on `backend` (cudnn or flash) alone."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    which = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[backend]
+
+    def attend(q, k, v):
+        with sdpa_kernel(which):
+            return sdpa(c, q, k, v)
+    return with_gradients(c, attend, q, k, v)
+
+
 def run_op(c, q, k, v):
     if "page_size" in c:
         k_cache, v_cache, tables = paged_cache(c, k, v)
@@ -134,7 +155,6 @@ def paged_cache(c, k, v):
 
 def reference(c, q, k, v):
     """The case's result in float32, or None where this script does not check it."""
-    g = c["H"] // c["HKV"]
     if c["op"] == "attention_kl":
         return None
     if c["op"] == "mta_attention":
@@ -142,12 +162,8 @@ def reference(c, q, k, v):
         mta = lambda q, k, v: torch_mta(q.float(), k.float(), v.float(), w, c["D"] ** -0.5)
         return with_gradients(c, mta, q, k, v).float()
     if c["op"] == "lean_attention":
-        k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-        return F.scaled_dot_product_attention(q.float(), k.float(), v.float())
-    sdpa = lambda q, k, v: F.scaled_dot_product_attention(
-        q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
-        is_causal=c.get("causal", False))
-    return with_gradients(c, sdpa, q, k, v).float()
+        return sdpa(c, q.float(), k.float(), v.float())
+    return with_gradients(c, functools.partial(sdpa, c), q, k, v).float()
 
 
 # bench/gpu.py's L2 flush: a write of this many bytes before each timed call (--flush).
@@ -209,6 +225,8 @@ def main():
     p.add_argument("--n", type=int, help="sequence length of every case (queries and keys)")
     p.add_argument("--causal", action="store_true", help="every attention case causal")
     p.add_argument("--flush", action="store_true", help="a 256 MiB write before each timed call")
+    p.add_argument("--peer", choices=("cudnn", "flash"),
+                   help="time PyTorch SDPA on this back end instead (attention cases)")
     a = p.parse_args()
     for name in a.cases.split(","):
         c = dict(CASES[name])
@@ -216,18 +234,22 @@ def main():
             c.update(Nq=a.n if c["Nq"] > 1 else 1, Nk=a.n)
         if a.causal and c["op"] in ("attention", "attention_kl"):
             c.update(causal=True)
+        if a.peer and c["op"] != "attention":
+            sys.exit(f"--peer: {name} is not an attention case")
         q, k, v = inputs(c)
-        out = run_op(c, q, k, v)
+        run = functools.partial(run_peer, backend=a.peer) if a.peer else run_op
+        out = run(c, q, k, v)
         ref = reference(c, q, k, v)
         err = float("nan") if ref is None else (out.float() - ref).abs().max().item()
-        fn = lambda: run_op(c, q, k, v)
+        fn = lambda: run(c, q, k, v)
         fn()
         torch.cuda.synchronize()
         before = flush if a.flush else None
         op = event_ms(fn, a.reps, before=before or (lambda: None))
         kern, per_name = kernel_ms(fn, a.reps, before)
         each = ", ".join(f"{n[:40]} {t * 1e3:.1f}" for n, t in sorted(per_name.items()))
-        print(f"{name}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
+        label = f"{name} ({a.peer})" if a.peer else name
+        print(f"{label}: {c} max err {err:.2e} | op {op * 1e3:.1f} us, kernels {kern * 1e3:.1f} us"
               f" ({each})", flush=True)
         if a.host:
             host_breakdown(c, q, k, v, a.reps)
