@@ -58,6 +58,9 @@ EDITS = {"loop-top-barrier": drop_loop_top_barrier, "loop-end-drain": drop_loop_
 
 
 def main():
+    if len(sys.argv) != 4 or any(e not in EDITS for e in sys.argv[3].split(",")):
+        sys.exit(f"usage: edit_cached_ptx.py CACHE_DIR KERNEL EDIT[,EDIT...] (EDIT: "
+                 f"{', '.join(EDITS)})")
     directory, kernel, edits = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
     for path in sorted(glob.glob(os.path.join(directory, f"{kernel}-*.bundle"))):
         body = cache.load(path)
