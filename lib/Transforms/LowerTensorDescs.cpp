@@ -88,10 +88,12 @@ static bool copyable(LoadBlockOp load) {
                       [&](Value c) { return collectSlice(c, loop, slice); });
 }
 
-/// The tensor-map attribute of `make`, or null when it cannot be one.
-static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel) {
+/// The tensor-map attribute of `make`, or null when it cannot be one
+/// (`written`: the arrays `kernel` writes, writtenArrays).
+static DictionaryAttr
+tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel,
+            const std::optional<DenseSet<Value>> &written) {
   auto base = dyn_cast<BlockArgument>(make.getBase());
-  std::optional<DenseSet<Value>> written = writtenArrays(kernel);
   // A kernel with a follow-up (split-K's combine) shares its parameters with
   // it, so it keeps ordinary loads.
   if (!base || base.getOwner() != &kernel.getBody().front() ||
@@ -285,6 +287,8 @@ struct LowerTensorDescsPass
         continue;
       SmallVector<MakeTensorDescOp> makes;
       kernel.walk([&](MakeTensorDescOp make) { makes.push_back(make); });
+      // Once per kernel: lowering a descriptor adds an argument, not a write.
+      std::optional<DenseSet<Value>> written = writtenArrays(kernel);
       for (MakeTensorDescOp make : makes) {
         for (Operation *user : make->getUsers())
           if (!isa<LoadBlockOp>(user)) {
@@ -292,7 +296,8 @@ struct LowerTensorDescsPass
                             "tessel.load_block here");
             return signalPassFailure();
           }
-        if (DictionaryAttr map = tma ? tensorMapOf(make, kernel) : nullptr) {
+        if (DictionaryAttr map =
+                tma ? tensorMapOf(make, kernel, written) : nullptr) {
           // Before a persistent kernel's workspace pointers, which stay last.
           unsigned index =
               kernel.getNumArguments() - getWorkspaceSlotBytes(kernel).size();

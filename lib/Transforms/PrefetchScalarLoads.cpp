@@ -78,7 +78,7 @@ static Prefetchable prefetchable(scf::ForOp loop,
   return found;
 }
 
-/// `a < b` in the comparison of `loop`'s bounds.
+/// `a < bound` in the comparison of `loop`'s bounds (signed or unsigned).
 static Value lessThan(OpBuilder &b, Location loc, scf::ForOp loop, Value a,
                       Value bound) {
   auto predicate = loop.getUnsignedCmp() ? arith::CmpIPredicate::ult
