@@ -109,7 +109,9 @@ struct TMABox {
 };
 /// The copies of one block of `desc`; nullopt when TMA cannot write its tile
 /// in that layout (16-bit elements, a 2-D tile whose columns are the
-/// innermost dimension, rows a multiple of 8 and at most 256).
+/// innermost dimension, rows a multiple of 8 and at most 256; or a vector
+/// of 32-bit elements along the innermost dimension, 32 to 256 of them, a
+/// multiple of 32).
 std::optional<TMABox> getTMABox(TensorDescType desc);
 /// A kernel argument's name: the parameter's name the front end put in its
 /// NameLoc, else "argN". Bundles, tessel-run and the Python bindings name

@@ -257,7 +257,9 @@ static AxisInfo compareInfo(const AxisInfo &a, const AxisInfo &b,
 }
 
 /// Choosing between two runs by a condition constant over them keeps what
-/// both runs share.
+/// both runs share; element by element, every value is one of theirs,
+/// whatever the condition (a loop bound a select picks keeps its operands'
+/// alignment).
 static AxisInfo selectInfo(const AxisInfo &cond, const AxisInfo &a,
                            const AxisInfo &b) {
   AxisInfo result = constancyOnly({cond, a, b});
@@ -268,7 +270,8 @@ static AxisInfo selectInfo(const AxisInfo &cond, const AxisInfo &a,
     contiguity.push_back(c);
     divisibility.push_back(
         c > 1 ? std::min(a.getDivisibility(d), b.getDivisibility(d))
-              : result.getDivisibility(d));
+              : std::min(a.getElementDivisibility(d),
+                         b.getElementDivisibility(d)));
     constancy.push_back(result.getConstancy(d));
   }
   return AxisInfo(contiguity, divisibility, constancy);

@@ -620,9 +620,16 @@ LogicalResult TMALoadOp::verify() {
     return emitOpError() << "the tensor memory accelerator cannot write a "
                             "block of "
                          << desc;
-  if (dst.getShape() != ArrayRef<int64_t>(desc.getTileShape()) ||
-      dst.getElementType() != desc.getElementType() ||
-      dst.getContiguousDim() != 1)
+  // A vector's block lands in a 1 x N or N x 1 buffer, contiguous along
+  // its N; a tile's in a buffer of its shape with contiguous rows.
+  SmallVector<int64_t> tile = desc.getTileShape();
+  ArrayRef<int64_t> shape = dst.getShape();
+  bool fits =
+      tile.size() == 1
+          ? shape.size() == 2 && shape[0] * shape[1] == tile[0] &&
+                shape[dst.getContiguousDim()] == tile[0]
+          : shape == ArrayRef<int64_t>(tile) && dst.getContiguousDim() == 1;
+  if (!fits || dst.getElementType() != desc.getElementType())
     return emitOpError() << "destination must hold one block of " << desc
                          << " with its rows contiguous, got " << dst;
   return success();

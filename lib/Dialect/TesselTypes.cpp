@@ -406,6 +406,22 @@ std::optional<TMABox> mlir::tessel::getTMABox(TensorDescType desc) {
   SmallVector<unsigned> dims = desc.getTileDims();
   ArrayRef<int64_t> block = desc.getBlockShape();
   unsigned rank = desc.getRank();
+  // A vector of 32-bit values (attention's per-row statistics): one box,
+  // written as it is, in whole 128-byte lines (a bulk tensor copy's
+  // destination is 128-byte aligned, and a pipeline's buffers follow each
+  // other).
+  if (dims.size() == 1 && dims[0] == rank - 1 &&
+      desc.getElementType().getIntOrFloatBitWidth() == 32) {
+    if (block[rank - 1] % 32 != 0 || block[rank - 1] > 256)
+      return std::nullopt;
+    TMABox t;
+    t.box.assign(block.begin(), block.end());
+    t.swizzleBytes = 0;
+    t.copies = 1;
+    t.copyStrideBytes = 0;
+    t.bytes = 4 * block[rank - 1];
+    return t;
+  }
   if (desc.getElementType().getIntOrFloatBitWidth() != 16 || dims.size() != 2 ||
       dims[1] != rank - 1 || block[dims[0]] % 8 != 0 || block[dims[0]] > 256 ||
       block[rank - 1] % 8 != 0)

@@ -62,3 +62,14 @@ mlir::tessel::writtenArrays(func::FuncOp kernel) {
     return std::nullopt;
   return written;
 }
+
+std::optional<int32_t> mlir::tessel::expandedAxis(Operation *vector) {
+  std::optional<int32_t> axis;
+  for (Operation *user : vector->getUsers()) {
+    auto expand = dyn_cast<ExpandDimsOp>(user);
+    if (!expand || (axis && *axis != int32_t(expand.getAxis())))
+      return std::nullopt;
+    axis = expand.getAxis();
+  }
+  return axis;
+}

@@ -36,6 +36,12 @@ bool collectSlice(Value v, scf::ForOp loop, SetVector<Operation *> &slice,
 /// of an array it never writes may move anywhere in the kernel.
 std::optional<DenseSet<Value>> writtenArrays(func::FuncOp kernel);
 
+/// The axis of the expand_dims ops that are the only users of `vector` (a
+/// 1-D load's result), all on that one axis: tessel-pipeline carries such a
+/// vector through its stages as the 1 x N (N x 1) tile they make. None when
+/// it has no users or others.
+std::optional<int32_t> expandedAxis(Operation *vector);
+
 } // namespace mlir::tessel
 
 #endif // TESSEL_TRANSFORMS_LOOPSLICE_H

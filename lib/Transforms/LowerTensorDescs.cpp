@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Analysis/AxisInfo.h"
 #include "LoopSlice.h"
 #include "tessel/Passes.h"
 
@@ -74,9 +75,20 @@ static std::string launchExpr(Value v, func::FuncOp kernel) {
 /// accelerator: outside loops (once), or in the body of an scf.for nested
 /// only in scf.for bodies (the loops around carry the count of its earlier
 /// iterations, which its barriers' phases continue) with coordinates it can
-/// compute iterations ahead.
-static bool copyable(LoadBlockOp load) {
+/// compute iterations ahead. A vector only in such a loop, read through
+/// expand_dims on one axis. The innermost coordinate must be known to fall
+/// on 16 bytes (`info`): a bulk tensor copy starting elsewhere stops the
+/// kernel (an illegal instruction on an H200).
+static bool copyable(LoadBlockOp load, const ModuleAxisInfo &info) {
+  auto desc = cast<TensorDescType>(load.getDesc().getType());
+  int64_t bytes = desc.getElementType().getIntOrFloatBitWidth() / 8;
+  if (info.get(load.getCoords().back()).getDivisibility(0) * bytes % 16 != 0)
+    return false;
   auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+  // A vector rides in a loop's stages as the tile its expand_dims make.
+  if (cast<TileType>(load.getType()).getRank() == 1 &&
+      (!loop || !expandedAxis(load)))
+    return false;
   if (!loop)
     return !load->getParentOfType<LoopLikeOpInterface>();
   for (Operation *p = loop->getParentOp(); !isa<func::FuncOp>(p);
@@ -90,9 +102,9 @@ static bool copyable(LoadBlockOp load) {
 
 /// The tensor-map attribute of `make`, or null when it cannot be one
 /// (`written`: the arrays `kernel` writes, writtenArrays).
-static DictionaryAttr
-tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel,
-            const std::optional<DenseSet<Value>> &written) {
+static DictionaryAttr tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel,
+                                  const std::optional<DenseSet<Value>> &written,
+                                  const ModuleAxisInfo &info) {
   auto base = dyn_cast<BlockArgument>(make.getBase());
   // A kernel with a follow-up (split-K's combine) shares its parameters with
   // it, so it keeps ordinary loads.
@@ -100,8 +112,8 @@ tensorMapOf(MakeTensorDescOp make, func::FuncOp kernel,
       getFollowUpKernel(kernel) ||
       !getTMABox(cast<TensorDescType>(make.getType())) || !written ||
       written->contains(base) ||
-      !llvm::all_of(make->getUsers(), [](Operation *user) {
-        return copyable(cast<LoadBlockOp>(user));
+      !llvm::all_of(make->getUsers(), [&](Operation *user) {
+        return copyable(cast<LoadBlockOp>(user), info);
       }))
     return {};
   Builder b(make.getContext());
@@ -282,6 +294,7 @@ struct LowerTensorDescsPass
   void runOnOperation() override {
     // The Hopper path: the copies land where warpgroup MMA reads them.
     bool tma = hasWarpGroupMma(getOperation());
+    ModuleAxisInfo info(getOperation());
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       if (kernel.isExternal())
         continue;
@@ -297,7 +310,7 @@ struct LowerTensorDescsPass
             return signalPassFailure();
           }
         if (DictionaryAttr map =
-                tma ? tensorMapOf(make, kernel, written) : nullptr) {
+                tma ? tensorMapOf(make, kernel, written, info) : nullptr) {
           // Before a persistent kernel's workspace pointers, which stay last.
           unsigned index =
               kernel.getNumArguments() - getWorkspaceSlotBytes(kernel).size();

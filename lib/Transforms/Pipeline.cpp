@@ -37,7 +37,8 @@
 // 32-bit values, e.g. attention's per-row statistics, read only through
 // expand_dims on one axis) into the same stages, as 1 x N (N x 1) tiles read
 // back where they were loaded: loaded in the iteration, their latency would
-// stall the dots' consumers.
+// stall the dots' consumers. A vector block of a tensor map goes the same
+// way, by the tensor memory accelerator.
 //
 // A block load of a tensor map (tessel-lower-tensor-descs kept it for the
 // tensor memory accelerator) is copied the same way by tessel.tma_load, one
@@ -231,6 +232,20 @@ static Value asI32(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
 }
 
+/// Makes `c` carry its vector `tile` through the stages as the 2-D tile its
+/// expand_dims users on `axis` make, contiguous along the vector.
+static void carryAsVector(Candidate &c, TileType tile, int32_t axis) {
+  SmallVector<int64_t> shape{1, 1};
+  shape[1 - axis] = tile.getDimSize(0);
+  SmallVector<unsigned> order{1, 0};
+  if (axis == 1)
+    order = {0, 1};
+  c.bufferType =
+      MemDescType::get(tile.getContext(), shape, tile.getElementType(), order);
+  c.feedsDots = false;
+  c.vectorAxis = axis;
+}
+
 /// A row or column vector of 32-bit values that the loop's stages can carry:
 /// read only through expand_dims on one axis, 16-byte rows.
 static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
@@ -238,16 +253,12 @@ static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
                                               unsigned numWarps) {
   auto tile = dyn_cast<TileType>(load.getType());
   if (!tile || tile.getRank() != 1 || !tile.getElementType().isF32() ||
-      tile.getDimSize(0) % 4 != 0 || load->use_empty() ||
+      tile.getDimSize(0) % 4 != 0 ||
       (load.getOther() && !isZero(load.getOther())))
     return std::nullopt;
-  std::optional<int32_t> axis;
-  for (Operation *user : load->getUsers()) {
-    auto expand = dyn_cast<ExpandDimsOp>(user);
-    if (!expand || (axis && *axis != int32_t(expand.getAxis())))
-      return std::nullopt;
-    axis = expand.getAxis();
-  }
+  std::optional<int32_t> axis = expandedAxis(load);
+  if (!axis)
+    return std::nullopt;
   std::optional<Candidate> found = copiedAhead(load, loop, writtenBases);
   if (!found)
     return std::nullopt;
@@ -259,7 +270,7 @@ static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
   for (Operation *op : c.slice) {
     if (llvm::none_of(op->getResultTypes(), llvm::IsaPred<TileType>))
       continue;
-    if (!isa<SplatOp, ArangeOp, BinaryOp, CmpOp, AddPtrOp>(op))
+    if (!isa<SplatOp, ArangeOp, BinaryOp, CmpOp, CastOp, AddPtrOp>(op))
       return std::nullopt;
     for (Value operand : op->getOperands())
       if (isa<TileType>(operand.getType()) &&
@@ -268,22 +279,15 @@ static std::optional<Candidate> analyseVector(LoadOp load, scf::ForOp loop,
           !operand.getDefiningOp<ArangeOp>())
         return std::nullopt;
   }
-  SmallVector<int64_t> shape{1, 1};
-  shape[1 - *axis] = tile.getDimSize(0);
-  SmallVector<unsigned> order{1, 0};
-  if (*axis == 1)
-    order = {0, 1};
-  c.bufferType =
-      MemDescType::get(load.getContext(), shape, tile.getElementType(), order);
-  c.feedsDots = false;
-  c.vectorAxis = *axis;
+  carryAsVector(c, tile, *axis);
   SmallVector<unsigned> perThread{1, 1}, lanes{1, 1}, warps{1, 1};
   lanes[1 - *axis] = 32;
   warps[1 - *axis] = numWarps;
   MLIRContext *ctx = load.getContext();
   c.copyEncoding = SliceEncodingAttr::get(
       ctx, *axis,
-      BlockedEncodingAttr::get(ctx, perThread, lanes, warps, order));
+      BlockedEncodingAttr::get(ctx, perThread, lanes, warps,
+                               c.bufferType.getOrder()));
   return found;
 }
 
@@ -296,6 +300,17 @@ static FailureOr<Candidate> analyse(LoadBlockOp load, scf::ForOp loop) {
     if (!collectSlice(coord, loop, c.slice))
       return load.emitOpError("its coordinates must be computed from the "
                               "loop's induction variable and invariants");
+  // A vector (tessel-lower-tensor-descs kept only those read through
+  // expand_dims on one axis).
+  if (tile.getRank() == 1) {
+    std::optional<int32_t> axis = expandedAxis(load);
+    if (!axis)
+      return load.emitOpError("a vector copied by the tensor memory "
+                              "accelerator must be read through expand_dims "
+                              "on one axis");
+    carryAsVector(c, tile, *axis);
+    return c;
+  }
   c.bufferType = MemDescType::get(load.getContext(), tile.getShape(),
                                   tile.getElementType(), {1, 0});
   c.feedsDots = onlyFeedsDots(load);

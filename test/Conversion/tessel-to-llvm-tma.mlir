@@ -42,3 +42,25 @@ func.func @tma(%map: !tessel.tensor_desc<64x128xbf16> {tessel.tensor_map = {base
   tessel.barrier
   return
 }
+
+// -----
+
+// A vector block of f32 (64 values, one coordinate) is one box of 256 bytes
+// into its 1 x 64 buffer.
+
+// CHECK-LABEL: llvm.func @tma_vector
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: llvm.cond_br
+// CHECK: %[[BYTES:.*]] = llvm.mlir.constant(256 : i32) : i32
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[BAR:.*]], %[[BYTES]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[BAR]], box[%{{.*}}] :
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: mbarrier.try_wait.parity
+func.func @tma_vector(%map: !tessel.tensor_desc<64xf32> {tessel.tensor_map = {base = 1 : i64, sizes = ["N"], strides = []}}, %p: !tessel.ptr<f32>, %i: i32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %buf = tessel.local_alloc : !tessel.memdesc<2x1x64xf32, order = [1, 0]>
+  %bars = tessel.mbarrier_alloc : !tessel.mbarriers<2>
+  %dst = tessel.memdesc_index %buf[%i] : !tessel.memdesc<2x1x64xf32, order = [1, 0]> -> !tessel.memdesc<1x64xf32, order = [1, 0]>
+  tessel.tma_load %map[%i], %dst, %bars[%i] : !tessel.tensor_desc<64xf32>, !tessel.memdesc<1x64xf32, order = [1, 0]>, !tessel.mbarriers<2>
+  tessel.mbarrier_wait %bars[%i], %i : !tessel.mbarriers<2>
+  return
+}

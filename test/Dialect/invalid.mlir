@@ -1862,6 +1862,24 @@ func.func @tma_load_rows(%d: !tessel.tensor_desc<12x64xf16>, %i: i32, %buf: !tes
 
 // -----
 
+func.func @tma_load_vector_dst(%d: !tessel.tensor_desc<64xf32>, %i: i32, %buf: !tessel.memdesc<64x1xf32, order = [1, 0]>) {
+  %bars = tessel.mbarrier_alloc : !tessel.mbarriers<1>
+  // expected-error @+1 {{destination must hold one block of '!tessel.tensor_desc<64xf32>' with its rows contiguous, got '!tessel.memdesc<64x1xf32, order = [1, 0]>'}}
+  tessel.tma_load %d[%i], %buf, %bars[%i] : !tessel.tensor_desc<64xf32>, !tessel.memdesc<64x1xf32, order = [1, 0]>, !tessel.mbarriers<1>
+  return
+}
+
+// -----
+
+func.func @tma_load_vector_box(%d: !tessel.tensor_desc<16xf32>, %i: i32, %buf: !tessel.memdesc<1x16xf32, order = [1, 0]>) {
+  %bars = tessel.mbarrier_alloc : !tessel.mbarriers<1>
+  // expected-error @+1 {{the tensor memory accelerator cannot write a block of '!tessel.tensor_desc<16xf32>'}}
+  tessel.tma_load %d[%i], %buf, %bars[%i] : !tessel.tensor_desc<16xf32>, !tessel.memdesc<1x16xf32, order = [1, 0]>, !tessel.mbarriers<1>
+  return
+}
+
+// -----
+
 func.func @tma_load_dst(%d: !tessel.tensor_desc<64x64xf16>, %i: i32, %buf: !tessel.memdesc<64x64xf16, order = [0, 1]>) {
   %bars = tessel.mbarrier_alloc : !tessel.mbarriers<1>
   // expected-error @+1 {{destination must hold one block of '!tessel.tensor_desc<64x64xf16>' with its rows contiguous, got '!tessel.memdesc<64x64xf16, order = [0, 1]>'}}

@@ -369,14 +369,16 @@ func.func @warpgroup_shared_a_m_major(%a: !tessel.memdesc<128x64xbf16, order = [
 // CHECK: tessel.mbarrier_alloc : !tessel.mbarriers<3>
 // CHECK: tessel.tma_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}, %{{.*}}[%{{.*}}] if %{{.*}} : !tessel.tensor_desc<1x64x128xbf16>, !tessel.memdesc<64x128xbf16, order = [1, 0]>, !tessel.mbarriers<3>
 // CHECK: tessel.mbarrier_wait %{{.*}}[%{{.*}}], %{{.*}} : !tessel.mbarriers<3>
+// CHECK: tessel.tma_load %{{.*}}[%{{.*}}], %{{.*}}, %{{.*}}[%{{.*}}] : !tessel.tensor_desc<64xf32>, !tessel.memdesc<64x1xf32, order = [0, 1]>, !tessel.mbarriers<3>
 // CHECK: tessel.barrier
 // GENERIC: "tessel.tma_load"
-func.func @tensor_descs(%p: !tessel.ptr<bf16>, %n: i64, %s: i64, %i: i32, %go: i1, %buf: !tessel.memdesc<64x128xbf16, order = [1, 0]>) -> !tessel.tile<64x128xbf16> {
+func.func @tensor_descs(%p: !tessel.ptr<bf16>, %n: i64, %s: i64, %i: i32, %go: i1, %buf: !tessel.memdesc<64x128xbf16, order = [1, 0]>, %vd: !tessel.tensor_desc<64xf32>, %col: !tessel.memdesc<64x1xf32, order = [0, 1]>) -> !tessel.tile<64x128xbf16> {
   %d = tessel.make_tensor_desc %p, [%n, %n, %n], [%s, %s] : !tessel.ptr<bf16> -> !tessel.tensor_desc<1x64x128xbf16>
   %t = tessel.load_block %d[%i, %i, %i] : !tessel.tensor_desc<1x64x128xbf16> -> !tessel.tile<64x128xbf16>
   %bars = tessel.mbarrier_alloc : !tessel.mbarriers<3>
   tessel.tma_load %d[%i, %i, %i], %buf, %bars[%i] if %go : !tessel.tensor_desc<1x64x128xbf16>, !tessel.memdesc<64x128xbf16, order = [1, 0]>, !tessel.mbarriers<3>
   tessel.mbarrier_wait %bars[%i], %i : !tessel.mbarriers<3>
+  tessel.tma_load %vd[%i], %col, %bars[%i] : !tessel.tensor_desc<64xf32>, !tessel.memdesc<64x1xf32, order = [0, 1]>, !tessel.mbarriers<3>
   tessel.barrier
   return %t : !tessel.tile<64x128xbf16>
 }

@@ -211,3 +211,55 @@ func.func @written(%k: !tessel.ptr<f16> loc("k"), %N: i32 loc("N")) attributes {
   return
 }
 }
+
+// -----
+
+// A vector of f32 (per-row statistics; here a flat array: one dimension, no
+// strides) becomes a tensor map where a loop reads its blocks through
+// expand_dims on one axis (tessel-pipeline carries them as 1 x N tiles);
+// read otherwise, in blocks of fewer than 32 values (a bulk copy's
+// destination is 128-byte aligned), or from a start not known to fall on 16
+// bytes (i + 1), it is an ordinary load.
+
+// CHECK-LABEL: func.func @vectors
+// CHECK-SAME: %[[MAP:arg[0-9]+]]: !tessel.tensor_desc<64xf32> {tessel.tensor_map = {base = 0 : i64, sizes = ["(n * rows)"], strides = []}}
+// CHECK-NOT: tessel.tensor_map
+// CHECK: scf.for
+// CHECK: %[[V:.*]] = tessel.load_block %[[MAP]][%{{.*}}] : !tessel.tensor_desc<64xf32> -> !tessel.tile<64xf32>
+// CHECK-NEXT: tessel.expand_dims %[[V]] {axis = 0 : i32}
+// CHECK: tessel.load %{{.*}} mask %{{.*}} other %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+// CHECK: tessel.load %{{.*}} mask %{{.*}} other %{{.*}} : !tessel.tile<16x!tessel.ptr<f32>>
+// CHECK: tessel.load %{{.*}} mask %{{.*}} other %{{.*}} : !tessel.tile<64x!tessel.ptr<f32>>
+// CHECK: }
+module attributes {tessel.target = "sm_90a"} {
+func.func @vectors(%a: !tessel.ptr<f32> loc("a"), %c: !tessel.ptr<f32> loc("c"), %e: !tessel.ptr<f32> loc("e"), %f: !tessel.ptr<f32> loc("f"), %n: i32 loc("n"), %rows: i32 loc("rows"), %o: !tessel.ptr<f32>) attributes {tessel.kernel} {
+  %size = arith.muli %n, %rows : i32
+  %size64 = arith.extsi %size : i32 to i64
+  %da = tessel.make_tensor_desc %a, [%size64], [] : !tessel.ptr<f32> -> !tessel.tensor_desc<64xf32>
+  %dc = tessel.make_tensor_desc %c, [%size64], [] : !tessel.ptr<f32> -> !tessel.tensor_desc<64xf32>
+  %de = tessel.make_tensor_desc %e, [%size64], [] : !tessel.ptr<f32> -> !tessel.tensor_desc<16xf32>
+  %df = tessel.make_tensor_desc %f, [%size64], [] : !tessel.ptr<f32> -> !tessel.tensor_desc<64xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %step = arith.constant 64 : i32
+  scf.for %i = %c0 to %n step %step : i32 {
+    %va = tessel.load_block %da[%i] : !tessel.tensor_desc<64xf32> -> !tessel.tile<64xf32>
+    %ra = tessel.expand_dims %va {axis = 0 : i32} : !tessel.tile<64xf32> -> !tessel.tile<1x64xf32>
+    %vc = tessel.load_block %dc[%i] : !tessel.tensor_desc<64xf32> -> !tessel.tile<64xf32>
+    %sc = tessel.binary add %vc, %vc : !tessel.tile<64xf32>
+    %rc = tessel.expand_dims %sc {axis = 0 : i32} : !tessel.tile<64xf32> -> !tessel.tile<1x64xf32>
+    %ve = tessel.load_block %de[%i] : !tessel.tensor_desc<16xf32> -> !tessel.tile<16xf32>
+    %re = tessel.expand_dims %ve {axis = 1 : i32} : !tessel.tile<16xf32> -> !tessel.tile<16x1xf32>
+    %p = tessel.splat %o : !tessel.ptr<f32> -> !tessel.tile<1x64x!tessel.ptr<f32>>
+    %s = tessel.binary add %ra, %rc : !tessel.tile<1x64xf32>
+    tessel.store %p, %s : !tessel.tile<1x64x!tessel.ptr<f32>>
+    %q = tessel.splat %o : !tessel.ptr<f32> -> !tessel.tile<16x1x!tessel.ptr<f32>>
+    tessel.store %q, %re : !tessel.tile<16x1x!tessel.ptr<f32>>
+    %i1 = arith.addi %i, %c1 : i32
+    %vf = tessel.load_block %df[%i1] : !tessel.tensor_desc<64xf32> -> !tessel.tile<64xf32>
+    %rf = tessel.expand_dims %vf {axis = 0 : i32} : !tessel.tile<64xf32> -> !tessel.tile<1x64xf32>
+    tessel.store %p, %rf : !tessel.tile<1x64x!tessel.ptr<f32>>
+  }
+  return
+}
+}

@@ -812,3 +812,40 @@ func.func @tma_once(%map: !tessel.tensor_desc<64x64xf16>, %o: !tessel.ptr<f16>) 
   return
 }
 }
+
+// -----
+
+// A vector block of a tensor map (attention's statistics, read through
+// expand_dims on one axis) rides in the stages as a 1 x 64 tile: buffers
+// 3 x 1 x 64, one transaction barrier each, the copy of the iteration ahead
+// issued with the others and the expand_dims replaced by a read of the
+// 1 x 64 tile from this iteration's buffer.
+
+#bv = #tessel.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>
+
+// CHECK-LABEL: func.func @tma_vector
+// CHECK: %[[BUF:.*]] = tessel.local_alloc : !tessel.memdesc<3x1x64xf32, order = [1, 0]>
+// CHECK: %[[BAR:.*]] = tessel.mbarrier_alloc : !tessel.mbarriers<3>
+// CHECK: tessel.tma_load %{{.*}}[%{{.*}}], %{{.*}}, %[[BAR]][%{{.*}}] if %{{.*}} : !tessel.tensor_desc<64xf32>, !tessel.memdesc<1x64xf32, order = [1, 0]>, !tessel.mbarriers<3>
+// CHECK: scf.for
+// CHECK-NEXT: tessel.barrier
+// CHECK: %[[VIEW:.*]] = tessel.memdesc_index %[[BUF]][%{{.*}}] : !tessel.memdesc<3x1x64xf32, order = [1, 0]> -> !tessel.memdesc<1x64xf32, order = [1, 0]>
+// CHECK: tessel.tma_load
+// CHECK: tessel.mbarrier_wait %[[BAR]]
+// CHECK-NOT: tessel.load_block
+// CHECK-NOT: tessel.expand_dims
+// CHECK: tessel.local_load %[[VIEW]] [0, 0] : !tessel.memdesc<1x64xf32, order = [1, 0]> -> !tessel.tile<1x64xf32, #{{.*}}>
+// CHECK: }
+module attributes {tessel.target = "sm_90a"} {
+func.func @tma_vector(%vmap: !tessel.tensor_desc<64xf32>, %n: i32, %o: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %c0 to %n step %c64 : i32 {
+    %v = tessel.load_block %vmap[%i] : !tessel.tensor_desc<64xf32> -> !tessel.tile<64xf32, #tessel.slice<dim = 0, parent = #bv>>
+    %r = tessel.expand_dims %v {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 0, parent = #bv>> -> !tessel.tile<1x64xf32, #bv>
+    %p = tessel.splat %o : !tessel.ptr<f32> -> !tessel.tile<1x64x!tessel.ptr<f32>, #bv>
+    tessel.store %p, %r : !tessel.tile<1x64x!tessel.ptr<f32>, #bv>
+  }
+  return
+}
+}

@@ -122,8 +122,18 @@ def _bwd_preprocess(tsl, kernel, length, o, do, BM, dtype, layout):
                   outputs=["delta"])["delta"]
 
 
-def attention_bwd_preprocess(o, do, BM, dtype="f16", layout="bhnd"):
-    return _bwd_preprocess("attention.tsl", "attention_bwd_preprocess", "Nq", o, do, BM, dtype, layout)
+def attention_bwd_preprocess(o, do, lse, BM, dtype="f16", layout="bhnd"):
+    """(LSE, Delta = rowsum(dO ∘ O)) in rows of NQS = Nq rounded up to 4, as the op lays them
+    out for attention_bwd (B, H, NQS)."""
+    B, H, N, D = o.shape
+    nqs = cdiv(N, 4) * 4
+    sdo, dob = _strided_args("sdo", do, layout, dtype)
+    args = dict(o=tr.Buffer(o, dtype), do=dob, lse=tr.Buffer(lse, "f32"),
+                delta=tr.full((B, H, nqs), 7.0, "f32"), lse_rows=tr.full((B, H, nqs), 7.0, "f32"),
+                **sdo, H=H, Nq=N, NQS=nqs)
+    out = tr.run("attention.tsl", "attention_bwd_preprocess", (cdiv(nqs, BM), B * H), args,
+                 dict(D=D, BLOCK_M=BM, DTYPE=dtype), outputs=["lse_rows", "delta"])
+    return out["lse_rows"], out["delta"]
 
 
 def _scaled(outputs, name, scale):
@@ -133,22 +143,26 @@ def _scaled(outputs, name, scale):
     return outputs
 
 
-def attention_bwd(q, k, v, do, lse, delta, scale, causal, BM, BN, dtype="f16", layout="bhnd",
-                  unmasked_loop=False, num_sms=1):
+def attention_bwd(q, k, v, do, lse_rows, delta, scale, causal, BM, BN, dtype="f16",
+                  layout="bhnd", unmasked_loop=False, num_sms=1, extra_defines=None):
+    """`lse_rows`, `delta`: attention_bwd_preprocess's (B, H, NQS)."""
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
     sq, qb = _strided_args("sq", q, layout, dtype)
     sk, kb = _strided_args("sk", k, layout, dtype)
     sv, vb = _strided_args("sv", v, layout, dtype)
     sdo, dob = _strided_args("sdo", do, layout, dtype)
-    args = dict(q=qb, k=kb, v=vb, do=dob, lse=tr.Buffer(lse, "f32"), delta=tr.Buffer(delta, "f32"),
+    args = dict(q=qb, k=kb, v=vb, do=dob, lse_rows=tr.Buffer(lse_rows, "f32"),
+                delta=tr.Buffer(delta, "f32"),
                 dq=tr.zeros((B, H, Nq, D), "f32"), dk=tr.full((B, HKV, Nk, D), 7.0, dtype),
                 dv=tr.full((B, HKV, Nk, D), 7.0, dtype),
-                **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, scale=f32(scale),
+                **sq, **sk, **sv, **sdo, H=H, HKV=HKV, Nq=Nq, Nk=Nk, NQS=delta.shape[-1],
+                scale=f32(scale),
                 num_sms=num_sms)
     out = tr.run("attention.tsl", "attention_bwd", (cdiv(Nk, BN), B * HKV), args,
                  dict(D=D, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
-                      UNMASKED_LOOP=unmasked_loop), outputs=["dq", "dk", "dv"])
+                      UNMASKED_LOOP=unmasked_loop, **(extra_defines or {})),
+                 outputs=["dq", "dk", "dv"])
     return _scaled(out, "dq", scale)
 
 

@@ -106,15 +106,18 @@ def test_tessel_run_roundtrip():
     for dt in DTYPES:
         out = tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
                      dict(o=tr.zeros((1, 16), dt), do=tr.Buffer(np.append(x, 0.0).reshape(1, 16), dt),
-                          delta=tr.full(1, 7.0, "f32"), sdob=16, sdoh=16, sdon=16, H=1, Nq=1),
+                          lse=tr.zeros(1, "f32"), delta=tr.full(1, 7.0, "f32"),
+                          lse_rows=tr.zeros(1, "f32"), sdob=16, sdoh=16, sdon=16, H=1, Nq=1,
+                          NQS=1),
                      dict(D=16, BLOCK_M=2, DTYPE=dt))
         assert out["do"].shape == (1, 16) and out["delta"].shape == (1,)
         assert np.array_equal(out["do"][0, :15], tr.round_to(x, dt)), dt
         assert out["delta"][0] == 0.0
     with pytest.raises(tr.TesselRunError, match=r"out-of-bounds load of buffer #0 at element 4 \(size 4\)"):
         tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
-               dict(o=tr.zeros(4, "f16"), do=tr.zeros(4, "f16"), delta=tr.zeros(1, "f32"),
-                    sdob=16, sdoh=16, sdon=16, H=1, Nq=1), dict(D=16, BLOCK_M=2))
+               dict(o=tr.zeros(4, "f16"), do=tr.zeros(4, "f16"), lse=tr.zeros(1, "f32"),
+                    delta=tr.zeros(1, "f32"), lse_rows=tr.zeros(1, "f32"), sdob=16, sdoh=16,
+                    sdon=16, H=1, Nq=1, NQS=1), dict(D=16, BLOCK_M=2))
 
 
 def test_tessel_run_missing_binary(monkeypatch, tmp_path):
@@ -174,16 +177,20 @@ def _run_attention(name, dt):
     _unwritten("attention_fwd without LSE", alone["o"])
     kl.compare("O (without LSE)", alone["o"], O, TOL[dt]["out"])
 
-    delta = kl.attention_bwd_preprocess(fwd["o"], do, BM, dt, layout)
-    kl.compare("Delta (vs rowsum(O_kernel dO))", delta, (fwd["o"] * do).sum(-1),
+    lse_rows, delta = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], BM, dt, layout)
+    kl.compare("Delta (vs rowsum(O_kernel dO))", delta[..., :Nq], (fwd["o"] * do).sum(-1),
                scaled_tol(dt, "f32", np.max(np.abs(fwd["o"] * do).sum(-1))))
+    kl.compare("LSE rows", lse_rows[..., :Nq], fwd["lse"], (0.0, 0.0))
+    kl.compare("LSE, Delta past Nq == 0", np.concatenate(
+        (lse_rows[..., Nq:], delta[..., Nq:])), np.zeros((2 * B, H, delta.shape[-1] - Nq)),
+        (0.0, 0.0))
     grads = ref.attention_bwd(q, k, v, do, scale, causal, delta=(fwd["o"] * do).sum(-1))
     exact = ref.attention_bwd(q, k, v, do, scale, causal)
     # Both forms of the query loop: masks on every block, and the fully visible blocks apart;
     # and causal orders of the blocks (num_sms 0: head-major; 3: groups of heads, the first one
     # short where they do not divide the heads; 1000: every head in one group).
     for unmasked_loop, num_sms in ((False, 0), (True, 3), (False, 1000)):
-        bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, causal, BM, BN, dt, layout,
+        bwd = kl.attention_bwd(q, k, v, do, lse_rows, delta, scale, causal, BM, BN, dt, layout,
                                unmasked_loop, num_sms)
         _unwritten("attention_bwd", bwd["dk"], bwd["dv"])
         for n, g, want, want_exact in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]),
@@ -213,13 +220,41 @@ def test_attention_backward_negative_scores(dt):
     _header(f"attention backward, scores far below zero [{dt}]: Nq{Nq} Nk{Nk} D{D}")
     fwd = kl.attention_fwd(q, k, v, scale, False, 32, 32, dt)
     assert np.max(fwd["lse"]) < -88, "LSE must be below log(FLT_MIN) for the test to bite"
-    delta = kl.attention_bwd_preprocess(fwd["o"], do, 32, dt)
+    lse_rows, delta = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], 32, dt)
     grads = ref.attention_bwd(q, k, v, do, scale, False, delta=(fwd["o"] * do).sum(-1))
     for unmasked_loop in (False, True):
-        bwd = kl.attention_bwd(q, k, v, do, fwd["lse"], delta, scale, False, 32, 32, dt,
+        bwd = kl.attention_bwd(q, k, v, do, lse_rows, delta, scale, False, 32, 32, dt,
                                unmasked_loop=unmasked_loop)
         for n, g, want in zip(("dQ", "dK", "dV"), (bwd["dq"], bwd["dk"], bwd["dv"]), grads):
             kl.compare(f"{n} (unmasked loop={unmasked_loop})", g, want, TOL[dt]["grad"])
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("causal", (False, True))
+def test_attention_backward_other_heads_statistics(causal, dt):
+    """A head's gradients read only its own LSE and Delta rows (in the warp-specialised form
+    the copy engine moves a query block of them, rows past NQS read as zeros, not the next
+    head's). Head 1's made extreme (LSE -1e30, so that exp(s - LSE) overflows, and Delta NaN)
+    must leave head 0's gradients as they are, in both forms of the backward."""
+    B, H, Nq, Nk, D, BM, BN = 1, 2, 70, 90, 64, 64, 128
+    rng = _seed("attention-other-heads", causal, dt)
+    q, k, v, do = (kl.randn(rng, (B, H, n, D), dt) for n in (Nq, Nk, Nk, Nq))
+    scale = kl.f32(0.125)
+    _header(f"attention backward, the next head's statistics extreme [{dt}]: causal={causal}")
+    fwd = kl.attention_fwd(q, k, v, scale, causal, BM, 64, dt)
+    lse_rows, delta = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], BM, dt)
+    lse, bad_delta = lse_rows.copy(), delta.copy()
+    lse[:, 1], bad_delta[:, 1] = -1e30, np.nan
+    for ws in (False, True):
+        defines = dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)
+        clean = kl.attention_bwd(q, k, v, do, lse_rows, delta, scale, causal, BM, BN, dt,
+                                 extra_defines=defines)
+        poisoned = kl.attention_bwd(q, k, v, do, lse, bad_delta, scale, causal, BM, BN, dt,
+                                    extra_defines=defines)
+        # dK, dV as they were; dQ's atomic additions may come in another order.
+        for n, tol in (("dq", (0.0, 1e-5)), ("dk", (0.0, 0.0)), ("dv", (0.0, 0.0))):
+            kl.compare(f"{n} of head 0 (warp-specialised {ws})", poisoned[n][:, 0],
+                       clean[n][:, 0], tol)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -234,9 +269,9 @@ def test_attention_no_keys(dt):
         fwd = kl.attention_fwd(q, kv, kv, 0.125, causal, 16, 16, dt)
         kl.compare(f"O == 0 (causal={causal})", fwd["o"], np.zeros_like(fwd["o"]), (0.0, 0.0))
         kl.compare(f"LSE == -inf (causal={causal})", fwd["lse"], np.full(fwd["lse"].shape, -np.inf), (0.0, 0.0))
-    delta = kl.attention_bwd_preprocess(fwd["o"], do, 16, dt)
+    lse_rows, delta = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], 16, dt)
     kl.compare("Delta == 0", delta, np.zeros_like(delta), (0.0, 0.0))
-    bwd = kl.attention_bwd(q, kv, kv, do, fwd["lse"], delta, 0.125, False, 16, 16, dt)
+    bwd = kl.attention_bwd(q, kv, kv, do, lse_rows, delta, 0.125, False, 16, 16, dt)
     kl.compare("dQ == 0", bwd["dq"], np.zeros_like(bwd["dq"]), (0.0, 0.0))
 
 

@@ -2,8 +2,8 @@
 
 from ..compiler import cdiv
 from . import plans
-from .common import (attention_args, autograd_function, backend, delta, element_type,
-                     needs_autograd, scale_value)
+from .common import (PREPROCESS_ROWS, attention_args, autograd_function, backend,
+                     element_type, needs_autograd, scale_value)
 
 _PLANS = plans.Plans()
 # The autograd function's passes: the forward with the LSE, and the backward; and the
@@ -69,17 +69,29 @@ def _query_programs(be, blocks, heads, tiles):
     return programs if rounds <= cdiv(blocks * heads, sms) else blocks
 
 
+def _statistics(be, o, do, lse, dtype):
+    """The backward's per-row statistics, (LSE, Delta = rowsum(dO ∘ O)), (B, H, NQS) f32 in rows
+    of NQS = Nq rounded up to 4 (16 bytes, as the copy engine moves them), 0 past Nq; and NQS."""
+    B, H, Nq, D = o.shape
+    nqs = cdiv(Nq, 4) * 4
+    lse_rows, dlt = be.empty((B, H, nqs), o, be.f32()), be.empty((B, H, nqs), o, be.f32())
+    be.kernel("attention.tsl", "attention_bwd_preprocess")[(cdiv(nqs, PREPROCESS_ROWS), B * H)](
+        o, do, lse, dlt, lse_rows, *be.strides(do), H, Nq, nqs, D=D, BLOCK_M=PREPROCESS_ROWS,
+        DTYPE=dtype)
+    return lse_rows, dlt, nqs
+
+
 def _attention_backward(be, q, k, v, o, lse, do, causal, scale, dtype):
     """(dQ, dK, dV) in the inputs' dtype (torch tensors: the backward passes are autograd's)."""
     do = be.input(do)
     B, H, Nq, D = q.shape
     HKV, Nk = k.shape[1], k.shape[2]
-    dlt = delta(be, "attention.tsl", "attention_bwd_preprocess", o, do, dtype)
+    lse_rows, dlt, nqs = _statistics(be, o, do, lse, dtype)
     dq = be.zeros((B, H, Nq, D), q, be.f32())
     dk, dv = be.empty(k.shape, k), be.empty(v.shape, v)
     be.launch("attention.tsl", "attention_bwd", D, lambda t: (cdiv(Nk, t["BLOCK_N"]), B * HKV),
-              (q, k, v, do, lse, dlt, dq, dk, dv, *be.strides(q), *be.strides(k),
-               *be.strides(v), *be.strides(do), H, HKV, Nq, Nk, scale,
+              (q, k, v, do, lse_rows, dlt, dq, dk, dv, *be.strides(q), *be.strides(k),
+               *be.strides(v), *be.strides(do), H, HKV, Nq, Nk, nqs, scale,
                be.multiprocessor_count()),
               dict(D=D, CAUSAL=causal, DTYPE=dtype), key=("q", "k", "CAUSAL", "DTYPE"),
               restore=("dq",))
