@@ -90,10 +90,12 @@ def TesselLowerTensorDescs : Pass<"tessel-lower-tensor-descs", "ModuleOp"> {
     kernel whose base is a pointer argument, whose sizes and strides a
     launch can compute from the kernel's integer arguments, constants and
     grid size, and whose blocks the copy engine can write in the layout the
-    tensor cores read (getTMABox) becomes a new kernel argument: a tensor
-    map the runtime encodes at launch, described by the argument's
-    `tessel.tensor_map` attribute. Its block loads stay (tessel-pipeline
-    turns them into tessel.tma_load). Every other block load becomes a
+    tensor cores read (getTMABox; a vector of 32-bit values when a loop reads
+    it through expand_dims, for tessel-pipeline to carry in its stages) from
+    an innermost coordinate AxisInfo knows to fall on 16 bytes, becomes a
+    new kernel argument: a tensor map the runtime encodes at launch,
+    described by the argument's `tessel.tensor_map` attribute. Its block
+    loads stay (tessel-pipeline turns them into tessel.tma_load). Every other block load becomes a
     masked tessel.load of the pointers it reads, with zeros outside the
     array; within a block, offsets are i32 when the strides are i32 values
     (as the kernels' own pointer arithmetic), i64 otherwise.
