@@ -106,18 +106,18 @@ def test_tessel_run_roundtrip():
     for dt in DTYPES:
         out = tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
                      dict(o=tr.zeros((1, 16), dt), do=tr.Buffer(np.append(x, 0.0).reshape(1, 16), dt),
-                          lse=tr.zeros(1, "f32"), delta=tr.full(1, 7.0, "f32"),
-                          lse_rows=tr.zeros(1, "f32"), sdob=16, sdoh=16, sdon=16, H=1, Nq=1,
-                          NQS=1),
+                          lse=tr.zeros(1, "f32"), delta=tr.full(4, 7.0, "f32"),
+                          lse_rows=tr.zeros(4, "f32"), sdob=16, sdoh=16, sdon=16, H=1, Nq=1,
+                          NQS=4),
                      dict(D=16, BLOCK_M=2, DTYPE=dt))
-        assert out["do"].shape == (1, 16) and out["delta"].shape == (1,)
+        assert out["do"].shape == (1, 16) and out["delta"].shape == (4,)
         assert np.array_equal(out["do"][0, :15], tr.round_to(x, dt)), dt
         assert out["delta"][0] == 0.0
     with pytest.raises(tr.TesselRunError, match=r"out-of-bounds load of buffer #0 at element 4 \(size 4\)"):
         tr.run("attention.tsl", "attention_bwd_preprocess", (1, 1),
                dict(o=tr.zeros(4, "f16"), do=tr.zeros(4, "f16"), lse=tr.zeros(1, "f32"),
-                    delta=tr.zeros(1, "f32"), lse_rows=tr.zeros(1, "f32"), sdob=16, sdoh=16,
-                    sdon=16, H=1, Nq=1, NQS=1), dict(D=16, BLOCK_M=2))
+                    delta=tr.zeros(4, "f32"), lse_rows=tr.zeros(4, "f32"), sdob=16, sdoh=16,
+                    sdon=16, H=1, Nq=1, NQS=4), dict(D=16, BLOCK_M=2))
 
 
 def test_tessel_run_missing_binary(monkeypatch, tmp_path):
