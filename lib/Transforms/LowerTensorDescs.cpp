@@ -294,7 +294,10 @@ struct LowerTensorDescsPass
   void runOnOperation() override {
     // The Hopper path: the copies land where warpgroup MMA reads them.
     bool tma = hasWarpGroupMma(getOperation());
-    ModuleAxisInfo info(getOperation());
+    // Alignment facts only for tensor maps, which only the Hopper path has.
+    std::optional<ModuleAxisInfo> info;
+    if (tma)
+      info.emplace(getOperation());
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       if (kernel.isExternal())
         continue;
@@ -310,7 +313,7 @@ struct LowerTensorDescsPass
             return signalPassFailure();
           }
         if (DictionaryAttr map =
-                tma ? tensorMapOf(make, kernel, written, info) : nullptr) {
+                tma ? tensorMapOf(make, kernel, written, *info) : nullptr) {
           // Before a persistent kernel's workspace pointers, which stay last.
           unsigned index =
               kernel.getNumArguments() - getWorkspaceSlotBytes(kernel).size();
