@@ -285,20 +285,24 @@ def _kl_args(tq, tk, sq, sk, layouts, dtype):
 
 def kl_fwd(tq, tk, sq, sk, scale_t, scale_s, causal, BM, BN, dtype="f16",
            layouts=("bnhd", "bhnd", "bhnd", "bnhd")):
+    """kl (B, H, Nq); lse_t, lse_s in rows of NQS = Nq rounded up to 4, as the op lays them out
+    for attention_kl_bwd (B, H, NQS)."""
     B, H, Nq, DT = tq.shape
     HKT, Nk, DS, HKS = tk.shape[1], tk.shape[2], sq.shape[3], sk.shape[1]
+    nqs = cdiv(Nq, 4) * 4
     bufs, strides = _kl_args(tq, tk, sq, sk, layouts, dtype)
-    args = dict(**bufs, kl=tr.full((B, H, Nq), 7.0, "f32"), lse_t=tr.full((B, H, Nq), 7.0, "f32"),
-                lse_s=tr.full((B, H, Nq), 7.0, "f32"), **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk,
-                scale_t=f32(scale_t), scale_s=f32(scale_s))
+    args = dict(**bufs, kl=tr.full((B, H, Nq), 7.0, "f32"), lse_t=tr.full((B, H, nqs), 7.0, "f32"),
+                lse_s=tr.full((B, H, nqs), 7.0, "f32"), **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk,
+                NQS=nqs, scale_t=f32(scale_t), scale_s=f32(scale_s))
     return tr.run("attention_kl.tsl", "attention_kl_fwd", (cdiv(Nq, BM), B * H), args,
                   dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype),
                   outputs=["kl", "lse_t", "lse_s"])
 
 
 def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dtype="f16",
-           layouts=("bnhd", "bhnd", "bhnd", "bnhd"), unmasked_loop=False):
-    """g: the rows' upstream gradients (B, H, Nq), or a number, every row's (UNIFORM_G)."""
+           layouts=("bnhd", "bhnd", "bhnd", "bnhd"), unmasked_loop=False, extra_defines=None):
+    """lse_t, lse_s: kl_fwd's (B, H, NQS); g: the rows' upstream gradients (B, H, Nq), or a
+    number, every row's (UNIFORM_G)."""
     B, H, Nq, DT = tq.shape
     HKT, Nk, DS, HKS = tk.shape[1], tk.shape[2], sq.shape[3], sk.shape[1]
     bufs, strides = _kl_args(tq, tk, sq, sk, layouts, dtype)
@@ -306,8 +310,10 @@ def kl_bwd(tq, tk, sq, sk, lse_t, lse_s, g, scale_t, scale_s, causal, BM, BN, dt
     g = np.reshape(g, (1,)) if uniform else g
     args = dict(**bufs, lse_t=tr.Buffer(lse_t, "f32"), lse_s=tr.Buffer(lse_s, "f32"), g=tr.Buffer(g, "f32"),
                 dsq=tr.zeros((B, H, Nq, DS), "f32"), dsk=tr.full((B, HKS, Nk, DS), 7.0, dtype),
-                **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk, scale_t=f32(scale_t), scale_s=f32(scale_s))
+                **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk, NQS=lse_t.shape[-1],
+                scale_t=f32(scale_t), scale_s=f32(scale_s))
     out = tr.run("attention_kl.tsl", "attention_kl_bwd", (cdiv(Nk, BN), B * HKS), args,
                  dict(DT=DT, DS=DS, CAUSAL=causal, BLOCK_M=BM, BLOCK_N=BN, DTYPE=dtype,
-                      UNMASKED_LOOP=unmasked_loop, UNIFORM_G=uniform), outputs=["dsq", "dsk"])
+                      UNMASKED_LOOP=unmasked_loop, UNIFORM_G=uniform, **(extra_defines or {})),
+                 outputs=["dsq", "dsk"])
     return _scaled(out, "dsq", scale_s)

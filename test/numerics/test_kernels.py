@@ -532,8 +532,10 @@ def test_attention_kl(name, dt):
     KL, LT, LS = ref.kl_fwd(tq, tk, sq, sk, sc_t, sc_s, causal)
     mag = max(np.max(np.abs(KL)), np.max(np.abs(LT)), np.max(np.abs(LS)))
     kl.compare("KL", fwd["kl"], KL, scaled_tol(dt, "f32", mag))
-    kl.compare("LSE teacher", fwd["lse_t"], LT, scaled_tol(dt, "f32", np.max(np.abs(LT))))
-    kl.compare("LSE student", fwd["lse_s"], LS, scaled_tol(dt, "f32", np.max(np.abs(LS))))
+    kl.compare("LSE teacher", fwd["lse_t"][..., :Nq], LT, scaled_tol(dt, "f32", np.max(np.abs(LT))))
+    kl.compare("LSE student", fwd["lse_s"][..., :Nq], LS, scaled_tol(dt, "f32", np.max(np.abs(LS))))
+    kl.compare("LSEs past Nq == 0", np.concatenate((fwd["lse_t"][..., Nq:], fwd["lse_s"][..., Nq:])),
+               np.zeros((2 * B, H, fwd["lse_t"].shape[-1] - Nq)), (0.0, 0.0))
     g, keep = _kl_weights(rng, B, H, Nq, reduction)
     kl.compare(f"loss = Σ g·KL ({reduction})", np.sum(g * fwd["kl"]), np.sum(g * KL),
                scaled_tol(dt, "f32", mag * np.sum(np.abs(g))))
@@ -569,7 +571,8 @@ def test_attention_kl_backward_negative_scores(dt):
     sc = kl.f32(0.25)
     _header(f"attention_kl backward, scores far below zero [{dt}]: Nq{Nq} Nk{Nk} D{D}")
     fwd = kl.kl_fwd(tq, tk, sq, sk, sc, sc, False, 32, 32, dt)
-    assert max(np.max(fwd["lse_t"]), np.max(fwd["lse_s"])) < -88, "LSEs must be below -88"
+    assert max(np.max(fwd["lse_t"][..., :Nq]), np.max(fwd["lse_s"][..., :Nq])) < -88, \
+        "LSEs must be below -88"
     g = np.ones((B, H, Nq))
     _, dSQ, dSK = ref.kl_bwd(tq, tk, sq, sk, g, sc, sc, False)
     for unmasked_loop in (False, True):
@@ -577,6 +580,36 @@ def test_attention_kl_backward_negative_scores(dt):
                         unmasked_loop=unmasked_loop)
         kl.compare(f"dQs (unmasked loop={unmasked_loop})", bwd["dsq"], dSQ, TOL[dt]["grad"])
         kl.compare(f"dKs (unmasked loop={unmasked_loop})", bwd["dsk"], dSK, TOL[dt]["grad"])
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("causal", (False, True))
+def test_attention_kl_backward_other_heads_statistics(causal, dt):
+    """As test_attention_backward_other_heads_statistics: one head's LSEs made extreme (-1e30 for
+    the teacher and the student, so that exp(s - LSE) overflows) must leave the other head's
+    gradients as they are, in both forms of the backward (the warp-specialised one copies blocks
+    of the rows), whichever head it is (a row offset off by the padding reads the head before)."""
+    B, H, Nq, Nk, D, BM, BN = 1, 2, 70, 90, 64, 64, 128
+    rng = _seed("kl-other-heads", causal, dt)
+    tq, sq = (kl.randn(rng, (B, H, Nq, D), dt) for _ in range(2))
+    tk, sk = (kl.randn(rng, (B, H, Nk, D), dt) for _ in range(2))
+    sc = kl.f32(0.125)
+    _header(f"attention_kl backward, the other head's LSEs extreme [{dt}]: causal={causal}")
+    fwd = kl.kl_fwd(tq, tk, sq, sk, sc, sc, causal, BM, 64, dt)
+    g = np.ones((B, H, Nq))
+    for ws in (False, True):
+        defines = dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)
+        clean = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc, sc, causal, BM, BN, dt,
+                          extra_defines=defines)
+        for bad in (0, 1):
+            bad_t, bad_s = fwd["lse_t"].copy(), fwd["lse_s"].copy()
+            bad_t[:, bad], bad_s[:, bad] = -1e30, -1e30
+            poisoned = kl.kl_bwd(tq, tk, sq, sk, bad_t, bad_s, g, sc, sc, causal, BM, BN, dt,
+                                 extra_defines=defines)
+            # dKs as it was; dQs's atomic additions may come in another order.
+            for n, tol in (("dsq", (0.0, 1e-5)), ("dsk", (0.0, 0.0))):
+                kl.compare(f"{n} of head {1 - bad} (warp-specialised {ws})",
+                           poisoned[n][:, 1 - bad], clean[n][:, 1 - bad], tol)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -591,7 +624,7 @@ def test_attention_kl_no_keys(dt):
         fwd = kl.kl_fwd(x, z, x, z, 0.125, 0.125, causal, 16, 16, dt)
         kl.compare(f"KL == 0 (causal={causal})", fwd["kl"], np.zeros_like(fwd["kl"]), (0.0, 0.0))
         for n in ("lse_t", "lse_s"):
-            kl.compare(f"{n} == -inf", fwd[n], np.full(fwd[n].shape, -np.inf), (0.0, 0.0))
+            kl.compare(f"{n} == -inf", fwd[n][..., :Nq], np.full((B, H, Nq), -np.inf), (0.0, 0.0))
     bwd = kl.kl_bwd(x, z, x, z, fwd["lse_t"], fwd["lse_s"], np.ones((B, H, Nq)), 0.125, 0.125, False,
                     16, 16, dt)
     kl.compare("dQs == 0", bwd["dsq"], np.zeros_like(bwd["dsq"]), (0.0, 0.0))

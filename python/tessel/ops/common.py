@@ -367,6 +367,12 @@ def needs_autograd(inputs):
 # ---------------------------------------------------------------------------------------------
 # kernels shared by the backward passes
 
+def statistics_rows(nq):
+    """The row length of the per-query f32 statistics (LSE, Delta) the backwards take: Nq rounded
+    up to 4, 16 bytes, so that on Hopper the copy engine can move a query block's part."""
+    return cdiv(nq, 4) * 4
+
+
 def delta(be, tsl, kernel, o, do, dtype):
     """Delta = rowsum(dO ∘ O) (B, H, N) f32 by the file's preprocess kernel; o contiguous."""
     B, H, N, D = o.shape

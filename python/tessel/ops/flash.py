@@ -3,7 +3,7 @@
 from ..compiler import cdiv
 from . import plans
 from .common import (PREPROCESS_ROWS, attention_args, autograd_function, backend,
-                     element_type, needs_autograd, scale_value)
+                     element_type, needs_autograd, scale_value, statistics_rows)
 
 _PLANS = plans.Plans()
 # The autograd function's passes: the forward with the LSE, and the backward; and the
@@ -71,9 +71,9 @@ def _query_programs(be, blocks, heads, tiles):
 
 def _statistics(be, o, do, lse, dtype):
     """The backward's per-row statistics, (LSE, Delta = rowsum(dO ∘ O)), (B, H, NQS) f32 in rows
-    of NQS = Nq rounded up to 4 (16 bytes, as the copy engine moves them), 0 past Nq; and NQS."""
+    of NQS = statistics_rows(Nq), 0 past Nq; and NQS."""
     B, H, Nq, D = o.shape
-    nqs = cdiv(Nq, 4) * 4
+    nqs = statistics_rows(Nq)
     lse_rows, dlt = be.empty((B, H, nqs), o, be.f32()), be.empty((B, H, nqs), o, be.f32())
     be.kernel("attention.tsl", "attention_bwd_preprocess")[(cdiv(nqs, PREPROCESS_ROWS), B * H)](
         o, do, lse, dlt, lse_rows, *be.strides(do), H, Nq, nqs, D=D, BLOCK_M=PREPROCESS_ROWS,

@@ -6,7 +6,7 @@ import numpy as np
 from ..compiler import cdiv
 from . import plans
 from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim, check_same,
-                     element_type, needs_autograd, scale_value, torch_module)
+                     element_type, needs_autograd, scale_value, statistics_rows, torch_module)
 
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
 _PLANS = plans.Plans()
@@ -105,18 +105,22 @@ def _reduce(kl, reduction, batch):
 
 
 def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtype, out=None):
-    """(KL, LSE teacher, LSE student), each (B, H, Nq) float32; written into `out` (three
-    contiguous such buffers) when given."""
+    """(KL, LSE teacher, LSE student) float32: KL (B, H, Nq), the LSEs (B, H, NQS) in the rows
+    the backward takes (statistics_rows(Nq), 0 past Nq). Written into `out` (three contiguous
+    (B, H, Nq) buffers) when given."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     DS = q_s.shape[3]
-    kl, lse_t, lse_s = out if out is not None else \
-        (be.empty((B, H, Nq), q_t, be.f32()) for _ in range(3))
+    if out is None:
+        nqs = statistics_rows(Nq)
+        out = (be.empty((B, H, Nq), q_t, be.f32()),
+               *(be.empty((B, H, nqs), q_t, be.f32()) for _ in range(2)))
+    kl, lse_t, lse_s = out
     be.launch("attention_kl.tsl", "attention_kl_fwd", max(DT, DS),
               lambda t: (cdiv(Nq, t["BLOCK_M"]), B * H),
               (q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
                *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
-               H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], scale_t, scale_s),
+               H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], lse_t.shape[2], scale_t, scale_s),
               dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
               key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"))
     return kl, lse_t, lse_s
@@ -125,7 +129,7 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
 def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
                            dtype):
     """(dQs, dKs) of Σ g·KL, g the (B, H, Nq) upstream gradient of the rows, or (1,) their
-    common value (row_gradients), float32 and contiguous."""
+    common value (row_gradients), float32 and contiguous; lse_t, lse_s the forward's."""
     q_t, k_t, q_s, k_s = (be.input(x) for x in (q_t, k_t, q_s, k_s))
     B, H, Nq, DT = q_t.shape
     HKS, Nk, DS = k_s.shape[1], k_s.shape[2], q_s.shape[3]
@@ -136,7 +140,7 @@ def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scal
               lambda t: (cdiv(Nk, t["BLOCK_N"]), B * HKS),
               (q_t, k_t, q_s, k_s, lse_t, lse_s, g, dsq, dsk,
                *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
-               H, k_t.shape[1], HKS, Nq, Nk, scale_t, scale_s),
+               H, k_t.shape[1], HKS, Nq, Nk, lse_t.shape[2], scale_t, scale_s),
               dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype, UNIFORM_G=uniform),
               key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE", "UNIFORM_G"), restore=("dsq",))
     return be.scaled_cast(dsq, scale_s, q_s, dtype), dsk
