@@ -381,7 +381,19 @@ struct ConvertTesselToLLVMPass
         return signalPassFailure();
       }
       workspaces[kernel.getSymName()] = getWorkspaceSlotBytes(kernel);
-      needsShared |= getKernelSharedBytes(kernel) > 0;
+      int64_t sharedBytes = getKernelSharedBytes(kernel);
+      // Past what any GPU grants a block the kernel could never launch: say
+      // so here, where the kernel is known, not at its first launch.
+      if (sharedBytes > kHopperSharedBytes) {
+        kernel.emitError() << "kernel '" << kernel.getSymName() << "' needs "
+                           << sharedBytes
+                           << " bytes of shared memory per CTA; no GPU "
+                              "allows more than "
+                           << kHopperSharedBytes
+                           << " (smaller tiles or fewer stages)";
+        return signalPassFailure();
+      }
+      needsShared |= sharedBytes > 0;
     }
     if (needsShared)
       declareSharedMemory(module);

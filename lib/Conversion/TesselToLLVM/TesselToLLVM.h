@@ -38,7 +38,8 @@ void populateWarpSpecializePatterns(LLVMTypeConverter &converter,
 void lowerWarpSpecialize(ModuleOp module);
 
 /// Dynamic shared memory one CTA may use on Hopper: the opt-in limit of
-/// H100 and H200, 227 KB (an SM has 228 KB).
+/// H100 and H200, 227 KB (an SM has 228 KB), and the most any GPU grants (a
+/// kernel that needs more is refused when lowered).
 constexpr int64_t kHopperSharedBytes = 227 * 1024;
 /// What sm_80 code may count on: 99 KB, the opt-in limit of the sm_86 and
 /// sm_89 GPUs that run it too (an A100 allows 163 KB).
