@@ -112,6 +112,12 @@ def attention_fwd(q, k, v, scale, causal, BM, BN, dtype="f16", layout="bhnd", ts
     return tr.run(tsl, "attention_fwd", (cdiv(Nq, BM), B * H), args, defines, outputs=outputs)
 
 
+def statistics_rows(n):
+    """The row length of the backwards' per-query statistics (LSE, Delta): n rounded up to 4, as
+    the ops lay them out (16 bytes, for Hopper's copy engine)."""
+    return cdiv(n, 4) * 4
+
+
 def _bwd_preprocess(tsl, kernel, length, o, do, BM, dtype, layout):
     """Delta = rowsum(dO ∘ O); `length` names the kernel's sequence-length parameter."""
     B, H, N, D = o.shape
@@ -126,7 +132,7 @@ def attention_bwd_preprocess(o, do, lse, BM, dtype="f16", layout="bhnd"):
     """(LSE, Delta = rowsum(dO ∘ O)) in rows of NQS = Nq rounded up to 4, as the op lays them
     out for attention_bwd (B, H, NQS)."""
     B, H, N, D = o.shape
-    nqs = cdiv(N, 4) * 4
+    nqs = statistics_rows(N)
     sdo, dob = _strided_args("sdo", do, layout, dtype)
     args = dict(o=tr.Buffer(o, dtype), do=dob, lse=tr.Buffer(lse, "f32"),
                 delta=tr.full((B, H, nqs), 7.0, "f32"), lse_rows=tr.full((B, H, nqs), 7.0, "f32"),
@@ -289,7 +295,7 @@ def kl_fwd(tq, tk, sq, sk, scale_t, scale_s, causal, BM, BN, dtype="f16",
     for attention_kl_bwd (B, H, NQS)."""
     B, H, Nq, DT = tq.shape
     HKT, Nk, DS, HKS = tk.shape[1], tk.shape[2], sq.shape[3], sk.shape[1]
-    nqs = cdiv(Nq, 4) * 4
+    nqs = statistics_rows(Nq)
     bufs, strides = _kl_args(tq, tk, sq, sk, layouts, dtype)
     args = dict(**bufs, kl=tr.full((B, H, Nq), 7.0, "f32"), lse_t=tr.full((B, H, nqs), 7.0, "f32"),
                 lse_s=tr.full((B, H, nqs), 7.0, "f32"), **strides, H=H, HKT=HKT, HKS=HKS, Nq=Nq, Nk=Nk,

@@ -229,32 +229,48 @@ def test_attention_backward_negative_scores(dt):
             kl.compare(f"{n} (unmasked loop={unmasked_loop})", g, want, TOL[dt]["grad"])
 
 
+def _other_head_unchanged(backward, stats, poison, tolerances):
+    """`backward(stats, ws)` -> gradients (arrays of shape (B, H, ...)) of a two-head case, in
+    both forms of the backward (WARP_SPECIALIZE ws: the copy engine moves a query block of the
+    per-row statistics, rows past NQS reading as zeros, not the next head's). Each head's
+    statistics in turn made extreme by `poison(stats, head)` must leave the other head's
+    gradients as they are (`tolerances`: name -> (abs, rel); atomically added ones may come in
+    another order). Both heads are poisoned in turn: a row offset off by the padding reads the
+    head before, one past the row's end the head after."""
+    for ws in (False, True):
+        clean = backward(stats, ws)
+        for bad in (0, 1):
+            poisoned = backward(poison(stats, bad), ws)
+            for n, tol in tolerances.items():
+                kl.compare(f"{n} of head {1 - bad} (warp-specialised {ws})",
+                           poisoned[n][:, 1 - bad], clean[n][:, 1 - bad], tol)
+
+
+def _poisoned(arrays, head, values):
+    """Copies of `arrays` with head `head`'s rows set to `values` (one per array)."""
+    out = tuple(a.copy() for a in arrays)
+    for a, v in zip(out, values):
+        a[:, head] = v
+    return out
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("causal", (False, True))
 def test_attention_backward_other_heads_statistics(causal, dt):
-    """A head's gradients read only its own LSE and Delta rows (in the warp-specialised form
-    the copy engine moves a query block of them, rows past NQS read as zeros, not the next
-    head's). Head 1's made extreme (LSE -1e30, so that exp(s - LSE) overflows, and Delta NaN)
-    must leave head 0's gradients as they are, in both forms of the backward."""
+    """A head's gradients read only its own LSE and Delta rows: one head's made extreme (LSE
+    -1e30, so that exp(s - LSE) overflows, and Delta NaN) leaves the other's as they are."""
     B, H, Nq, Nk, D, BM, BN = 1, 2, 70, 90, 64, 64, 128
     rng = _seed("attention-other-heads", causal, dt)
     q, k, v, do = (kl.randn(rng, (B, H, n, D), dt) for n in (Nq, Nk, Nk, Nq))
     scale = kl.f32(0.125)
-    _header(f"attention backward, the next head's statistics extreme [{dt}]: causal={causal}")
+    _header(f"attention backward, the other head's statistics extreme [{dt}]: causal={causal}")
     fwd = kl.attention_fwd(q, k, v, scale, causal, BM, 64, dt)
-    lse_rows, delta = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], BM, dt)
-    lse, bad_delta = lse_rows.copy(), delta.copy()
-    lse[:, 1], bad_delta[:, 1] = -1e30, np.nan
-    for ws in (False, True):
-        defines = dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)
-        clean = kl.attention_bwd(q, k, v, do, lse_rows, delta, scale, causal, BM, BN, dt,
-                                 extra_defines=defines)
-        poisoned = kl.attention_bwd(q, k, v, do, lse, bad_delta, scale, causal, BM, BN, dt,
-                                    extra_defines=defines)
-        # dK, dV as they were; dQ's atomic additions may come in another order.
-        for n, tol in (("dq", (0.0, 1e-5)), ("dk", (0.0, 0.0)), ("dv", (0.0, 0.0))):
-            kl.compare(f"{n} of head 0 (warp-specialised {ws})", poisoned[n][:, 0],
-                       clean[n][:, 0], tol)
+    stats = kl.attention_bwd_preprocess(fwd["o"], do, fwd["lse"], BM, dt)
+    _other_head_unchanged(
+        lambda st, ws: kl.attention_bwd(q, k, v, do, *st, scale, causal, BM, BN, dt,
+                                        extra_defines=dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)),
+        stats, lambda st, head: _poisoned(st, head, (-1e30, np.nan)),
+        {"dq": (0.0, 1e-5), "dk": (0.0, 0.0), "dv": (0.0, 0.0)})
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -585,10 +601,8 @@ def test_attention_kl_backward_negative_scores(dt):
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("causal", (False, True))
 def test_attention_kl_backward_other_heads_statistics(causal, dt):
-    """As test_attention_backward_other_heads_statistics: one head's LSEs made extreme (-1e30 for
-    the teacher and the student, so that exp(s - LSE) overflows) must leave the other head's
-    gradients as they are, in both forms of the backward (the warp-specialised one copies blocks
-    of the rows), whichever head it is (a row offset off by the padding reads the head before)."""
+    """As test_attention_backward_other_heads_statistics, for StreamKL's two LSEs (-1e30 for the
+    teacher and the student)."""
     B, H, Nq, Nk, D, BM, BN = 1, 2, 70, 90, 64, 64, 128
     rng = _seed("kl-other-heads", causal, dt)
     tq, sq = (kl.randn(rng, (B, H, Nq, D), dt) for _ in range(2))
@@ -597,19 +611,11 @@ def test_attention_kl_backward_other_heads_statistics(causal, dt):
     _header(f"attention_kl backward, the other head's LSEs extreme [{dt}]: causal={causal}")
     fwd = kl.kl_fwd(tq, tk, sq, sk, sc, sc, causal, BM, 64, dt)
     g = np.ones((B, H, Nq))
-    for ws in (False, True):
-        defines = dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)
-        clean = kl.kl_bwd(tq, tk, sq, sk, fwd["lse_t"], fwd["lse_s"], g, sc, sc, causal, BM, BN, dt,
-                          extra_defines=defines)
-        for bad in (0, 1):
-            bad_t, bad_s = fwd["lse_t"].copy(), fwd["lse_s"].copy()
-            bad_t[:, bad], bad_s[:, bad] = -1e30, -1e30
-            poisoned = kl.kl_bwd(tq, tk, sq, sk, bad_t, bad_s, g, sc, sc, causal, BM, BN, dt,
-                                 extra_defines=defines)
-            # dKs as it was; dQs's atomic additions may come in another order.
-            for n, tol in (("dsq", (0.0, 1e-5)), ("dsk", (0.0, 0.0))):
-                kl.compare(f"{n} of head {1 - bad} (warp-specialised {ws})",
-                           poisoned[n][:, 1 - bad], clean[n][:, 1 - bad], tol)
+    _other_head_unchanged(
+        lambda st, ws: kl.kl_bwd(tq, tk, sq, sk, *st, g, sc, sc, causal, BM, BN, dt,
+                                 extra_defines=dict(NUM_WARPS=8, WARP_SPECIALIZE=ws)),
+        (fwd["lse_t"], fwd["lse_s"]), lambda st, head: _poisoned(st, head, (-1e30, -1e30)),
+        {"dsq": (0.0, 1e-5), "dsk": (0.0, 0.0)})
 
 
 @pytest.mark.parametrize("dt", DTYPES)
