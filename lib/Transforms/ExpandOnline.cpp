@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
@@ -107,11 +108,10 @@ static Rescaled rescale(TileBuilder &t, Value m, Value scores) {
   return rescale(t, m, blockMax, scores);
 }
 
-/// Scores x·c for one f32 scalar c (attention's softmax scale) that nothing
-/// else reads: x and c.
-static std::optional<std::pair<Value, Value>> scalarScaled(Value scores) {
-  auto mul = scores.getDefiningOp<BinaryOp>();
-  if (!mul || mul.getKind() != BinaryKind::mul || !scores.hasOneUse())
+/// A tile x·c for one f32 scalar c: x and c.
+static std::optional<std::pair<Value, Value>> scalarProduct(Value tile) {
+  auto mul = tile.getDefiningOp<BinaryOp>();
+  if (!mul || mul.getKind() != BinaryKind::mul)
     return std::nullopt;
   for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
                       std::pair(mul.getRhs(), mul.getLhs())})
@@ -119,6 +119,47 @@ static std::optional<std::pair<Value, Value>> scalarScaled(Value scores) {
       if (splat.getSrc().getType().isF32())
         return std::pair(x, splat.getSrc());
   return std::nullopt;
+}
+
+/// Scores x·c for one f32 scalar c (attention's softmax scale) that nothing
+/// else reads: x and c.
+static std::optional<std::pair<Value, Value>> scalarScaled(Value scores) {
+  if (!scores.hasOneUse())
+    return std::nullopt;
+  return scalarProduct(scores);
+}
+
+/// Whether `tile` is a splat of a constant, and of which.
+static std::optional<double> splatConstant(Value tile) {
+  auto splat = tile.getDefiningOp<SplatOp>();
+  FloatAttr value;
+  if (!splat || !matchPattern(splat.getSrc(), m_Constant(&value)))
+    return std::nullopt;
+  return value.getValueAsDouble();
+}
+
+/// Scores as a kernel masks them: `value` where `mask` holds and −∞
+/// elsewhere (a `where`), or the scores themselves (mask null).
+struct MaskedScores {
+  Value value, mask;
+};
+static MaskedScores maskedScores(Value scores) {
+  if (auto select = scores.getDefiningOp<SelectOp>())
+    if (splatConstant(select.getFalseValue()) == -INFINITY)
+      return {select.getTrueValue(), select.getCondition()};
+  return {scores, {}};
+}
+
+/// Whether `x` is finite wherever the kernel's inputs are: a dot onto a
+/// finite constant accumulator, optionally times a scalar.
+static bool finiteProduct(Value x) {
+  if (auto scaled = scalarProduct(x))
+    x = scaled->first;
+  auto dot = x.getDefiningOp<DotOp>();
+  if (!dot)
+    return false;
+  std::optional<double> acc = splatConstant(dot.getAcc());
+  return acc && std::isfinite(*acc);
 }
 
 /// rescale() of scores x·c without multiplying the block by c: the row max
@@ -289,13 +330,27 @@ struct OnlineKLLowering : OpConversionPattern<OnlineKLOp> {
     Value s = llvm::getSingleElement(adaptor.getTeacher());
     Value u = llvm::getSingleElement(adaptor.getStudent());
     TileBuilder t(rewriter, op.getLoc());
+    // The scores multiplied out (not rescaleScaled): the scale's sign would
+    // branch between the teacher's exponentials and the student's product,
+    // keeping them live across it (spills in the sm_90a forward).
     Rescaled rs = rescale(t, st[0], s);
     Rescaled ru = rescale(t, st[2], u);
-    // Entries masked in both (−∞ − −∞) contribute nothing, not NaN.
-    auto shape = cast<TileType>(s.getType()).getShape();
-    Value masked = t.equals(s, -INFINITY);
-    Value zero = t.splat(shape, 0);
-    Value diff = t.select(masked, zero, t.sub(s, u));
+    // Entries masked in both contribute nothing, not NaN (−∞ − −∞). Scores
+    // that are products of tiles masked alike differ by a finite value
+    // before the mask, whose entries then meet p = 0: no guard per entry.
+    MaskedScores ms = maskedScores(op.getTeacher());
+    MaskedScores mu = maskedScores(op.getStudent());
+    Value diff;
+    if (ms.mask == mu.mask && finiteProduct(ms.value) &&
+        finiteProduct(mu.value)) {
+      diff = t.sub(ms.value, mu.value);
+    } else {
+      auto shape = cast<TileType>(s.getType()).getShape();
+      Value masked = t.equals(s, -INFINITY);
+      Value zero = t.splat(shape, 0);
+      Value raw = t.sub(s, u);
+      diff = t.select(masked, zero, raw);
+    }
     Value a = rescaledSum(t, st[4], rs.scale, t.mul(rs.p, diff));
     Value ls = rescaledSum(t, st[1], rs.scale, rs.p);
     Value lu = rescaledSum(t, st[3], ru.scale, ru.p);

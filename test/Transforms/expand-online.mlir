@@ -156,6 +156,60 @@ func.func @kl(%s: !tessel.tile<8x16xf32>, %t: !tessel.tile<8x16xf32>) -> (!tesse
 
 // -----
 
+// Scores that are products of tiles (a dot onto a constant, times a scalar)
+// are finite for finite inputs: masked alike by one `where`, they differ by
+// the unmasked values, with no guard per entry (the masked entries' p is 0).
+// Masked by different conditions, or from a dot onto a tile that may hold
+// -inf, the guard stays.
+
+// CHECK-LABEL: func.func @kl_products
+// CHECK-SAME: (%[[A:.*]]: !tessel.tile<8x4xf16>, %[[B:.*]]: !tessel.tile<4x16xf16>, %[[C:.*]]: f32, %[[M:.*]]: !tessel.tile<8x16xi1>, %[[M2:.*]]: !tessel.tile<8x16xi1>, %[[ACC:.*]]: !tessel.tile<8x16xf32>)
+// CHECK: %[[S:.*]] = tessel.binary mul %[[SD:.*]], %{{.*}} : !tessel.tile<8x16xf32>
+// CHECK: %[[U:.*]] = tessel.binary mul %[[UD:.*]], %{{.*}} : !tessel.tile<8x16xf32>
+// Unmasked:
+// CHECK: %[[D1:.*]] = tessel.binary sub %[[S]], %[[U]] : !tessel.tile<8x16xf32>
+// CHECK-NEXT: tessel.binary mul %{{.*}}, %[[D1]]
+// Masked alike: the select's own values.
+// CHECK: %[[D2:.*]] = tessel.binary sub %[[S]], %[[U]] : !tessel.tile<8x16xf32>
+// CHECK-NEXT: tessel.binary mul %{{.*}}, %[[D2]]
+// Masked differently: guarded.
+// CHECK: %[[NI3:.*]] = tessel.cmp eq %{{.*}}, %{{.*}} : !tessel.tile<8x16xf32>
+// CHECK: %[[R3:.*]] = tessel.binary sub
+// CHECK: tessel.select %[[NI3]], %{{.*}}, %[[R3]]
+// A dot onto a tile: guarded.
+// CHECK: %[[NI4:.*]] = tessel.cmp eq %{{.*}}, %{{.*}} : !tessel.tile<8x16xf32>
+// CHECK: %[[R4:.*]] = tessel.binary sub
+// CHECK: tessel.select %[[NI4]], %{{.*}}, %[[R4]]
+// CHECK: return
+func.func @kl_products(%a: !tessel.tile<8x4xf16>, %b: !tessel.tile<4x16xf16>, %c: f32,
+                       %m: !tessel.tile<8x16xi1>, %m2: !tessel.tile<8x16xi1>,
+                       %acc: !tessel.tile<8x16xf32>)
+    -> (!tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %z = tessel.splat %zero : f32 -> !tessel.tile<8x16xf32>
+  %inf = tessel.splat %ninf : f32 -> !tessel.tile<8x16xf32>
+  %cs = tessel.splat %c : f32 -> !tessel.tile<8x16xf32>
+  %sd = tessel.dot %a, %b, %z : !tessel.tile<8x4xf16>, !tessel.tile<4x16xf16> -> !tessel.tile<8x16xf32>
+  %s = tessel.binary mul %sd, %cs : !tessel.tile<8x16xf32>
+  %ud = tessel.dot %a, %b, %z : !tessel.tile<8x4xf16>, !tessel.tile<4x16xf16> -> !tessel.tile<8x16xf32>
+  %u = tessel.binary mul %ud, %cs : !tessel.tile<8x16xf32>
+  %0 = tessel.kl_init : !tessel.kl_state<8>
+  %1 = tessel.online_kl %0, %s, %u : !tessel.kl_state<8>, !tessel.tile<8x16xf32>, !tessel.tile<8x16xf32>
+  %sm = tessel.select %m, %s, %inf : !tessel.tile<8x16xi1>, !tessel.tile<8x16xf32>
+  %um = tessel.select %m, %u, %inf : !tessel.tile<8x16xi1>, !tessel.tile<8x16xf32>
+  %2 = tessel.online_kl %1, %sm, %um : !tessel.kl_state<8>, !tessel.tile<8x16xf32>, !tessel.tile<8x16xf32>
+  %um2 = tessel.select %m2, %u, %inf : !tessel.tile<8x16xi1>, !tessel.tile<8x16xf32>
+  %3 = tessel.online_kl %2, %sm, %um2 : !tessel.kl_state<8>, !tessel.tile<8x16xf32>, !tessel.tile<8x16xf32>
+  %td = tessel.dot %a, %b, %acc : !tessel.tile<8x4xf16>, !tessel.tile<4x16xf16> -> !tessel.tile<8x16xf32>
+  %4 = tessel.online_kl %3, %td, %u : !tessel.kl_state<8>, !tessel.tile<8x16xf32>, !tessel.tile<8x16xf32>
+  %kl, %ls, %lt = tessel.kl_finalize %4 : !tessel.kl_state<8> -> !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+  %kl1, %ls1, %lt1 = tessel.kl_finalize %1 : !tessel.kl_state<8> -> !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+  return %kl, %ls, %lt, %kl1 : !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>, !tessel.tile<8xf32>
+}
+
+// -----
+
 // stream_k regions take and yield the component tiles.
 
 // CHECK-LABEL: func.func @stream_k
