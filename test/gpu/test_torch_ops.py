@@ -471,6 +471,9 @@ def test_bench_mta_references():
 KL = {  # B, H, HKT, HKS, Nq, Nk, DT, DS, causal
     "dt128-ds64-gqa": (2, 4, 2, 1, 75, 99, 128, 64, False),
     "causal-d64": (1, 4, 4, 2, 120, 120, 64, 64, True),
+    # grids of many query blocks: on Hopper the forward's form for long grids, ragged rows
+    "long-causal-gqa": (1, 64, 8, 16, 1000, 1000, 128, 128, True),
+    "long-dt128-ds64": (2, 48, 48, 24, 600, 700, 128, 64, False),
 }
 
 
@@ -484,6 +487,10 @@ def test_attention_kl_and_grads(case, dtype, monkeypatch):
     k_s = _randn(g, (B, HKS, Nk, DS), dtype, requires_grad=True)
     st, ss = 1 / math.sqrt(DT), 1 / math.sqrt(DS)
     print(f"\n  attention_kl {case} {dtype}")
+    from tessel.ops import common, kl as kl_op
+    if case.startswith("long") and tessel.gpu.target() == "sm_90a":
+        assert kl_op.forward_table(common.Backend(True), B * H, Nq, max(DT, DS)) == \
+            kl_op.LONG_FORWARD
     kl, lse_t, lse_s = ref_kl_rows(q_t, k_t, q_s, k_s, causal, st, ss)
     magnitude = max(kl.abs().max().item(), lse_t.abs().max().item(), lse_s.abs().max().item())
     rows = tessel.attention_kl(q_t, k_t, q_s, k_s, causal=causal, reduction="none")
@@ -493,7 +500,6 @@ def test_attention_kl_and_grads(case, dtype, monkeypatch):
         _check(f"KL {reduction}", got, want, (1e-5 + 4e-6 * magnitude) * kl.numel(), 0.0)
     # Each reduction's gradient reaches the backward as one value for every row (UNIFORM_G);
     # rows weighted by the user's loss do not.
-    from tessel.ops import kl as kl_op
     row_gradients, shapes = kl_op.row_gradients, []
     monkeypatch.setattr(kl_op, "row_gradients",
                         lambda g: shapes.append(tuple(row_gradients(g).shape)) or row_gradients(g))

@@ -231,6 +231,31 @@ def test_forward_programs_per_head():
     assert _query_programs(GPU, 0, 32, ws) == 0 and _query_programs(GPU, 4, 0, ws) == 4
 
 
+def test_kl_forward_table():
+    """StreamKL's forward takes its form for long grids (query blocks of 256 rows) on Hopper at
+    the head dims that have one, once those blocks number at least 1.5 per SM."""
+    from tessel.ops.kl import LONG_FORWARD, forward_table
+
+    class GPU:
+        gpu = True
+
+        @staticmethod
+        def multiprocessor_count():
+            return 132
+
+    class Interpreter(GPU):
+        gpu = False
+
+    assert forward_table(GPU, 16, 4096, 128, "sm_90a") == LONG_FORWARD   # 256 blocks
+    assert forward_table(GPU, 13, 4096, 128, "sm_90a") == LONG_FORWARD   # 208 >= 198
+    assert forward_table(GPU, 12, 4096, 128, "sm_90a") == "attention_kl_fwd"   # 192
+    assert forward_table(GPU, 16, 2048, 128, "sm_90a") == "attention_kl_fwd"   # 128
+    assert forward_table(GPU, 80, 3000, 128, "sm_90a") == LONG_FORWARD   # ragged: 12 a head
+    assert forward_table(GPU, 16, 8192, 64, "sm_90a") == "attention_kl_fwd"    # no entry
+    assert forward_table(GPU, 16, 8192, 128, "sm_90") == "attention_kl_fwd"
+    assert forward_table(Interpreter, 16, 8192, 128, "sm_90a") == "attention_kl_fwd"
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 @pytest.mark.parametrize("case", list(LEAN))
 def test_lean_attention(case, dtype):

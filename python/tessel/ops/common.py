@@ -27,10 +27,11 @@ BLOCKS = {
                     "lean_attention": (None, 32), "mta_fwd": (16, 16),
                     "mta_fwd_conv_keys": (16, 16),
                     "mta_bwd": (16, 16), "attention_kl_fwd": (32, 32),
-                    "attention_kl_bwd": (32, 32)},
+                    "attention_kl_fwd_long": (32, 32), "attention_kl_bwd": (32, 32)},
     "gpu": {"attention_fwd": (64, 32), "attention_bwd": (32, 32),
             "mta_fwd": (32, 32), "mta_fwd_conv_keys": (32, 32), "mta_bwd": (16, 32),
-            "attention_kl_fwd": (32, 32), "attention_kl_bwd": (32, 32)},
+            "attention_kl_fwd": (32, 32), "attention_kl_fwd_long": (32, 32),
+            "attention_kl_bwd": (32, 32)},
 }
 # On the GPU, per (kernel, head dim): tiles, warps and pipeline depths measured fastest on an H100
 # (scripts/gpu/tune.py; they override BLOCKS). lean_attention's depend on its query tile instead
@@ -84,6 +85,13 @@ GPU_TUNED_SM90A = {
     # two query blocks' next ones do not fit beside two stages of keys).
     ("attention_kl_fwd", 128): dict(BLOCK_M=128, BLOCK_N=128, NUM_WARPS=8, NUM_STAGES=2,
                                     WARP_SPECIALIZE=True, PING_PONG=True),
+    # Grids of many query blocks (kl.forward_table): four consumer warpgroups of 64 rows with
+    # key blocks of 64, not in turns (H200, B1 H16 D128 bf16, op time, L2 flushed, one process
+    # per form: causal N 8k / 16k 606.1 / 2224.2 against 675.6 / 2395.1 us, N 8k 1114.0 against
+    # 1204.7, N 4k 299.3 against 319.1, causal 4k 177.9 against 181.2; in turns 616.0 / 2285.2,
+    # 1153.4, 297.7, 178.1; causal 2k, 128 programs for 132 SMs: 90.8 against 57.6).
+    ("attention_kl_fwd_long", 128): dict(BLOCK_M=256, BLOCK_N=64, NUM_WARPS=16, NUM_STAGES=2,
+                                         WARP_SPECIALIZE=True),
     # A producer warpgroup copies the teacher's and the student's query blocks (H200, B1 H16
     # N 8192 D128 causal: 2274 / 2285 against 2302 / 2303 us), and the query blocks that see
     # every key take a loop without masks (2116 / 2118 against 2261 / 2258 us).

@@ -3,7 +3,8 @@ compiler (python -m tessel.precompile) and launching on one without."""
 
 from itertools import product
 
-from .common import CAST_BLOCK, PREPROCESS_ROWS, gpu_tiles, head_dim
+from .common import CAST_BLOCK, GPU_TUNED_SM90A, PREPROCESS_ROWS, gpu_tiles, head_dim
+from .kl import LONG_FORWARD
 from .lean import (LEAN_BLOCK_M, LEAN_STRATEGIES, lean_cluster_configurations,
                    lean_tile_configurations, lean_tile_rows, lean_tiles)
 from .merge import KL_MERGE_BLOCK_R, MERGE_BLOCK_R
@@ -16,7 +17,8 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
     """[(tsl, kernel, constants, stream_k)]: every kernel specialisation the ops launch on a GPU of
     `target` for these head dims, element types and MTA windows (cq, ck) (with and without causal
     masks; the attention forward with and without its LSE; StreamKL with every pair of teacher
-    and student head dims, its backward with the rows' gradients and with one for all; both
+    and student head dims (its forward on sm_90a also in the form for long grids), its backward
+    with the rows' gradients and with one for all; both
     lean_attention strategies with every query tile of LEAN_BLOCK_M (stream-K also in
     thread-block clusters from sm_90 on), contiguous (with and without the LSE) and paged
     (with and without the device check of its tables); MTA's forward (on sm_90a with its
@@ -71,6 +73,9 @@ def gpu_configurations(head_dims=(64, 128), dtypes=("f16", "bf16"), mta_windows=
                 for ds in head_dims:
                     add("attention_kl.tsl", "attention_kl_fwd", "attention_kl_fwd", DT=d, DS=ds,
                         CAUSAL=causal, DTYPE=dtype)
+                    if target == "sm_90a" and (LONG_FORWARD, max(d, ds)) in GPU_TUNED_SM90A:
+                        add("attention_kl.tsl", "attention_kl_fwd", LONG_FORWARD, DT=d, DS=ds,
+                            CAUSAL=causal, DTYPE=dtype)
                     # the rows' gradients, or one for all of them (a reduction's)
                     for uniform in (False, True):
                         add("attention_kl.tsl", "attention_kl_bwd", "attention_kl_bwd", DT=d,

@@ -3,12 +3,16 @@ forward and the student's gradients."""
 
 import numpy as np
 
+from .. import gpu as _gpu
 from ..compiler import cdiv
 from . import plans
-from .common import (autograd_function, backend, bhnd, check_gqa, check_head_dim, check_same,
-                     element_type, needs_autograd, scale_value, statistics_rows, torch_module)
+from .common import (GPU_TUNED_SM90A, autograd_function, backend, bhnd, check_gqa,
+                     check_head_dim, check_same, element_type, gpu_tiles, needs_autograd,
+                     scale_value, statistics_rows, torch_module)
 
 REDUCTIONS = ("none", "sum", "mean", "batchmean")
+# attention_kl_fwd's table entry for grids of many query blocks (forward_table).
+LONG_FORWARD = "attention_kl_fwd_long"
 _PLANS = plans.Plans()
 # The autograd function's passes, forward and backward; and the arguments of calls for autograd
 # as checked (a repeated call goes straight to the function).
@@ -116,14 +120,28 @@ def _attention_kl_forward(be, q_t, k_t, q_s, k_s, causal, scale_t, scale_s, dtyp
         out = (be.empty((B, H, Nq), q_t, be.f32()),
                *(be.empty((B, H, nqs), q_t, be.f32()) for _ in range(2)))
     kl, lse_t, lse_s = out
-    be.launch("attention_kl.tsl", "attention_kl_fwd", max(DT, DS),
+    d = max(DT, DS)
+    be.launch("attention_kl.tsl", "attention_kl_fwd", d,
               lambda t: (cdiv(Nq, t["BLOCK_M"]), B * H),
               (q_t, k_t, q_s, k_s, kl, lse_t, lse_s,
                *be.strides(q_t), *be.strides(k_t), *be.strides(q_s), *be.strides(k_s),
                H, k_t.shape[1], k_s.shape[1], Nq, k_t.shape[2], lse_t.shape[2], scale_t, scale_s),
               dict(DT=DT, DS=DS, CAUSAL=causal, DTYPE=dtype),
-              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"))
+              key=("tq", "tk", "sq", "sk", "CAUSAL", "DTYPE"),
+              table=forward_table(be, B * H, Nq, d))
     return kl, lse_t, lse_s
+
+
+def forward_table(be, heads, Nq, d, target=None):
+    """attention_kl_fwd's table entry for `heads` (B·H) rows of Nq queries at head dim d: on
+    Hopper (`target` sm_90a, default: this machine's GPU), where d has one, LONG_FORWARD (four
+    consumer warpgroups, query blocks of 256 rows) once its programs number at least 1.5 per
+    SM; fewer leave SMs idle for longer than its softmax overlap saves (GPU_TUNED_SM90A)."""
+    if be.gpu and (target or _gpu.target()) == "sm_90a" and (LONG_FORWARD, d) in GPU_TUNED_SM90A:
+        rows = gpu_tiles(LONG_FORWARD, d, "sm_90a")["BLOCK_M"]
+        if 2 * cdiv(Nq, rows) * heads >= 3 * be.multiprocessor_count():
+            return LONG_FORWARD
+    return "attention_kl_fwd"
 
 
 def _attention_kl_backward(be, q_t, k_t, q_s, k_s, lse_t, lse_s, g, causal, scale_t, scale_s,
