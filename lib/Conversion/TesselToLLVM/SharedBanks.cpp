@@ -4,7 +4,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include <numeric>
-#include <set>
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -23,15 +22,18 @@ static int64_t laneBase(const DimLayout &d, unsigned lane) {
 static int64_t wavefronts(ArrayRef<int64_t> addrs, int64_t bytes) {
   int64_t lanesPerPhase = kWarpSize / std::max<int64_t>(1, bytes / 4);
   int64_t total = 0;
+  // Called for every candidate pitch of every staged tile: no allocation.
+  SmallVector<int64_t, 4 * kWarpSize> words;
   for (unsigned first = 0; first < kWarpSize; first += lanesPerPhase) {
-    std::set<int64_t> perBank[kBanks];
+    words.clear();
     for (unsigned lane = first; lane < first + lanesPerPhase; ++lane)
       for (int64_t w = addrs[lane] / 4, e = (addrs[lane] + bytes - 1) / 4;
            w <= e; ++w)
-        perBank[w % kBanks].insert(w);
-    size_t most = 1;
-    for (const std::set<int64_t> &bank : perBank)
-      most = std::max(most, bank.size());
+        words.push_back(w);
+    llvm::sort(words);
+    unsigned perBank[kBanks] = {}, most = 1;
+    for (int64_t w : llvm::make_range(words.begin(), llvm::unique(words)))
+      most = std::max(most, ++perBank[w % kBanks]);
     total += most;
   }
   return total;
@@ -70,10 +72,12 @@ int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
     const DimLayout &rows = group.front()->layout.getDim(0);
     const DimLayout &cols = group.front()->layout.getDim(1);
     // The columns each thread reads beyond its own base, over the group.
-    std::set<int64_t> offsets;
+    SmallVector<int64_t> offsets;
     for (const SharedAccess *a : group)
       for (int64_t j = 0, e = cols.numLocal(); j < e; ++j)
-        offsets.insert(a->col + cols.offset(j));
+        offsets.push_back(a->col + cols.offset(j));
+    llvm::sort(offsets);
+    offsets.erase(llvm::unique(offsets), offsets.end());
     // What the address provably is a multiple of, in elements (at most 16
     // bytes).
     int64_t align = 16 / elemBytes;
@@ -87,8 +91,9 @@ int64_t mlir::tessel::sharedAccessCost(ArrayRef<SharedAccess> accesses,
         int64_t x = *it, width = align;
         while (width > 1 &&
                (x % width != 0 ||
-                !llvm::all_of(llvm::seq<int64_t>(1, width),
-                              [&](int64_t k) { return offsets.count(x + k); })))
+                !llvm::all_of(llvm::seq<int64_t>(1, width), [&](int64_t k) {
+                  return llvm::binary_search(offsets, x + k);
+                })))
           width /= 2;
         SmallVector<int64_t, kWarpSize> addrs;
         for (unsigned lane = 0; lane < kWarpSize; ++lane)
