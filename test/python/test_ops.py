@@ -133,6 +133,19 @@ def test_lean_tiles_live_rows():
     assert {k: v for k, v in tiles(16, True, 1).items() if k != "LIVE_ROWS"} == tiles(16, True)
 
 
+class FakeGPU:
+    """The backend facts the ops' choices read, of an H100/H200 (132 SMs)."""
+    gpu = True
+
+    @staticmethod
+    def multiprocessor_count():
+        return 132
+
+
+class FakeInterpreter(FakeGPU):
+    gpu = False
+
+
 def test_lean_clusters():
     """lean_attention's thread-block clusters to try, best first: one unit per cluster (8 CTAs
     with key blocks of 128, 16 with 64, 4 and 2 with 128), as many CTAs as key blocks at most,
@@ -177,13 +190,7 @@ def test_lean_cluster_takes_a_resident_kernel(monkeypatch):
             assert constants["D"] == 128 and constants["LIVE_ROWS"] == 1
             return type("Specialised", (), {"resident_clusters": found})()
 
-    class GPU:
-        gpu = True
-
-        @staticmethod
-        def multiprocessor_count():
-            return 132
-
+    class GPU(FakeGPU):
         @staticmethod
         def kernel(tsl, name):
             return Kernel()
@@ -208,27 +215,17 @@ def test_forward_programs_per_head():
     take no more rounds than one per block."""
     from tessel.ops.flash import _query_programs
 
-    class GPU:
-        gpu = True
-
-        @staticmethod
-        def multiprocessor_count():
-            return 132
-
-    class Interpreter(GPU):
-        gpu = False
-
     ws = {"WARP_SPECIALIZE": True, "NUM_WARPS": 8, "BLOCKS_IN_TURN": True}
-    assert _query_programs(GPU, 32, 32, ws) == 4        # B1 H32 N4096: 8 blocks each
-    assert _query_programs(GPU, 128, 32, ws) == 4
-    assert _query_programs(GPU, 8, 64, ws) == 2
-    assert _query_programs(GPU, 12, 40, ws) == 3
-    assert _query_programs(GPU, 8, 8, ws) == 8          # fewer blocks than SMs: one each
-    assert _query_programs(GPU, 32, 40, ws) == 32       # 3 a head: 11 rounds against 10
-    assert _query_programs(GPU, 32, 200, ws) == 32      # a program a head: 64 rounds, not 49
-    assert _query_programs(GPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}) == 32
-    assert _query_programs(Interpreter, 32, 32, ws) == 32
-    assert _query_programs(GPU, 0, 32, ws) == 0 and _query_programs(GPU, 4, 0, ws) == 4
+    assert _query_programs(FakeGPU, 32, 32, ws) == 4        # B1 H32 N4096: 8 blocks each
+    assert _query_programs(FakeGPU, 128, 32, ws) == 4
+    assert _query_programs(FakeGPU, 8, 64, ws) == 2
+    assert _query_programs(FakeGPU, 12, 40, ws) == 3
+    assert _query_programs(FakeGPU, 8, 8, ws) == 8          # fewer blocks than SMs: one each
+    assert _query_programs(FakeGPU, 32, 40, ws) == 32       # 3 a head: 11 rounds against 10
+    assert _query_programs(FakeGPU, 32, 200, ws) == 32      # a program a head: 64 rounds, not 49
+    assert _query_programs(FakeGPU, 32, 32, {"WARP_SPECIALIZE": True, "NUM_WARPS": 8}) == 32
+    assert _query_programs(FakeInterpreter, 32, 32, ws) == 32
+    assert _query_programs(FakeGPU, 0, 32, ws) == 0 and _query_programs(FakeGPU, 4, 0, ws) == 4
 
 
 def test_kl_forward_table():
@@ -236,24 +233,14 @@ def test_kl_forward_table():
     the head dims that have one, once those blocks number at least 1.5 per SM."""
     from tessel.ops.kl import LONG_FORWARD, forward_table
 
-    class GPU:
-        gpu = True
-
-        @staticmethod
-        def multiprocessor_count():
-            return 132
-
-    class Interpreter(GPU):
-        gpu = False
-
-    assert forward_table(GPU, 16, 4096, 128, "sm_90a") == LONG_FORWARD   # 256 blocks
-    assert forward_table(GPU, 13, 4096, 128, "sm_90a") == LONG_FORWARD   # 208 >= 198
-    assert forward_table(GPU, 12, 4096, 128, "sm_90a") == "attention_kl_fwd"   # 192
-    assert forward_table(GPU, 16, 2048, 128, "sm_90a") == "attention_kl_fwd"   # 128
-    assert forward_table(GPU, 80, 3000, 128, "sm_90a") == LONG_FORWARD   # ragged: 12 a head
-    assert forward_table(GPU, 16, 8192, 64, "sm_90a") == "attention_kl_fwd"    # no entry
-    assert forward_table(GPU, 16, 8192, 128, "sm_90") == "attention_kl_fwd"
-    assert forward_table(Interpreter, 16, 8192, 128, "sm_90a") == "attention_kl_fwd"
+    assert forward_table(FakeGPU, 16, 4096, 128, "sm_90a") == LONG_FORWARD   # 256 blocks
+    assert forward_table(FakeGPU, 13, 4096, 128, "sm_90a") == LONG_FORWARD   # 208 >= 198
+    assert forward_table(FakeGPU, 12, 4096, 128, "sm_90a") == "attention_kl_fwd"   # 192
+    assert forward_table(FakeGPU, 16, 2048, 128, "sm_90a") == "attention_kl_fwd"   # 128
+    assert forward_table(FakeGPU, 80, 3000, 128, "sm_90a") == LONG_FORWARD   # ragged: 12 a head
+    assert forward_table(FakeGPU, 16, 8192, 64, "sm_90a") == "attention_kl_fwd"    # no entry
+    assert forward_table(FakeGPU, 16, 8192, 128, "sm_90") == "attention_kl_fwd"
+    assert forward_table(FakeInterpreter, 16, 8192, 128, "sm_90a") == "attention_kl_fwd"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
