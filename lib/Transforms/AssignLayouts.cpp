@@ -13,10 +13,12 @@
 // follows the reduced tile's layout instead of converting the row vector at
 // every use; one whose tiles slice an accumulator where each thread holds the
 // slice's elements already (the halves of a product of two operands side by
-// side) keeps the accumulator's layout. Where a value is asked for two layouts,
-// a tessel.convert_layout provides the second (free where both hold the same
-// elements in the same registers, as the probabilities of attention do between
-// its two dots).
+// side) keeps the accumulator's layout; one that nothing places and that is
+// only reduced along its fastest dimension holds as much of it per thread as
+// it can, since lanes along a reduced dimension cost shuffles. Where a value is
+// asked for two layouts, a tessel.convert_layout provides the second (free
+// where both hold the same elements in the same registers, as the probabilities
+// of attention do between its two dots).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,16 +55,16 @@ static unsigned elementBytes(Type type) {
 /// elements along the fastest dimension (fewer where that dimension is not
 /// a multiple of them or the tile has fewer elements per thread); lanes
 /// filled fastest dimension first, then warps; lanes or warps left over
-/// repeat the slowest dimension.
-static BlockedEncodingAttr canonicalLayout(MLIRContext *ctx,
-                                           ArrayRef<int64_t> shape,
-                                           unsigned elemBytes,
-                                           unsigned numWarps) {
+/// repeat the slowest dimension. `vectorBytes` bounds the run per thread
+/// (unbounded: as many elements as the thread holds).
+static BlockedEncodingAttr
+canonicalLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, unsigned elemBytes,
+                unsigned numWarps, unsigned vectorBytes = kVectorBytes) {
   unsigned rank = shape.size();
   int64_t fastest = shape.back();
   int64_t perThread =
       ShapedType::getNumElements(shape) / (kWarpSize * numWarps);
-  int64_t vec = std::min<int64_t>(kVectorBytes / elemBytes,
+  int64_t vec = std::min<int64_t>(vectorBytes / elemBytes,
                                   fastest & -fastest); // largest 2^k | fastest
   vec = std::min<int64_t>(
       vec, std::max<int64_t>(1, llvm::bit_floor(uint64_t(perThread))));
@@ -485,6 +487,20 @@ void KernelLayouts::chooseEncodings() {
   llvm::MapVector<unsigned, ArrayRef<int64_t>> shapes;
   for (Value v : values)
     shapes.try_emplace(classOf(v), tileOf(v).getShape());
+  // A class that nothing places and that is reduced along its fastest
+  // dimension only (MTA's dW: a row sum of a product of two staged windows
+  // per tap) holds as much of that dimension in each thread as its elements
+  // allow: fewer lanes along it, fewer shuffle steps per sum.
+  DenseMap<unsigned, bool> rowReduced;
+  for (ReduceOp op : reduces) {
+    TileType src = tileOf(op.getSrc());
+    auto it = rowReduced.try_emplace(classOf(op.getSrc()), true).first;
+    it->second &= op.getAxis() + 1 == src.getRank() && src.getRank() > 1;
+  }
+  for (auto &[c, shape] : shapes)
+    if (!derived.contains(c) && !placed.contains(c) && rowReduced.lookup(c))
+      encoding.try_emplace(c, canonicalLayout(func.getContext(), shape, 4,
+                                              numWarps, /*vectorBytes=*/~0u));
   for (auto &[c, shape] : shapes)
     if (!derived.contains(c))
       encoding.try_emplace(c, canonical(shape));

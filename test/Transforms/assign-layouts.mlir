@@ -137,6 +137,43 @@ func.func @row_sums_stored(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tess
 
 // -----
 
+// A class that nothing places and that is only summed along its rows (MTA's
+// dW: products of two staged windows, a row sum per tap) holds as much of a
+// row in each thread as its elements allow: 8 of 32 columns on 4 warps, two
+// shuffle steps a sum instead of three. Loaded (@rows_loaded_and_summed), the
+// class keeps its 16-byte accesses.
+
+// CHECK-LABEL: func.func @rows_summed
+func.func @rows_summed(%a: f32, %b: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %x = tessel.splat %a : f32 -> !tessel.tile<32x32xf32>
+  %y = tessel.splat %b : f32 -> !tessel.tile<32x32xf32>
+  // CHECK: tessel.binary mul {{.*}} : !tessel.tile<32x32xf32, #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>>
+  %p = tessel.binary mul %x, %y : !tessel.tile<32x32xf32>
+  %r = tessel.reduce sum %p {axis = 1 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @rows_loaded_and_summed
+func.func @rows_loaded_and_summed(%x: !tessel.ptr<f32>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %xs = tessel.splat %x : !tessel.ptr<f32> -> !tessel.tile<32x32x!tessel.ptr<f32>>
+  // CHECK: tessel.load {{.*}} : !tessel.tile<32x32x!tessel.ptr<f32>, #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+  %v = tessel.load %xs : !tessel.tile<32x32x!tessel.ptr<f32>>
+  %r = tessel.reduce sum %v {axis = 1 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @rows_summed_and_columns_summed
+// CHECK: tessel.binary mul {{.*}} : !tessel.tile<32x32xf32, #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+func.func @rows_summed_and_columns_summed(%a: f32) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %x = tessel.splat %a : f32 -> !tessel.tile<32x32xf32>
+  %p = tessel.binary mul %x, %x : !tessel.tile<32x32xf32>
+  %r = tessel.reduce sum %p {axis = 1 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  %c = tessel.reduce sum %p {axis = 0 : i32} : !tessel.tile<32x32xf32> -> !tessel.tile<32xf32>
+  return
+}
+
+// -----
+
 // Shapes that are not powers of two (MTA's halo tiles): the layout repeats
 // to cover them. For 69 x 74 with 8 warps, 2 elements per thread along the
 // row (74 = 2 x 37), a warp covers 1 x 64, the CTA 4 x 128, so each thread
