@@ -490,7 +490,8 @@ void KernelLayouts::chooseEncodings() {
   // A class that nothing places and that is reduced along its fastest
   // dimension only (MTA's dW: a row sum of a product of two staged windows
   // per tap) holds as much of that dimension in each thread as its elements
-  // allow: fewer lanes along it, fewer shuffle steps per sum.
+  // allow: fewer lanes along it, fewer shuffle steps per sum. (With the run
+  // per thread unbounded, the element size does not matter.)
   DenseMap<unsigned, bool> rowReduced;
   for (ReduceOp op : reduces) {
     TileType src = tileOf(op.getSrc());
@@ -499,8 +500,9 @@ void KernelLayouts::chooseEncodings() {
   }
   for (auto &[c, shape] : shapes)
     if (!derived.contains(c) && !placed.contains(c) && rowReduced.lookup(c))
-      encoding.try_emplace(c, canonicalLayout(func.getContext(), shape, 4,
-                                              numWarps, /*vectorBytes=*/~0u));
+      encoding.try_emplace(c, canonicalLayout(func.getContext(), shape,
+                                              /*elemBytes=*/4, numWarps,
+                                              /*vectorBytes=*/~0u));
   for (auto &[c, shape] : shapes)
     if (!derived.contains(c))
       encoding.try_emplace(c, canonical(shape));
