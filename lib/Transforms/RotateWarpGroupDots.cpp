@@ -153,7 +153,11 @@ static bool rotate(WarpGroupDotOp dot, RewriterBase &rewriter) {
       rewriter, loc, type, rotated.getRegionIterArg(n),
       slot->view(rewriter, loc, rotated.getRegionIterArg(n + 1)), acc);
   // The wait keeps A (P') live: the next A, computed while the late dot
-  // runs, must not take its registers.
+  // runs, must not take its registers. That binds LLVM, not ptxas: where
+  // the next A is also the loop's exit value, ptxas may still give it P's
+  // registers and serialise the function's wgmma (C7513), as a late dK did in
+  // the StreamKL backward's middle loop (kernels-ptxas.test checks the tuned
+  // forms).
   auto lateDone = WarpGroupDotWaitOp::create(rewriter, loc, ValueRange{late},
                                              late.getA(), 0);
   acc.replaceAllUsesExcept(lateDone.getResult(0), late);
