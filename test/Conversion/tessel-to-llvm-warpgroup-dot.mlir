@@ -140,8 +140,9 @@ func.func @two_slices(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_w
 // of 64, the 128-byte swizzle), over two warpgroups (8 warps). A's
 // descriptor is B's K-major one: swizzle mode 1, SBO 8 rows * 128 bytes =
 // 1024 (64 units), LBO 1 (not read): 4611686293305360384. Its start is the
-// first row of the thread's warpgroup: warpgroup (tid / 32 % 8) / 4, read
-// from lane 0 (warp-uniform), times 64 rows * 128 bytes = 8192. Steps 0-3
+// first row of the thread's warpgroup: warpgroup (warp % 8) / 4, the warp
+// index read from lane 0 (warp-uniform) once at the kernel's entry and
+// copied where the dot is, times 64 rows * 128 bytes = 8192. Steps 0-3
 // advance 32 bytes (2 units) in the first column block, steps 4-7 start in
 // the second, 128 rows * 128 bytes = 16384 bytes (1024 units) on. B
 // (128 x 64, N contiguous): SBO 1024 (64 units), LBO the column-block
@@ -153,18 +154,20 @@ func.func @two_slices(%x: bf16, %z: f32) attributes {tessel.kernel, tessel.num_w
 #mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
 
 // CHECK-LABEL: llvm.func @shared_a
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[FIVE:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK: %[[WARP:.*]] = llvm.lshr %[[TID]], %[[FIVE]] : i32
+// CHECK: %[[LANE0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[UNIFORM:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WARP]], %[[LANE0]], %{{.*}} : i32 -> i32
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;", "{{(=f,){32}0,}}1,2,{{.*}},30,31"
 // CHECK: %[[BITS_B:.*]] = llvm.mlir.constant(4611686293372403712 : i64) : i64
 // CHECK: %[[BASE_B:.*]] = llvm.or %{{.*}}, %[[BITS_B]] : i64
-// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
-// CHECK: %[[WARP:.*]] = llvm.lshr %[[TID]], %{{.*}} : i32
+// CHECK: %[[HERE:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, $1;", "=r,r" %[[UNIFORM]] : (i32) -> i32
 // CHECK: %[[SEVEN:.*]] = llvm.mlir.constant(7 : i32) : i32
-// CHECK: %[[WARP_M:.*]] = llvm.and %[[WARP]], %[[SEVEN]] : i32
+// CHECK: %[[WARP_M:.*]] = llvm.and %[[HERE]], %[[SEVEN]] : i32
 // CHECK: %[[WG:.*]] = llvm.lshr %[[WARP_M]], %{{.*}} : i32
-// CHECK: %[[LANE0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: %[[UNIFORM:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WG]], %[[LANE0]], %{{.*}} : i32 -> i32
 // CHECK: %[[WG_BYTES:.*]] = llvm.mlir.constant(8192 : i32) : i32
-// CHECK: %[[ROW:.*]] = llvm.mul %[[UNIFORM]], %[[WG_BYTES]] : i32
+// CHECK: %[[ROW:.*]] = llvm.mul %[[WG]], %[[WG_BYTES]] : i32
 // CHECK: %[[ROW64:.*]] = llvm.zext %[[ROW]] : i32 to i64
 // CHECK: %[[A:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i64
 // CHECK: %[[FIRST:.*]] = llvm.add %[[A]], %[[ROW64]] : i64
@@ -452,4 +455,40 @@ func.func @async_wait_fences(%x: bf16, %z: f32) attributes {tessel.kernel, tesse
   %r = tessel.warpgroup_dot_wait %p pendings = 0 : !tessel.tile<64x64xf32, #mma>
   return
 }
+}
+
+// -----
+
+// Two dots with A in shared memory over two warpgroups, in a loop: the warp
+// index is read from lane 0 once, in the kernel's entry block, and each dot
+// copies it where it is (no shuffle in the loop, whose latency would come
+// before the loop's first wgmma in every iteration).
+
+#mma8 = #tessel.mma<warpsPerCTA = [8, 1]>
+
+// CHECK-LABEL: llvm.func @warp_index_at_entry
+// CHECK: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: llvm.br ^[[HEAD:.*]](
+// CHECK: ^[[HEAD]](
+// CHECK: "mov.b32 $0, $1;"
+// CHECK: wgmma.mma_async
+// CHECK: "mov.b32 $0, $1;"
+// CHECK: wgmma.mma_async
+// CHECK: llvm.br ^[[HEAD]](
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: llvm.return
+func.func @warp_index_at_entry(%z: f32, %n: i32) attributes {tessel.kernel, tessel.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %init = tessel.splat %z : f32 -> !tessel.tile<128x64xf32, #mma8>
+  %a = tessel.local_alloc : !tessel.memdesc<128x128xbf16, order = [1, 0]>
+  %b = tessel.local_alloc : !tessel.memdesc<128x64xbf16, order = [1, 0]>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (!tessel.tile<128x64xf32, #mma8>) : i32 {
+    %p = tessel.warpgroup_dot %a, %b, %acc : !tessel.memdesc<128x128xbf16, order = [1, 0]>, !tessel.memdesc<128x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+    %q = tessel.warpgroup_dot %a, %b, %p : !tessel.memdesc<128x128xbf16, order = [1, 0]>, !tessel.memdesc<128x64xbf16, order = [1, 0]> -> !tessel.tile<128x64xf32, #mma8>
+    %w = tessel.warpgroup_dot_wait %q pendings = 0 : !tessel.tile<128x64xf32, #mma8>
+    scf.yield %w : !tessel.tile<128x64xf32, #mma8>
+  }
+  return
 }

@@ -275,7 +275,9 @@ Value ThreadLayout::base(unsigned dim) {
   return bases[dim] = arith::AddIOp::create(b, loc, fromWarp, fromLane);
 }
 
-Value ThreadLayout::warpIndex(unsigned dim) {
+Value ThreadLayout::warpIndex(unsigned dim) { return warpIndex(dim, warp); }
+
+Value ThreadLayout::warpIndex(unsigned dim, Value warp) {
   const DimLayout &d = layout.getDim(dim);
   return field(warp, d.warpStride, d.warps);
 }

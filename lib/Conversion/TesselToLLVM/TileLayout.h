@@ -116,6 +116,8 @@ public:
   Value isInside(unsigned dim, int64_t local);
   /// This thread's index along the warps of `dim`.
   Value warpIndex(unsigned dim);
+  /// The same from `warp`, its warp's index (a warp-uniform copy, say).
+  Value warpIndex(unsigned dim, Value warp);
 
 private:
   Value constant(int64_t v);

@@ -28,6 +28,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -115,23 +117,53 @@ static Value advanceDescriptor(OpBuilder &b, Location loc, Value desc,
       LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
 }
 
+/// The running thread's warp index read from lane 0, so that ptxas sees it
+/// uniform across the warp (and keeps what derives from it, the operand
+/// descriptors, in uniform registers). One shuffle at the kernel's entry:
+/// LLVM does not move a shuffle out of a loop, where its latency would come
+/// before the loop's first wgmma in every iteration.
+static Value uniformWarpIndex(OpBuilder &b, Location loc) {
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  auto kernel = dyn_cast<FunctionOpInterface>(parent);
+  if (!kernel)
+    kernel = parent->getParentOfType<FunctionOpInterface>();
+  Block &entry = kernel.getFunctionBody().front();
+  auto isWarpIndex = [](NVVM::ShflOp shfl) {
+    auto shift = shfl.getVal().getDefiningOp<arith::ShRUIOp>();
+    APInt by;
+    return shfl.getKind() == NVVM::ShflKind::idx &&
+           matchPattern(shfl.getOffset(), m_Zero()) && shift &&
+           shift.getLhs().getDefiningOp<NVVM::ThreadIdXOp>() &&
+           matchPattern(shift.getRhs(), m_ConstantInt(&by)) && by == 5;
+  };
+  for (auto shfl : entry.getOps<NVVM::ShflOp>())
+    if (isWarpIndex(shfl))
+      return shfl.getRes();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry);
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value warp = arith::ShRUIOp::create(b, loc, tid, i32Constant(b, loc, 5));
+  return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32Constant(b, loc, -1),
+                              warp, i32Constant(b, loc, 0),
+                              i32Constant(b, loc, 0x1f), NVVM::ShflKind::idx,
+                              UnitAttr());
+}
+
 /// The running thread's warpgroup along dimension `dim` of the
 /// accumulator (4 warps of 16 rows make one along M) times `bytes`, as an
-/// i64: how far its operand starts from the warpgroup 0's. Read from lane 0,
-/// so that ptxas sees it uniform across the warp and keeps the descriptors
-/// in uniform registers.
+/// i64: how far its operand starts from the warpgroup 0's.
 static Value warpGroupOffset(OpBuilder &b, Location loc,
                              const TileLayout &accLayout, unsigned dim,
                              int64_t bytes) {
+  // Read where the dot is (a copy LLVM cannot hoist): what derives from it
+  // stays there too instead of living through the loop in registers.
+  Value warp = inlinePtx(b, loc, b.getI32Type(), uniformWarpIndex(b, loc),
+                         "mov.b32 $0, $1;", "=r,r");
   ThreadLayout thread(b, loc, accLayout);
-  Value warpGroup = thread.warpIndex(dim);
+  Value warpGroup = thread.warpIndex(dim, warp);
   if (dim == 0)
     warpGroup =
         arith::ShRUIOp::create(b, loc, warpGroup, i32Constant(b, loc, 2));
-  warpGroup = NVVM::ShflOp::create(
-      b, loc, b.getI32Type(), i32Constant(b, loc, -1), warpGroup,
-      i32Constant(b, loc, 0), i32Constant(b, loc, 0x1f), NVVM::ShflKind::idx,
-      UnitAttr());
   Value offset =
       arith::MulIOp::create(b, loc, warpGroup, i32Constant(b, loc, bytes));
   return arith::ExtUIOp::create(b, loc, b.getI64Type(), offset);

@@ -6,10 +6,10 @@ The NVPTX-targeted IR (tesselc --emit=llvm) is retargeted to the host and
 linked with harness.cpp: one OS thread per GPU thread, CTA barriers and warp
 shuffles through pthread barriers, shared memory through the GS segment
 (addrspace(3) becomes x86's addrspace(256)), the predicated PTX accesses as
-small IR functions (vector ones too), ex2/lg2.approx as exp2f/log2f (.ftz
-flushing as the GPU does), %clock64 as nanoseconds of a monotonic clock, and
-mma.sync and ldmatrix as warp-synchronous exchanges of fragments and row
-addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
+small IR functions (vector ones too), an inline register copy as its value,
+ex2/lg2.approx as exp2f/log2f (.ftz flushing as the GPU does), %clock64 as
+nanoseconds of a monotonic clock, and mma.sync and ldmatrix as
+warp-synchronous exchanges of fragments and row addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
 through their matrix descriptors as the PTX ISA lays them out, at issue;
 its fences and waits pass the registers on. Warp-specialised kernels run as
 they would: named barriers (bar.sync/bar.arrive with an id and a count)
@@ -93,6 +93,10 @@ def predicated_access(text, functions):
     """An IR function doing what a predicated ld/st.global inline asm does."""
     if text in functions:
         return functions[text][0]
+    if text == "mov.b32 $0, $1;":  # a copy LLVM does not hoist: the value
+        name = "@emu_asm_%d" % len(functions)
+        functions[text] = (name, "define internal i32 %s(i32 %%v) {\n  ret i32 %%v\n}\n" % name)
+        return name
     if text == "bar.arrive $0, $1;":
         name = "@emu_asm_%d" % len(functions)
         functions[text] = (name, (
