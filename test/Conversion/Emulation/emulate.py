@@ -9,9 +9,10 @@ shuffles through pthread barriers, shared memory through the GS segment
 small IR functions (vector ones too), an inline register copy as its value,
 ex2/lg2.approx as exp2f/log2f (.ftz flushing as the GPU does), %clock64 as
 nanoseconds of a monotonic clock, and mma.sync and ldmatrix as
-warp-synchronous exchanges of fragments and row addresses. Hopper's wgmma (--target sm_90a) reads its shared operands
-through their matrix descriptors as the PTX ISA lays them out, at issue;
-its fences and waits pass the registers on. Warp-specialised kernels run as
+warp-synchronous exchanges of fragments and row addresses. Hopper's wgmma
+(--target sm_90a) reads its shared operands through their matrix
+descriptors as the PTX ISA lays them out, at issue; its fences and waits
+pass the registers on. Warp-specialised kernels run as
 they would: named barriers (bar.sync/bar.arrive with an id and a count)
 count their threads, mbarrier arrivals complete phases, setmaxnreg does
 nothing. This checks what the layouts and the lowering decide -- which
