@@ -248,26 +248,30 @@ ThreadLayout::ThreadLayout(OpBuilder &b, Location loc, TileLayout layout)
   warp = arith::ShRUIOp::create(b, loc, tid, constant(5));
 }
 
-Value ThreadLayout::constant(int64_t v) {
+static Value constantI32(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
-Value ThreadLayout::field(Value id, unsigned stride, unsigned count) {
+Value ThreadLayout::constant(int64_t v) { return constantI32(b, loc, v); }
+
+/// (id / stride) % count for power-of-two stride and count.
+static Value bitField(OpBuilder &b, Location loc, Value id, unsigned stride,
+                      unsigned count) {
   if (count == 1)
-    return constant(0);
+    return constantI32(b, loc, 0);
   Value shifted = id;
   if (stride > 1)
-    shifted =
-        arith::ShRUIOp::create(b, loc, id, constant(llvm::Log2_32(stride)));
-  return arith::AndIOp::create(b, loc, shifted, constant(count - 1));
+    shifted = arith::ShRUIOp::create(
+        b, loc, id, constantI32(b, loc, llvm::Log2_32(stride)));
+  return arith::AndIOp::create(b, loc, shifted, constantI32(b, loc, count - 1));
 }
 
 Value ThreadLayout::base(unsigned dim) {
   if (bases[dim])
     return bases[dim];
   const DimLayout &d = layout.getDim(dim);
-  Value laneIdx = field(lane, d.laneStride, d.lanes);
-  Value warpIdx = field(warp, d.warpStride, d.warps);
+  Value laneIdx = bitField(b, loc, lane, d.laneStride, d.lanes);
+  Value warpIdx = warpIndexAlong(b, loc, d, warp);
   Value fromLane =
       arith::MulIOp::create(b, loc, laneIdx, constant(d.laneStep()));
   Value fromWarp =
@@ -275,11 +279,13 @@ Value ThreadLayout::base(unsigned dim) {
   return bases[dim] = arith::AddIOp::create(b, loc, fromWarp, fromLane);
 }
 
-Value ThreadLayout::warpIndex(unsigned dim) { return warpIndex(dim, warp); }
+Value ThreadLayout::warpIndex(unsigned dim) {
+  return warpIndexAlong(b, loc, layout.getDim(dim), warp);
+}
 
-Value ThreadLayout::warpIndex(unsigned dim, Value warp) {
-  const DimLayout &d = layout.getDim(dim);
-  return field(warp, d.warpStride, d.warps);
+Value mlir::tessel::warpIndexAlong(OpBuilder &b, Location loc,
+                                   const DimLayout &d, Value warp) {
+  return bitField(b, loc, warp, d.warpStride, d.warps);
 }
 
 Value ThreadLayout::raw(unsigned dim, int64_t local) {
@@ -323,7 +329,7 @@ Value ThreadLayout::isOwner(int64_t slot) {
   auto isFirst = [&](Value id, unsigned stride, unsigned count) -> Value {
     if (count == 1)
       return {};
-    Value index = field(id, stride, count);
+    Value index = bitField(b, loc, id, stride, count);
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
                                  constant(0));
   };

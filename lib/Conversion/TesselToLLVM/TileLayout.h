@@ -116,13 +116,9 @@ public:
   Value isInside(unsigned dim, int64_t local);
   /// This thread's index along the warps of `dim`.
   Value warpIndex(unsigned dim);
-  /// The same from `warp`, its warp's index (a warp-uniform copy, say).
-  Value warpIndex(unsigned dim, Value warp);
 
 private:
   Value constant(int64_t v);
-  /// (id / stride) % count for power-of-two stride and count.
-  Value field(Value id, unsigned stride, unsigned count);
   Value base(unsigned dim);
   /// Coordinate of `local` along `dim` before wrapping.
   Value raw(unsigned dim, int64_t local);
@@ -133,6 +129,11 @@ private:
   Value lane, warp;
   SmallVector<Value> bases;
 };
+
+/// The index along the warps of `d` of the threads of warp `warp` (an i32,
+/// say a warp-uniform copy of the warp index).
+Value warpIndexAlong(OpBuilder &b, Location loc, const DimLayout &d,
+                     Value warp);
 
 /// For `slice` (static offsets), the slot of its source where each thread
 /// holds each of its slots' elements (TileLayout::slotsWithin); failure where

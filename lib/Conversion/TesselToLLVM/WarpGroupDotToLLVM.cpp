@@ -128,13 +128,15 @@ static Value uniformWarpIndex(OpBuilder &b, Location loc) {
   if (!kernel)
     kernel = parent->getParentOfType<FunctionOpInterface>();
   Block &entry = kernel.getFunctionBody().front();
+  // tid >> 5 read from lane 0, its shift maybe already lowered to LLVM's.
   auto isWarpIndex = [](NVVM::ShflOp shfl) {
-    auto shift = shfl.getVal().getDefiningOp<arith::ShRUIOp>();
+    Operation *shift = shfl.getVal().getDefiningOp();
     APInt by;
     return shfl.getKind() == NVVM::ShflKind::idx &&
-           matchPattern(shfl.getOffset(), m_Zero()) && shift &&
-           shift.getLhs().getDefiningOp<NVVM::ThreadIdXOp>() &&
-           matchPattern(shift.getRhs(), m_ConstantInt(&by)) && by == 5;
+           matchPattern(shfl.getOffset(), m_Zero()) &&
+           isa_and_nonnull<arith::ShRUIOp, LLVM::LShrOp>(shift) &&
+           shift->getOperand(0).getDefiningOp<NVVM::ThreadIdXOp>() &&
+           matchPattern(shift->getOperand(1), m_ConstantInt(&by)) && by == 5;
   };
   for (auto shfl : entry.getOps<NVVM::ShflOp>())
     if (isWarpIndex(shfl))
@@ -159,8 +161,7 @@ static Value warpGroupOffset(OpBuilder &b, Location loc,
   // stays there too instead of living through the loop in registers.
   Value warp = inlinePtx(b, loc, b.getI32Type(), uniformWarpIndex(b, loc),
                          "mov.b32 $0, $1;", "=r,r");
-  ThreadLayout thread(b, loc, accLayout);
-  Value warpGroup = thread.warpIndex(dim, warp);
+  Value warpGroup = warpIndexAlong(b, loc, accLayout.getDim(dim), warp);
   if (dim == 0)
     warpGroup =
         arith::ShRUIOp::create(b, loc, warpGroup, i32Constant(b, loc, 2));
