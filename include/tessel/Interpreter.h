@@ -70,23 +70,28 @@ void allocateWorkspaces(mlir::func::FuncOp kernel,
 
 /// Stream-K split, shared with the `tessel-lower-stream-k` pass so that both
 /// cut the same ranges: the `total` = units * iters linearised iterations
-/// are divided over P = streamKPrograms(programs, total) programs, program
-/// p < P owning
+/// are divided over P = streamKPrograms(programs, units, iters) programs,
+/// program p < P owning
 ///   [p * total / P, (p + 1) * total / P)
 /// (integer division, evaluated as p * (total / P) + p * (total % P) / P,
 /// which cannot overflow 64 bits while P < 2^31). Ranges are contiguous, in
 /// program order, and differ in length by at most one. Programs from P on
-/// own nothing ([total, total)): with more programs than iterations, each
-/// iteration gets a program of its own, so every program that takes part
-/// owns at least one and a unit's peers are consecutive programs.
-int64_t streamKPrograms(int64_t programs, int64_t total);
+/// own nothing ([total, total)). P is min(programs, total), so that with more
+/// programs than iterations each iteration gets a program of its own, every
+/// program that takes part owns at least one and a unit's peers are
+/// consecutive programs; or units * S with S = min(programs / units, iters)
+/// where that makes no range longer: each unit is then S whole ranges, and
+/// no program computes slices of two units.
+int64_t streamKPrograms(int64_t programs, int64_t units, int64_t iters);
 struct IterRange {
   int64_t begin;
   int64_t end;
 };
-IterRange streamKRange(int64_t program, int64_t programs, int64_t total);
+/// The range of `program` when `used` = streamKPrograms(...) programs take
+/// part.
+IterRange streamKRange(int64_t program, int64_t used, int64_t total);
 /// The program whose range holds iteration `iter` (0 <= iter < total).
-int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total);
+int64_t streamKOwner(int64_t iter, int64_t used, int64_t total);
 
 } // namespace tessel
 

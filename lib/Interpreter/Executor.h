@@ -171,7 +171,7 @@ private:
   mlir::LogicalResult execFlag(mlir::Operation *op, bool signal);
 
   mlir::LogicalResult runStreamKUnit(mlir::Operation *op, int64_t unit,
-                                     int64_t iters, int64_t total,
+                                     int64_t iters, int64_t total, int64_t used,
                                      int64_t bodyIters,
                                      std::optional<int64_t> live);
 

@@ -1,8 +1,9 @@
 //===- StreamK.cpp - The high-level semantics of tessel.stream_k ----------===//
 //
 // With G programs in the grid and T = units * iters iterations, program p
-// owns the linearised iterations streamKRange(p, G, T) (with G > T, programs
-// T .. G-1 none). The host of a unit
+// owns the linearised iterations streamKRange(p, P, T), P =
+// streamKPrograms(G, units, iters) (programs P .. G-1 none). The host of a
+// unit
 // is the program owning the unit's first iteration. When the host executes
 // the op it, for each unit it hosts:
 //   1. runs `body(unit, begin, end)` for the slice of the unit owned by each
@@ -41,21 +42,27 @@ static int64_t streamKCut(int64_t p, int64_t programs, int64_t total) {
   return p * (total / programs) + p * (total % programs) / programs;
 }
 
-int64_t streamKPrograms(int64_t programs, int64_t total) {
-  return std::min(programs, total);
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t streamKPrograms(int64_t programs, int64_t units, int64_t iters) {
+  int64_t total = units * iters;
+  int64_t even = std::max<int64_t>(std::min(programs, total), 1);
+  int64_t perUnit = std::min(programs / std::max<int64_t>(units, 1), iters);
+  int64_t aligned = units * perUnit;
+  if (aligned > 0 && ceilDiv(iters, perUnit) <= ceilDiv(total, even))
+    return aligned;
+  return even;
 }
 
-IterRange streamKRange(int64_t program, int64_t programs, int64_t total) {
-  int64_t used = streamKPrograms(programs, total);
+IterRange streamKRange(int64_t program, int64_t used, int64_t total) {
   if (program >= used)
     return {total, total};
   return {streamKCut(program, used, total),
           streamKCut(program + 1, used, total)};
 }
 
-int64_t streamKOwner(int64_t iter, int64_t programs, int64_t total) {
+int64_t streamKOwner(int64_t iter, int64_t used, int64_t total) {
   // The largest p with cut(p) <= iter; cut is nondecreasing in p.
-  int64_t used = streamKPrograms(programs, total);
   int64_t lo = 0, hi = used - 1;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
@@ -94,16 +101,15 @@ static void poisonRows(RtValue &v, int64_t live) {
 
 LogicalResult Executor::runStreamKUnit(Operation *op, int64_t unit,
                                        int64_t iters, int64_t total,
-                                       int64_t bodyIters,
+                                       int64_t used, int64_t bodyIters,
                                        std::optional<int64_t> live) {
   auto streamK = cast<ts::StreamKOp>(op);
-  int64_t programs = grid[0] * grid[1] * grid[2];
   int64_t first = unit * iters, last = first + iters;
   std::array<int64_t, 3> host = pid;
   std::vector<RtValue> state, partial;
   for (int64_t begin = first; begin < last;) {
-    int64_t q = streamKOwner(begin, programs, total);
-    int64_t end = std::min(last, streamKRange(q, programs, total).end);
+    int64_t q = streamKOwner(begin, used, total);
+    int64_t end = std::min(last, streamKRange(q, used, total).end);
     pid = {q % grid[0], (q / grid[0]) % grid[1], q / (grid[0] * grid[1])};
     LogicalResult ran =
         runRegion(streamK.getBody(),
@@ -156,11 +162,12 @@ Executor::OptResult Executor::execStreamK(Operation *op) {
   int64_t programs = grid[0] * grid[1] * grid[2];
   int64_t self = pid[0] + grid[0] * (pid[1] + grid[1] * pid[2]);
   int64_t total = units * iters;
-  IterRange mine = streamKRange(self, programs, total);
+  int64_t used = streamKPrograms(programs, units, iters);
+  IterRange mine = streamKRange(self, used, total);
   // Units whose first iteration u * iters lies in [mine.begin, mine.end).
   for (int64_t unit = (mine.begin + iters - 1) / iters;
        unit < units && unit * iters < mine.end; ++unit)
-    if (failed(runStreamKUnit(op, unit, iters, total, bodyIters, live)))
+    if (failed(runStreamKUnit(op, unit, iters, total, used, bodyIters, live)))
       return failure();
   return success();
 }

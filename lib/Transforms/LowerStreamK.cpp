@@ -429,6 +429,25 @@ struct Schedule {
   }
 };
 
+/// tessel::streamKPrograms in IR: min(G, T) programs (at least one), or
+/// S = min(⌊G / units⌋, iters) per unit where that makes no program's range
+/// longer; then each unit's range starts a program's, and no program
+/// computes two units' slices in turn (each behind a pipeline that drains
+/// and fills again) or hosts a unit after handing another over.
+static Value programsTakingPart(Scalars &s, const Schedule &sched,
+                                Value total) {
+  Value one = s.i64(1);
+  Value even = s.max(s.min(sched.g, total), one);
+  Value perUnit = s.min(s.div(sched.g, s.max(sched.units, one)), sched.iters);
+  Value aligned = s.mul(sched.units, perUnit);
+  Value alignedSpan = s.ceilDiv(sched.iters, s.max(perUnit, one));
+  Value evenSpan = s.ceilDiv(total, even);
+  Value someAligned = s.lt(s.i64(0), aligned);
+  Value noLonger = s.le(alignedSpan, evenSpan);
+  Value takeAligned = arith::AndIOp::create(s.b, s.loc, someAligned, noLonger);
+  return s.select(takeAligned, aligned, even);
+}
+
 static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   ArrayRef<Value> workspaces = workspacesAndFlags.drop_back();
   Value flags = workspacesAndFlags.back();
@@ -442,13 +461,13 @@ static void lowerPersistent(StreamKOp op, ArrayRef<Value> workspacesAndFlags) {
   Value bodyIters = sched.bodyIters;
   Value one = s.i64(1);
   // The split of tessel::streamKRange: T = units · iters iterations over
-  // g = min(G, T) programs (at least one, for T = 0), program p < g owning
+  // g = streamKPrograms(G, units, iters) programs, program p < g owning
   // [⌊p·T/g⌋, ⌊(p+1)·T/g⌋), computed as p·⌊T/g⌋ + ⌊p·(T mod g)/g⌋ without
   // overflowing 64 bits; programs from g on own nothing. So every program
   // that takes part owns an iteration and a unit's peers are consecutive
   // programs: its host merges no empty slots.
   Value total = s.mul(sched.units, iters);
-  Value g = s.max(s.min(sched.g, total), one);
+  Value g = programsTakingPart(s, sched, total);
   Value quotient = s.div(total, g);
   Value remainder = arith::RemSIOp::create(b, loc, total, g);
   auto rangeStart = [&](Value q) {

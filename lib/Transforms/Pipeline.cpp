@@ -626,6 +626,42 @@ static Value earlierIterations(scf::ForOp loop,
   return count;
 }
 
+/// Moves the ops of `loop`'s block up to `last` that wait for a load issued
+/// in that block, and that only the loop and what follows it use, to just
+/// above the loop, below the prologue built after `last`: the prologue's
+/// copies then travel while they wait. (LICM leaves a query block's
+/// conversion to a dot operand right above its key loop, where it would hold
+/// the first keys' copies back by a trip to memory.)
+static void sinkBelowPrologue(scf::ForOp loop, Operation *last) {
+  if (!last)
+    return;
+  Block *block = loop->getBlock();
+  auto upToLast =
+      llvm::make_range(block->begin(), std::next(last->getIterator()));
+  DenseSet<Operation *> waiting;
+  for (Operation &op : upToLast)
+    if (llvm::any_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && def->getBlock() == block &&
+                 (isa<LoadOp>(def) || waiting.contains(def));
+        }))
+      waiting.insert(&op);
+  SetVector<Operation *> sunk;
+  for (Operation &op : llvm::reverse(upToLast)) {
+    if (!waiting.contains(&op) || op.getNumRegions() ||
+        !isMemoryEffectFree(&op))
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          Operation *at = block->findAncestorOpInBlock(*user);
+          return at && (at == loop.getOperation() ||
+                        loop->isBeforeInBlock(at) || sunk.contains(at));
+        }))
+      sunk.insert(&op);
+  }
+  for (Operation *op : llvm::reverse(sunk))
+    op->moveBefore(loop);
+}
+
 void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   Location loc = loop.getLoc();
   Value lb = loop.getLowerBound(), step = loop.getStep();
@@ -637,6 +673,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
     earlier = earlierIterations(loop, around, replaced);
   if (earlier)
     b.setInsertionPoint(loop); // its block moved into the new loop around it
+  Operation *beforePrologue = loop->getPrevNode();
   OpBuilder once(around.empty() ? loop.getOperation()
                                 : around.back().getOperation());
   SmallVector<Value> buffers, barriers;
@@ -782,6 +819,7 @@ void LoopPipeliner::run(MutableArrayRef<Candidate> candidates) {
   b.setInsertionPointAfter(loop);
   if (asyncCopies)
     AsyncWaitOp::create(b, loc, 0, !dotsReadCopies);
+  sinkBelowPrologue(loop, beforePrologue);
 }
 
 /// The kernel of `loop`; before tessel-warp-specialize its launch warps are

@@ -78,6 +78,75 @@ func.func @keys(%k: !tessel.ptr<f16>, %n: i32, %a: !tessel.tile<64x64xf16, #opa>
 #b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma = #tessel.mma<warpsPerCTA = [4, 1]>
 #opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
+
+// A query block loaded before the loop and converted to the dot's operand
+// there (where LICM leaves a conversion hoisted from the loop): the
+// conversion waits for the load, so it moves below the prologue, whose
+// copies then travel while it waits. A conversion used before the loop
+// stays where it is.
+
+// CHECK-LABEL: func.func @query_before_keys
+// CHECK: %[[Q:.*]] = tessel.load %{{.*}} : !tessel.tile<64x64x!tessel.ptr<f16>, #{{.*}}>
+// CHECK: %[[EARLY:.*]] = tessel.convert_layout %[[Q]] : {{.*}} -> !tessel.tile<64x64xf16, #{{.*}}>
+// CHECK: tessel.store %{{.*}}, %[[EARLY]]
+// CHECK: tessel.local_alloc
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK: tessel.async_copy
+// CHECK: tessel.async_commit
+// CHECK-NEXT: %[[A:.*]] = tessel.convert_layout %[[Q]] : {{.*}} -> !tessel.tile<64x64xf16, #tessel.dot_operand
+// CHECK-NEXT: scf.for
+// CHECK: tessel.dot %[[A]],
+func.func @query_before_keys(%q: !tessel.ptr<f16>, %k: !tessel.ptr<f16>, %n: i32, %o: !tessel.ptr<f32>, %qo: !tessel.ptr<f16>) attributes {tessel.kernel, tessel.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %acc0 = tessel.splat %z : f32 -> !tessel.tile<64x64xf32, #mma>
+  %r = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+  %c = tessel.arange 0, 64 : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>>
+  %re0 = tessel.expand_dims %r {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+  %rb0 = tessel.broadcast %re0 : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+  %s640 = tessel.splat %c64 : i32 -> !tessel.tile<64x64xi32, #b>
+  %ro0 = tessel.binary mul %rb0, %s640 : !tessel.tile<64x64xi32, #b>
+  %ce0 = tessel.expand_dims %c {axis = 0 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 0, parent = #b>> -> !tessel.tile<1x64xi32, #b>
+  %cb0 = tessel.broadcast %ce0 : !tessel.tile<1x64xi32, #b> -> !tessel.tile<64x64xi32, #b>
+  %qoff = tessel.binary add %ro0, %cb0 : !tessel.tile<64x64xi32, #b>
+  %qs = tessel.splat %q : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %qp = tessel.addptr %qs, %qoff : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+  %qt = tessel.load %qp : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+  %early = tessel.convert_layout %qt : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+  %qos = tessel.splat %qo : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+  tessel.store %qos, %early : !tessel.tile<64x64x!tessel.ptr<f16>, #tessel.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+  %a = tessel.convert_layout %qt : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #opa>
+  %res = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (!tessel.tile<64x64xf32, #mma>) : i32 {
+    %is = tessel.splat %i : i32 -> !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %rows = tessel.binary add %is, %r : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>>
+    %re = tessel.expand_dims %rows {axis = 1 : i32} : !tessel.tile<64xi32, #tessel.slice<dim = 1, parent = #b>> -> !tessel.tile<64x1xi32, #b>
+    %rb = tessel.broadcast %re : !tessel.tile<64x1xi32, #b> -> !tessel.tile<64x64xi32, #b>
+    %ro = tessel.binary mul %rb, %s640 : !tessel.tile<64x64xi32, #b>
+    %off = tessel.binary add %ro, %cb0 : !tessel.tile<64x64xi32, #b>
+    %ks = tessel.splat %k : !tessel.ptr<f16> -> !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %kp = tessel.addptr %ks, %off : !tessel.tile<64x64x!tessel.ptr<f16>, #b>, !tessel.tile<64x64xi32, #b>
+    %ns = tessel.splat %n : i32 -> !tessel.tile<64x64xi32, #b>
+    %m = tessel.cmp lt %rb, %ns : !tessel.tile<64x64xi32, #b> -> !tessel.tile<64x64xi1, #b>
+    %zh = arith.constant 0.0 : f16
+    %zt = tessel.splat %zh : f16 -> !tessel.tile<64x64xf16, #b>
+    %kt = tessel.load %kp mask %m other %zt : !tessel.tile<64x64x!tessel.ptr<f16>, #b>
+    %ktt = tessel.trans %kt [1, 0] : !tessel.tile<64x64xf16, #b> -> !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>>
+    %d = tessel.dot %a, %ktt, %acc : !tessel.tile<64x64xf16, #opa>, !tessel.tile<64x64xf16, #tessel.blocked<sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>> -> !tessel.tile<64x64xf32, #mma>
+    scf.yield %d : !tessel.tile<64x64xf32, #mma>
+  }
+  %rows = tessel.reduce sum %res {axis = 1 : i32} : !tessel.tile<64x64xf32, #mma> -> !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>>
+  %t = tessel.reduce sum %rows {axis = 0 : i32} : !tessel.tile<64xf32, #tessel.slice<dim = 1, parent = #mma>> -> f32
+  tessel.store %o, %t : !tessel.ptr<f32>
+  return
+}
+
+// -----
+
+#b = #tessel.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma = #tessel.mma<warpsPerCTA = [4, 1]>
+#opa = #tessel.dot_operand<opIdx = 0, parent = #mma>
 #col = #tessel.slice<dim = 0, parent = #mma>
 
 // A row vector of the iteration (f32, masked, read through expand_dims on

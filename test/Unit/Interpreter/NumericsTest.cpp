@@ -95,29 +95,50 @@ TEST(Numerics, MemoryConvertsOnReadAndWrite) {
 
 TEST(Numerics, StreamKRangesCoverEvenly) {
   for (int64_t programs : {1, 2, 3, 7, 8, 13, 132})
-    for (int64_t total : {0, 1, 5, 12, 20, 21, 1000, 1001}) {
-      // At most one program per iteration: the first P take part, each
-      // owning at least one iteration; the others own nothing.
-      int64_t used = std::min(programs, total);
-      ASSERT_EQ(streamKPrograms(programs, total), used);
-      int64_t expect = 0;
-      for (int64_t p = 0; p < programs; ++p) {
-        IterRange r = streamKRange(p, programs, total);
-        ASSERT_EQ(r.begin, expect);
-        int64_t len = r.end - r.begin;
-        if (p >= used) {
-          ASSERT_EQ(len, 0) << p << " of " << programs << ", " << total;
-          continue;
+    for (int64_t units : {0, 1, 4, 5, 8, 32, 224})
+      for (int64_t iters : {1, 3, 4, 64, 255}) {
+        int64_t total = units * iters;
+        // At most one program per iteration: the first P take part, each
+        // owning at least one iteration; the others own nothing.
+        int64_t used = streamKPrograms(programs, units, iters);
+        int64_t even = std::max<int64_t>(std::min(programs, total), 1);
+        ASSERT_LE(used, even);
+        ASSERT_GE(used, 1);
+        int64_t expect = 0, longest = 0;
+        for (int64_t p = 0; p < programs; ++p) {
+          IterRange r = streamKRange(p, used, total);
+          ASSERT_EQ(r.begin, expect);
+          int64_t len = r.end - r.begin;
+          if (p >= used) {
+            ASSERT_EQ(len, 0) << p << " of " << programs << ", " << total;
+            continue;
+          }
+          ASSERT_EQ(r.begin, p * total / used);
+          ASSERT_GE(len, total ? 1 : 0);
+          ASSERT_TRUE(len == total / used || len == total / used + 1);
+          for (int64_t it = r.begin; it < r.end; ++it)
+            ASSERT_EQ(streamKOwner(it, used, total), p);
+          longest = std::max(longest, len);
+          expect = r.end;
         }
-        ASSERT_EQ(r.begin, p * total / used);
-        ASSERT_GE(len, 1);
-        ASSERT_TRUE(len == total / used || len == total / used + 1);
-        for (int64_t it = r.begin; it < r.end; ++it)
-          ASSERT_EQ(streamKOwner(it, programs, total), p);
-        expect = r.end;
+        ASSERT_EQ(expect, total);
+        // Fewer programs only where no range gets longer, and then every
+        // unit starts a range: no program computes slices of two units.
+        ASSERT_LE(longest, (total + even - 1) / even);
+        if (used != even)
+          for (int64_t u = 1; u < units; ++u)
+            ASSERT_EQ(
+                streamKRange(streamKOwner(u * iters, used, total), used, total)
+                    .begin,
+                u * iters)
+                << units << " units of " << iters << " on " << programs;
       }
-      ASSERT_EQ(expect, total);
-    }
+  // A decode's shapes on 132 SMs: 8 units (GQA 64/8) take 16 programs each
+  // instead of straddling 132; 4 units divide 132 evenly already; 224 units
+  // (more than the grid) stay balanced over all of it.
+  EXPECT_EQ(streamKPrograms(132, 8, 64), 128);
+  EXPECT_EQ(streamKPrograms(132, 4, 512), 132);
+  EXPECT_EQ(streamKPrograms(132, 224, 128), 132);
   // Large values: the split stays exact where p * total would overflow.
   int64_t total = int64_t(1) << 61, programs = 1000003;
   IterRange r = streamKRange(programs - 1, programs, total);

@@ -103,7 +103,8 @@ TEST_P(StreamKSums, MatchesDirectSums) {
   // Each program computed exactly its share of the iterations.
   std::vector<int64_t> w = t.memory.readInts(work);
   for (int64_t q = 0; q < programs; ++q) {
-    IterRange r = streamKRange(q, programs, total);
+    IterRange r =
+        streamKRange(q, streamKPrograms(programs, p.units, p.iters), total);
     EXPECT_EQ(w[q], r.end - r.begin) << "program " << q;
   }
 }
