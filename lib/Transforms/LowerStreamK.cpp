@@ -6,16 +6,16 @@
 // Two strategies, chosen by the pass option:
 //
 // persistent (stream-K): one kernel; the linearised units × iters are split
-// evenly over the grid (at most one program per iteration), and a unit's
-// host program waits for its peers' partial states and merges them. Balances
-// any units × iters. The peers count their arrivals on one flag of the host,
-// which waits for them all at once (one memory round trip, not one per peer;
-// words that mark themselves written, polled by the host, measured slower:
-// docs/gpu/2026-11-29-marked-handover.md),
-// and both lowerings load the next partial states while one merges
-// (foldSlots): a fold is a chain of dependent merges, and with one trip
-// to memory per merge its latency, not the merges, sets the time of short
-// decodes.
+// evenly over the grid (at most one program per iteration; over whole
+// units' worth of programs where that lengthens no share), and a unit's
+// host program waits for its peers' partial states and merges them.
+// Balances any units × iters. The peers count their arrivals on one flag of the
+// host, which waits for them all at once (one memory round trip, not one per
+// peer; words that mark themselves written, polled by the host, measured
+// slower: docs/gpu/2026-11-29-marked-handover.md), and both lowerings load the
+// next partial states while one merges (foldSlots): a fold is a chain of
+// dependent merges, and with one trip to memory per merge its latency, not the
+// merges, sets the time of short decodes.
 //
 // cluster (an op with `cluster` C, under the persistent strategy): the peers
 // of a unit are the C CTAs of one thread-block cluster, and the partial
@@ -298,7 +298,10 @@ private:
 /// fill, and so wait for them), and their loads are nowhere LLVM could sink
 /// them under the merge that waits for them. (With a slot's loads in the step
 /// that merges it, behind the branch that skips slots past the end, each
-/// merge cost a trip to L2.) Loads of slots past hi are masked off.
+/// merge cost a trip to L2.) Loads of slots past hi are masked off. (ptxas
+/// gives the loads one scoreboard and waits for all of them at each step's
+/// first merge, so a step, not the fold, costs a trip: docs/gpu/2026-12-02-
+/// decode-whole-units-and-fold.md.)
 static SmallVector<Value> foldSlots(OpBuilder &b, Location loc, StreamKOp op,
                                     const PartialStates &partials,
                                     ValueRange state, Value lo, Value hi,
