@@ -3,8 +3,7 @@
 // With G programs in the grid and T = units * iters iterations, program p
 // owns the linearised iterations streamKRange(p, P, T), P =
 // streamKPrograms(G, units, iters) (programs P .. G-1 none). The host of a
-// unit
-// is the program owning the unit's first iteration. When the host executes
+// unit is the program owning the unit's first iteration. When the host executes
 // the op it, for each unit it hosts:
 //   1. runs `body(unit, begin, end)` for the slice of the unit owned by each
 //      program q, in increasing q (begin/end count from the unit's start,
