@@ -79,9 +79,10 @@ void allocateWorkspaces(mlir::func::FuncOp kernel,
 /// own nothing ([total, total)). P is min(programs, total), so that with more
 /// programs than iterations each iteration gets a program of its own, every
 /// program that takes part owns at least one and a unit's peers are
-/// consecutive programs; or units * S with S = min(programs / units, iters)
-/// where that makes no range longer: each unit is then S whole ranges, and
-/// no program computes slices of two units.
+/// consecutive programs; or units * S, S = max(1, min(programs / units,
+/// iters)) (the split-K lowering's chunks per unit), where those are at most
+/// `programs` and make no range longer: each unit is then S whole ranges,
+/// and no program computes slices of two units.
 int64_t streamKPrograms(int64_t programs, int64_t units, int64_t iters);
 struct IterRange {
   int64_t begin;

@@ -46,9 +46,12 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t streamKPrograms(int64_t programs, int64_t units, int64_t iters) {
   int64_t total = units * iters;
   int64_t even = std::max<int64_t>(std::min(programs, total), 1);
-  int64_t perUnit = std::min(programs / std::max<int64_t>(units, 1), iters);
+  // The split-K lowering's chunks per unit.
+  int64_t perUnit = std::max<int64_t>(
+      std::min(programs / std::max<int64_t>(units, 1), iters), 1);
   int64_t aligned = units * perUnit;
-  if (aligned > 0 && ceilDiv(iters, perUnit) <= ceilDiv(total, even))
+  if (aligned > 0 && aligned <= programs &&
+      ceilDiv(iters, perUnit) <= ceilDiv(total, even))
     return aligned;
   return even;
 }

@@ -432,22 +432,33 @@ struct Schedule {
   }
 };
 
+/// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
+/// kernels compute it (and the persistent split where it takes whole units).
+static Value chunksPerUnit(Scalars &s, const Schedule &sched) {
+  Value perUnit = s.div(sched.g, s.max(sched.units, s.i64(1)));
+  Value capped = s.min(perUnit, sched.iters);
+  return s.max(capped, s.i64(1));
+}
+
 /// tessel::streamKPrograms in IR: min(G, T) programs (at least one), or
-/// S = min(⌊G / units⌋, iters) per unit where that makes no program's range
-/// longer; then each unit's range starts a program's, and no program
-/// computes two units' slices in turn (each behind a pipeline that drains
-/// and fills again) or hosts a unit after handing another over.
+/// units · S (S = chunksPerUnit) where those are at most G and make no
+/// program's range longer; then each unit's range starts a program's (the
+/// split-K chunks), and no program computes two units' slices in turn (each
+/// behind a pipeline that drains and fills again) or hosts a unit after
+/// handing another over.
 static Value programsTakingPart(Scalars &s, const Schedule &sched,
                                 Value total) {
   Value one = s.i64(1);
   Value even = s.max(s.min(sched.g, total), one);
-  Value perUnit = s.min(s.div(sched.g, s.max(sched.units, one)), sched.iters);
+  Value perUnit = chunksPerUnit(s, sched);
   Value aligned = s.mul(sched.units, perUnit);
-  Value alignedSpan = s.ceilDiv(sched.iters, s.max(perUnit, one));
+  Value alignedSpan = s.ceilDiv(sched.iters, perUnit);
   Value evenSpan = s.ceilDiv(total, even);
   Value someAligned = s.lt(s.i64(0), aligned);
+  Value fits = s.le(aligned, sched.g);
   Value noLonger = s.le(alignedSpan, evenSpan);
-  Value takeAligned = arith::AndIOp::create(s.b, s.loc, someAligned, noLonger);
+  Value alignedFits = arith::AndIOp::create(s.b, s.loc, someAligned, fits);
+  Value takeAligned = arith::AndIOp::create(s.b, s.loc, alignedFits, noLonger);
   return s.select(takeAligned, aligned, even);
 }
 
@@ -604,14 +615,6 @@ static void lowerCluster(StreamKOp op, func::FuncOp func) {
   auto nextIf = scf::IfOp::create(b, loc, more, /*withElseRegion=*/false);
   b.setInsertionPoint(nextIf.thenBlock()->getTerminator());
   ClusterArriveOp::create(b, loc, /*relaxed=*/false);
-}
-
-/// Chunks per unit, S = max(1, min(⌊G / units⌋, iters)), as both split-K
-/// kernels compute it.
-static Value chunksPerUnit(Scalars &s, const Schedule &sched) {
-  Value perUnit = s.div(sched.g, s.max(sched.units, s.i64(1)));
-  Value capped = s.min(perUnit, sched.iters);
-  return s.max(capped, s.i64(1));
 }
 
 /// The split kernel: program w computes work item w = unit·S + chunk; with

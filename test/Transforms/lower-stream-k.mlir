@@ -11,9 +11,10 @@
 func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tessel.kernel} {
   // This program's iterations: [p*T/g, (p+1)*T/g), T = units * iters,
   // over g programs, in i64, computed as p*(T/g) + p*(T%g)/g with p cut to
-  // g (programs from g on own nothing). g = units * S, S = min(G / units,
-  // iters) programs per unit, where S > 0 and no range gets longer than
-  // over max(min(G, T), 1) programs; else the latter.
+  // g (programs from g on own nothing). g = units * S, S = max(1,
+  // min(G / units, iters)) programs per unit (split-K's chunks), where
+  // 0 < units * S <= G and no range gets longer than over max(min(G, T), 1)
+  // programs; else the latter.
   // CHECK: %[[P32:.*]] = tessel.program_id 0
   // CHECK: %[[P:.*]] = arith.extsi %[[P32]] : i32 to i64
   // CHECK: %[[G32:.*]] = tessel.num_programs 0
@@ -28,14 +29,16 @@ func.func @sum(%out: !tessel.ptr<f32>, %units: i32, %iters: i32) attributes {tes
   // CHECK: %[[EVEN:.*]] = arith.maxsi %[[GT]], %{{.*}} : i64
   // CHECK: %[[U1:.*]] = arith.maxsi %[[U]], %{{.*}} : i64
   // CHECK: %[[GU:.*]] = arith.divsi %[[GRID]], %[[U1]] : i64
-  // CHECK: %[[S:.*]] = arith.minsi %[[GU]], %[[IT]] : i64
+  // CHECK: %[[SC:.*]] = arith.minsi %[[GU]], %[[IT]] : i64
+  // CHECK: %[[S:.*]] = arith.maxsi %[[SC]], %{{.*}} : i64
   // CHECK: %[[ALIGNED:.*]] = arith.muli %[[U]], %[[S]] : i64
-  // CHECK: %[[S1:.*]] = arith.maxsi %[[S]], %{{.*}} : i64
-  // CHECK: %[[ASPAN:.*]] = arith.ceildivsi %[[IT]], %[[S1]] : i64
+  // CHECK: %[[ASPAN:.*]] = arith.ceildivsi %[[IT]], %[[S]] : i64
   // CHECK: %[[ESPAN:.*]] = arith.ceildivsi %[[T]], %[[EVEN]] : i64
   // CHECK: %[[SOME:.*]] = arith.cmpi slt, %{{.*}}, %[[ALIGNED]] : i64
+  // CHECK: %[[FITS:.*]] = arith.cmpi sle, %[[ALIGNED]], %[[GRID]] : i64
   // CHECK: %[[NOLONGER:.*]] = arith.cmpi sle, %[[ASPAN]], %[[ESPAN]] : i64
-  // CHECK: %[[TAKE:.*]] = arith.andi %[[SOME]], %[[NOLONGER]] : i1
+  // CHECK: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
+  // CHECK: %[[TAKE:.*]] = arith.andi %[[BOTH]], %[[NOLONGER]] : i1
   // CHECK: %[[G:.*]] = arith.select %[[TAKE]], %[[ALIGNED]], %[[EVEN]] : i64
   // CHECK: %[[QUOT:.*]] = arith.divsi %[[T]], %[[G]]
   // CHECK: %[[REM:.*]] = arith.remsi %[[T]], %[[G]]

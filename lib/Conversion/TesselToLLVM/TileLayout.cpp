@@ -1,6 +1,7 @@
 //===- TileLayout.cpp - Which elements of a tile a thread holds -----------===//
 
 #include "Conversion/TesselToLLVM/TileLayout.h"
+#include "Conversion/TesselToLLVM/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -248,22 +249,18 @@ ThreadLayout::ThreadLayout(OpBuilder &b, Location loc, TileLayout layout)
   warp = arith::ShRUIOp::create(b, loc, tid, constant(5));
 }
 
-static Value constantI32(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-}
-
-Value ThreadLayout::constant(int64_t v) { return constantI32(b, loc, v); }
+Value ThreadLayout::constant(int64_t v) { return i32Constant(b, loc, v); }
 
 /// (id / stride) % count for power-of-two stride and count.
 static Value bitField(OpBuilder &b, Location loc, Value id, unsigned stride,
                       unsigned count) {
   if (count == 1)
-    return constantI32(b, loc, 0);
+    return i32Constant(b, loc, 0);
   Value shifted = id;
   if (stride > 1)
     shifted = arith::ShRUIOp::create(
-        b, loc, id, constantI32(b, loc, llvm::Log2_32(stride)));
-  return arith::AndIOp::create(b, loc, shifted, constantI32(b, loc, count - 1));
+        b, loc, id, i32Constant(b, loc, llvm::Log2_32(stride)));
+  return arith::AndIOp::create(b, loc, shifted, i32Constant(b, loc, count - 1));
 }
 
 Value ThreadLayout::base(unsigned dim) {
